@@ -1,0 +1,103 @@
+"""The command line: ``python -m simplex_core SUBCOMMAND ...``.
+
+This module owns the parser, the data options shared by every subcommand (``--levels``,
+``--true-levels``, ``--families``, ``--criterion``) and the error contract: a bad file or option
+exits with status 2 and the precise messages, never a traceback. Each command group lives in its
+own module exposing ``register(subparsers)``; a handler is ``fn(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from ..data import JudgmentTable, ValidationError, load_table
+from ..scale import ScaleError, scale_from_options
+
+
+class UsageError(Exception):
+    """A bad file or option: printed without a traceback, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors also exit 2, with our prefix
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def add_data_options(parser: argparse.ArgumentParser, with_data: bool = True) -> None:
+    """DATA and the options that say how to read it."""
+    if with_data:
+        parser.add_argument("data", metavar="DATA", help="a CSV/JSONL/Parquet file in the data contract, or a built-in dataset NAME")
+    parser.add_argument("--levels", metavar="V[:LABEL],...", help="ordered observed levels, e.g. --levels=-1:incorrect,0:unsure,1:correct (use the = form for negative values)")
+    parser.add_argument("--true-levels", metavar="V,...", help="ordered true levels, a subset of the observed ones, e.g. --true-levels=-1,1")
+    parser.add_argument("--families", metavar="FILE.json", help="flat JSON object {model name: family} for self-family exclusion")
+    parser.add_argument("--criterion", metavar="C", help="criterion/aspect of a multi-criterion dataset (see `datasets`)")
+
+
+def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
+    """Resolve DATA (a file, or a built-in name) with the data options; UsageError on any problem."""
+    from .. import datasets
+
+    data = args.data
+    try:
+        scale = scale_from_options(args.levels, args.true_levels)
+    except ScaleError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        if Path(data).exists():
+            if scale is None and args.true_levels:
+                raw = load_table(data)  # read once to learn the observed levels
+                scale = scale_from_options(None, args.true_levels, raw.frame["score"].tolist())
+            return load_table(data, scale=scale, families=args.families, criterion=args.criterion)
+        names = [d.name for d in datasets.list_datasets()]
+        if data in names:
+            options = {}
+            if scale is not None:
+                options["scale"] = scale
+            if args.families:
+                options["families"] = args.families
+            return datasets.load_dataset(data, criterion=args.criterion, **options)
+        raise UsageError(f"DATA {data!r} is neither a file nor a built-in dataset. Built-ins: {', '.join(names)}.")
+    except ValidationError as exc:
+        raise UsageError(str(exc)) from None
+    except ScaleError as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError as exc:  # e.g. unknown criterion of a built-in
+        raise UsageError(str(exc)) from None
+
+
+# Command modules, each with register(subparsers). Order = order in --help.
+_COMMAND_MODULES = ("data_commands", "simulate_command", "fit_commands", "evaluate_commands")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
+    parser = _Parser(prog="python -m simplex_core", description="Simplex Judge: rank LLM candidates from LLM-judge scores with honest uncertainty.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":  # a command group not written yet
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.handler(args) or 0)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,89 @@
+"""``datasets`` and ``describe``: what data is built in, and what a table holds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pandas as pd
+
+from ..data import JudgmentTable, count_tensor, score_distribution
+from . import add_data_options, load_data_from_args
+
+
+def describe_table(table: JudgmentTable) -> dict:
+    """Everything ``describe`` reports, as plain data."""
+    dist = score_distribution(table)
+    counts = count_tensor(table, self_exclusion=False)
+    return {
+        **table.summary(),
+        "scale_text": table.scale.describe(),
+        "candidates_list": list(table.candidates),
+        "judges_list": list(table.judges),
+        "families": dict(table.families),
+        "self_family_pairs": [list(p) for p in table.self_family_pairs],
+        "judgments": int(counts.N.sum()),
+        "notes": list(table.notes),
+        "distribution": [
+            {"judge": r.judge, "candidate": r.candidate, "label": r.label, "count": int(r.count)}
+            for r in dist.itertuples()
+        ],
+    }
+
+
+def distribution_wide(table: JudgmentTable) -> pd.DataFrame:
+    """Rows: candidate; columns: (judge, level label); cells: counts — the paper's appendix-D table."""
+    dist = score_distribution(table)
+    wide = dist.pivot_table(index="candidate", columns=["judge", "label"], values="count", aggfunc="sum", sort=False)
+    wide = wide.reindex(index=list(table.candidates))
+    cols = pd.MultiIndex.from_product([list(table.judges), list(table.scale.labels)])
+    return wide.reindex(columns=cols).fillna(0).astype(int)
+
+
+def _describe(args: argparse.Namespace) -> int:
+    table = load_data_from_args(args)
+    info = describe_table(table)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"source: {info['source']}" + (f" (criterion {info['criterion']})" if info["criterion"] else ""))
+    print(f"scale: {info['scale_text']}")
+    print(f"{info['candidates']} candidates x {info['judges']} judges x {info['items']} items; {info['judgments']} judgments; ground truth: {'yes' if info['has_truth'] else 'no'}")
+    print("candidates: " + ", ".join(table.candidates))
+    print("judges: " + ", ".join(table.judges))
+    if table.families:
+        print("families: " + ", ".join(f"{m}={f}" for m, f in table.families.items()))
+        pairs = table.self_family_pairs
+        print(f"self-family (judge, candidate) pairs, excluded by default: {len(pairs)}" + (": " + "; ".join(f"{j} on {k}" for j, k in pairs) if pairs else ""))
+    else:
+        print("families: none given (no self-family exclusion)")
+    print("\nscore distribution per judge (counts of each level):")
+    with pd.option_context("display.width", 200, "display.max_columns", 100):
+        print(distribution_wide(table).to_string())
+    print("\nvalidation: " + ("no problems" if not table.notes else f"{len(table.notes)} note(s)"))
+    for note in table.notes:
+        print(f"- {note}")
+    return 0
+
+
+def _datasets(args: argparse.Namespace) -> int:
+    from .. import datasets
+
+    infos = datasets.list_datasets()
+    if args.json:
+        print(json.dumps([datasets.dataset_summary(d) for d in infos], indent=2))
+        return 0
+    for d in infos:
+        print(datasets.dataset_line(d))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("datasets", help="list the built-in datasets (NAME first; NAME works wherever DATA does)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_datasets)
+
+    p = sub.add_parser("describe", help="scale, counts, per-judge score distributions and validation messages of DATA")
+    add_data_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_describe)
