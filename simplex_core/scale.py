@@ -65,8 +65,8 @@ class Scale:
         missing = [v for v in true_values if v not in values]
         if missing:
             raise ScaleError(
-                f"True levels {[_format_value(v) for v in missing]} are not observed levels "
-                f"{[_format_value(v) for v in values]}: every true level must be one of the observed levels."
+                f"True levels [{', '.join(_format_value(v) for v in missing)}] are not observed levels "
+                f"[{', '.join(_format_value(v) for v in values)}]: every true level must be one of the observed levels."
             )
         if len(true_values) < 2:
             raise ScaleError("At least 2 true levels are needed to rank candidates.")
@@ -210,7 +210,7 @@ def collapse_scale(scale: Scale, mapping: Mapping[float, float], labels: Mapping
     missing = [v for v in scale.values if v not in {float(k) for k in mapping}]
     if missing:
         raise ScaleError(
-            f"The level mapping does not say where levels {[_format_value(v) for v in missing]} go: "
+            f"The level mapping does not say where levels [{', '.join(_format_value(v) for v in missing)}] go: "
             "map every observed level."
         )
     m = {float(k): float(v) for k, v in mapping.items()}

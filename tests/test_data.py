@@ -1,0 +1,281 @@
+"""The data contract: validation messages, views, families, collapsing, file formats."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simplex_core.data import (
+    ValidationError,
+    collapse_levels,
+    count_tensor,
+    item_view,
+    load_table,
+    score_distribution,
+    template_frame,
+)
+from simplex_core.scale import Scale, ScaleError, collapse_scale, paper_three_level_mapping, parse_levels, parse_true_levels
+
+
+def _frame(rows):
+    return pd.DataFrame(rows, columns=["item", "candidate", "judge", "score"])
+
+
+SMALL = _frame([
+    ("q1", "a", "j1", 1), ("q1", "b", "j1", 2), ("q1", "a", "j2", 3), ("q1", "b", "j2", 2),
+    ("q2", "a", "j1", 2), ("q2", "b", "j1", 1), ("q2", "a", "j2", 3), ("q2", "b", "j2", 1),
+])
+
+
+# -- messages ---------------------------------------------------------------------------------------
+
+def test_missing_columns_lists_those_found():
+    with pytest.raises(ValidationError, match=r"Missing required columns 'judge', 'score'; found 'item', 'candidate', 'rating'"):
+        load_table(pd.DataFrame({"item": ["q"], "candidate": ["a"], "rating": [1]}))
+
+
+def test_empty_input():
+    with pytest.raises(ValidationError, match="The input is empty"):
+        load_table(pd.DataFrame(columns=["item", "candidate", "judge", "score"]))
+
+
+def test_out_of_scale_score_names_value_and_row():
+    df = SMALL.copy()
+    df.loc[5, "score"] = 7
+    with pytest.raises(ValidationError, match=r"The 'score' column: value 7 in row 6 is not on the scale\. Expected one of 1, 2, 3"):
+        load_table(df, scale=Scale((1, 2, 3)))
+
+
+def test_non_numeric_score_names_value_and_row():
+    df = SMALL.copy().astype({"score": object})
+    df.loc[2, "score"] = "good"
+    with pytest.raises(ValidationError, match=r"non-numeric value 'good' in row 3"):
+        load_table(df)
+
+
+def test_every_problem_is_reported_at_once():
+    df = SMALL.copy().astype({"score": object})
+    df.loc[0, "score"] = "x"
+    df.loc[1, "judge"] = ""
+    df.loc[3, "score"] = 9
+    with pytest.raises(ValidationError) as info:
+        load_table(df, scale=Scale((1, 2, 3)))
+    text = str(info.value)
+    assert text.startswith("3 problems in the input:")
+    assert "'judge' column: 1 blank value in row 2" in text
+    assert "non-numeric value 'x' in row 1" in text
+    assert "value 9 in row 4 is not on the scale" in text
+
+
+def test_conflicting_duplicates_are_an_error_and_exact_ones_a_note():
+    conflicting = pd.concat([SMALL, _frame([("q1", "a", "j1", 3)])], ignore_index=True)
+    with pytest.raises(ValidationError, match=r"Conflicting duplicate rows: .* rows 1, 9"):
+        load_table(conflicting)
+    exact = pd.concat([SMALL, _frame([("q1", "a", "j1", 1)])], ignore_index=True)
+    table = load_table(exact)
+    assert len(table.frame) == len(SMALL)
+    assert any("1 exact duplicate row" in n and "row 9" in n for n in table.notes)
+
+
+def test_missing_scores_are_excluded_and_counted_not_silently_dropped():
+    df = SMALL.copy().astype({"score": object})
+    df.loc[[0, 4], "score"] = None
+    table = load_table(df)
+    assert len(table.frame) == len(SMALL) - 2
+    assert any("2 judgments with no score excluded (j1: 2)" in n for n in table.notes)
+
+
+def test_candidate_with_no_usable_rows():
+    df = pd.concat([SMALL, _frame([("q1", "c", "j1", None)])], ignore_index=True)
+    with pytest.raises(ValidationError, match=r"'candidate' column: no usable rows \(every score missing\) for 'c'"):
+        load_table(df)
+
+
+def test_fewer_than_two_candidates():
+    df = SMALL[SMALL.candidate == "a"]
+    with pytest.raises(ValidationError, match=r"only 1 candidate with usable rows \('a'\)"):
+        load_table(df)
+
+
+def test_true_score_must_agree_across_judges():
+    df = SMALL.copy()
+    df["true_score"] = [1, 2, 3, 2, 2, 1, 2, 1]  # (q1, a) gets 1 from j1 and 3 from j2
+    with pytest.raises(ValidationError, match=r"true_score' column: differs across judges for 1 \(item, candidate\) pair: \('q1', 'a'\)"):
+        load_table(df)
+
+
+def test_true_score_out_of_range_names_row():
+    df = SMALL.copy()
+    df["true_score"] = [1, 2, 1, 2, 2, 1, 2, 5.5]
+    with pytest.raises(ValidationError, match=r"value 5.5 in row 8 outside the true scale's range\. Expected a number from 1 to 3"):
+        load_table(df, scale=Scale((1, 2, 3)))
+
+
+def test_too_many_distinct_scores_asks_for_levels():
+    df = SMALL.copy()
+    df = pd.concat([df] * 3, ignore_index=True)
+    df["item"] = [f"q{i}" for i in range(len(df))]
+    df["score"] = np.linspace(0, 1, len(df))
+    with pytest.raises(ValidationError, match=r"24 distinct values .* too many to be scoring levels"):
+        load_table(df)
+
+
+def test_self_family_judge_with_nothing_left():
+    df = SMALL.copy()
+    df["candidate_family"] = df["candidate"].map({"a": "fa", "b": "fa"})
+    df["judge_family"] = df["judge"].map({"j1": "fa", "j2": "fb"})
+    table = load_table(df)
+    with pytest.raises(ValidationError, match=r"every judgment of judge 'j1' is excluded as self-family"):
+        count_tensor(table)
+    assert count_tensor(table, self_exclusion=False).included.all()
+
+
+def test_families_json_and_unknown_names_are_reported():
+    table = load_table(SMALL, families={"a": "x", "j1": "x"})
+    assert table.self_family_pairs == (("j1", "a"),)
+    assert any("No family for 'b', 'j2'" in n for n in table.notes)
+    with pytest.raises(ValidationError, match="flat JSON object"):
+        load_table(SMALL, families='["not", "a", "mapping"]')
+
+
+def test_criterion_column():
+    df = pd.concat([SMALL.assign(criterion="fluency"), SMALL.assign(criterion="relevance")], ignore_index=True)
+    with pytest.raises(ValidationError, match=r"holds 2 criteria \('fluency', 'relevance'\)"):
+        load_table(df)
+    assert len(load_table(df, criterion="relevance").frame) == len(SMALL)
+    with pytest.raises(ValidationError, match="No rows for criterion 'x'"):
+        load_table(df, criterion="x")
+
+
+def test_unreadable_file_is_a_validation_error(tmp_path):
+    path = tmp_path / "bad.parquet"
+    path.write_text("this is not parquet")
+    with pytest.raises(ValidationError, match=r"Could not read .*bad\.parquet.* as PARQUET"):
+        load_table(path)
+
+
+# -- views ------------------------------------------------------------------------------------------
+
+def test_count_tensor_exact():
+    counts = count_tensor(load_table(SMALL))
+    # judge j1: a got 1, 2; b got 2, 1. judge j2: a got 3, 3; b got 2, 1.
+    assert counts.N.tolist() == [[[1, 1, 0], [1, 1, 0]], [[0, 0, 2], [1, 1, 0]]]
+    assert counts.judges == ("j1", "j2") and counts.candidates == ("a", "b")
+
+
+def test_item_view_and_self_exclusion():
+    table = load_table(SMALL.assign(true_score=[1, 2, 1, 2, 3, 1, 3, 1]), families={"a": "f", "j2": "f"})
+    view = item_view(table)
+    assert view.loc[("q2", "a"), "j2"] == 3 and view.loc[("q2", "a"), "true_score"] == 3
+    excl = item_view(table, self_exclusion=True)
+    assert excl["j2"].xs("a", level="candidate").isna().all()
+    assert excl["j1"].notna().all()
+
+
+def test_score_distribution_shares_sum_to_one():
+    dist = score_distribution(load_table(SMALL))
+    assert np.allclose(dist.groupby(["judge", "candidate"])["share"].sum(), 1.0)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "csv.gz", "jsonl", "parquet"])
+def test_formats_round_trip(tmp_path, fmt):
+    df = template_frame()
+    path = tmp_path / f"t.{fmt}"
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    elif fmt == "csv.gz":
+        df.to_csv(path, index=False, compression="gzip")
+    elif fmt == "jsonl":
+        df.to_json(path, orient="records", lines=True)
+    else:
+        df.to_parquet(path)
+    table = load_table(path)
+    ref = load_table(df)
+    assert table.data_hash() == ref.data_hash()
+    assert table.families == ref.families
+
+
+def test_bytes_upload_like_streamlit():
+    buf = io.BytesIO(template_frame().to_csv(index=False).encode())
+    buf.name = "upload.csv"
+    assert load_table(buf).candidates == ("model-a", "model-b")
+
+
+# -- scales -----------------------------------------------------------------------------------------
+
+def test_parse_levels_negative_and_labels():
+    assert parse_levels("-1:incorrect,0:unsure,1:correct") == ((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"))
+    assert parse_true_levels("-1,1") == (-1.0, 1.0)
+    with pytest.raises(ScaleError, match="ascending"):
+        parse_levels("3,2,1")
+
+
+def test_non_square_scale():
+    s = Scale((-1, 0, 1), ("incorrect", "unsure", "correct"), (-1, 1))
+    assert s.true_index == (0, 2) and not s.is_square and s.true_labels == ("incorrect", "correct")
+    with pytest.raises(ScaleError, match=r"True levels \[2\] are not observed levels"):
+        Scale((1, 3), (), (1, 2))
+
+
+def test_paper_mtbench_mapping():
+    m = paper_three_level_mapping(Scale((1, 2, 3, 4, 5)))
+    assert m == {1.0: 1.0, 2.0: 1.0, 3.0: 2.0, 4.0: 3.0, 5.0: 3.0}
+    assert paper_three_level_mapping(Scale((1, 2, 3, 4, 5)), "tldr")[4.0] == 2.0
+
+
+# -- properties -------------------------------------------------------------------------------------
+
+@st.composite
+def judgment_tables(draw):
+    n_levels = draw(st.integers(2, 6))
+    K = draw(st.integers(2, 5))
+    J = draw(st.integers(1, 3))
+    n = draw(st.integers(1, 6))
+    scores = draw(st.lists(st.integers(1, n_levels), min_size=K * J * n, max_size=K * J * n))
+    rows = []
+    idx = 0
+    for i in range(n):
+        for k in range(K):
+            for j in range(J):
+                rows.append((f"q{i}", f"c{k}", f"j{j}", scores[idx]))
+                idx += 1
+    return _frame(rows), n_levels
+
+
+@given(judgment_tables())
+@settings(max_examples=60, deadline=None)
+def test_counts_preserve_every_judgment(case):
+    df, n_levels = case
+    table = load_table(df, scale=Scale(tuple(range(1, n_levels + 1))))
+    counts = count_tensor(table)
+    assert counts.N.sum() == len(df)
+    # per (judge, candidate): counts equal the number of items
+    assert (counts.N.sum(axis=2) == df["item"].nunique()).all()
+
+
+@given(judgment_tables(), st.data())
+@settings(max_examples=60, deadline=None)
+def test_collapsing_preserves_counts_and_order(case, data):
+    df, n_levels = case
+    scale = Scale(tuple(range(1, n_levels + 1)))
+    table = load_table(df, scale=scale)
+    # a random monotone map onto fewer levels
+    cuts = sorted(data.draw(st.lists(st.integers(1, n_levels - 1), min_size=1, max_size=n_levels - 1, unique=True)))
+    mapping = {float(v): float(1 + sum(v > c for c in cuts)) for v in range(1, n_levels + 1)}
+    collapsed = collapse_levels(table, mapping)
+    assert collapsed.scale.n_levels == len(cuts) + 1
+    before, after = count_tensor(table).N, count_tensor(collapsed).N
+    assert after.sum() == before.sum()
+    for new_index, new_value in enumerate(collapsed.scale.values):
+        olds = [scale.index_of(v) for v in scale.values if mapping[v] == new_value]
+        assert np.array_equal(after[:, :, new_index], before[:, :, olds].sum(axis=2))
+
+
+def test_collapse_must_be_monotone():
+    with pytest.raises(ScaleError, match="keep the order"):
+        collapse_scale(Scale((1, 2, 3)), {1: 2, 2: 1, 3: 3})
