@@ -512,9 +512,18 @@ def count_tensor(table: JudgmentTable, self_exclusion: bool = True) -> Counts:
                     excluded.append((j, k))
         has_data = N.sum(axis=2) > 0
         dead = [j for a, j in enumerate(table.judges) if not (included[a] & has_data[a]).any()]
+        unseen = [k for b, k in enumerate(table.candidates) if not (included[:, b] & has_data[:, b]).any()]
+        problems = []
         if dead:
-            raise ValidationError([Problem("judge_family", f"every judgment of judge{'s' if len(dead) > 1 else ''} {_fmt_values(dead)} is excluded as self-family.",
-                                           fix="switch self-family exclusion off, or remove that judge.")])
+            problems.append(Problem("judge_family", f"every judgment of judge{'s' if len(dead) > 1 else ''} {_fmt_values(dead)} is excluded as self-family.",
+                                    fix="switch self-family exclusion off, or remove that judge."))
+        if unseen:
+            # Its rank would come from the prior alone: say so rather than rank it silently.
+            problems.append(Problem("candidate_family", f"every judgment of candidate{'s' if len(unseen) > 1 else ''} {_fmt_values(unseen)} is excluded as self-family "
+                                    "(only judges of the same family scored it), so the data say nothing about it.",
+                                    fix="switch self-family exclusion off, add a judge of another family, or remove that candidate."))
+        if problems:
+            raise ValidationError(problems)
     return Counts(N=N, included=included, judges=table.judges, candidates=table.candidates, scale=table.scale,
                   excluded_pairs=tuple(excluded), families=dict(table.families), data_hash=table.data_hash())
 

@@ -135,6 +135,14 @@ def test_self_family_judge_with_nothing_left():
     assert count_tensor(table, self_exclusion=False).included.all()
 
 
+def test_candidate_scored_only_by_its_own_family():
+    df = SMALL.copy()
+    df["candidate_family"] = df["candidate"].map({"a": "fa", "b": "fb"})
+    df["judge_family"] = "fa"
+    with pytest.raises(ValidationError, match=r"every judgment of candidate 'a' is excluded as self-family .*data say nothing about it"):
+        count_tensor(load_table(df))
+
+
 def test_families_json_and_unknown_names_are_reported():
     table = load_table(SMALL, families={"a": "x", "j1": "x"})
     assert table.self_family_pairs == (("j1", "a"),)
