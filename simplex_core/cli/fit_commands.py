@@ -1,0 +1,188 @@
+"""``fit`` and ``sensitivity``: the Bayesian model from the command line.
+
+``python -m simplex_core fit DATA --out result.json [--idata posterior.nc] [--omega 0]
+[--beta-max 5] [--integrated] [--prior P] [--delta D] [--no-self-exclusion] [--chains 4]
+[--draws 1000] [--tune 1000] [--seed 0]`` writes :func:`simplex_core.summaries.result_json`;
+``python -m simplex_core sensitivity DATA --out sens.json [--omegas 0,1,2,4,8]
+[--beta-maxes 0,1,5,10,20]`` writes :meth:`simplex_core.sensitivity.SensitivityResult.to_dict`.
+Both ignore ``true_score``. Bad files or options raise :class:`UsageError` (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from ..model import DELTA_PRESETS, ENGINES, PRIORS, FitSettings
+from . import UsageError, add_data_options, load_data_from_args
+
+
+def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
+    if not sweep:
+        p.add_argument("--omega", type=float, default=0.0, help="constancy-violation strength ω ≥ 0 (0 = no random effects; default 0)")
+        p.add_argument("--beta-max", type=float, default=5.0, help="judge-quality prior strength β_max ≥ 0 (default 5)")
+        p.add_argument("--integrated", action="store_true", help="put hyperpriors on ω ~ U(0, 8) and β_max ~ U(0, 20) instead of fixing them")
+    p.add_argument("--prior", choices=PRIORS, default=PRIORS[0], help="judge prior (default weight-propagation)")
+    p.add_argument("--delta", default="inflation", metavar="|".join(DELTA_PRESETS) + "|V,V,...",
+                   help="direction prior δ of the random effects (default inflation)")
+    p.add_argument("--no-self-exclusion", action="store_true", help="keep self-family (judge, candidate) pairs in the likelihood")
+    p.add_argument("--chains", type=int, default=4, help="MCMC chains (default 4)")
+    p.add_argument("--draws", type=int, default=1000, help="kept draws per chain (default 1000)")
+    p.add_argument("--tune", type=int, default=1000, help="warm-up iterations per chain (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--engine", choices=ENGINES, default=ENGINES[0], help=argparse.SUPPRESS)
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def register(subparsers) -> None:
+    """Add the ``fit`` and ``sensitivity`` subcommands."""
+    fit = subparsers.add_parser("fit", help="fit the Bayesian model and write result.json",
+                                description="Fit the Bayesian ranking model (paper section 5) to DATA; write the summaries as JSON.")
+    add_data_options(fit)
+    fit.add_argument("--out", required=True, metavar="result.json", help="where to write the result JSON")
+    fit.add_argument("--idata", metavar="posterior.nc", help="also write the posterior draws (ArviZ NetCDF)")
+    _add_model_options(fit)
+    fit.set_defaults(handler=run_fit)
+
+    sens = subparsers.add_parser("sensitivity", help="sweep ω and β_max and compare rankings",
+                                 description="The sensitivity analysis of section 5: fit ω in OMEGAS at the base β_max and β_max in BETA_MAXES at the base ω.")
+    add_data_options(sens)
+    sens.add_argument("--out", required=True, metavar="sens.json", help="where to write the sweep JSON")
+    sens.add_argument("--omegas", default="0,1,2,4,8", metavar="V,V,...", help="ω grid (default 0,1,2,4,8)")
+    sens.add_argument("--beta-maxes", default="0,1,5,10,20", metavar="V,V,...", help="β_max grid (default 0,1,5,10,20)")
+    sens.add_argument("--base-omega", type=float, default=0.0, help="base ω (default 0)")
+    sens.add_argument("--base-beta-max", type=float, default=5.0, help="base β_max (default 5)")
+    _add_model_options(sens, sweep=True)
+    sens.set_defaults(handler=run_sensitivity)
+
+
+def _grid(text: str, option: str) -> tuple[float, ...]:
+    values, problems = [], []
+    for i, part in enumerate(p.strip() for p in text.split(",")):
+        try:
+            v = float(part)
+        except ValueError:
+            problems.append(f"item {i + 1} ({part!r}) is not a number")
+            continue
+        if not (v >= 0 and v != float("inf")):
+            problems.append(f"item {i + 1} ({part!r}) is not a finite number ≥ 0")
+        values.append(v)
+    if problems or not values:
+        raise UsageError(f"{option} {text!r}: " + ("; ".join(problems) or "empty") + ". Write numbers ≥ 0 separated by commas, e.g. 0,1,2,4,8.")
+    return tuple(values)
+
+
+def _prepare(args: argparse.Namespace, **fixed):
+    """Table → counts and settings, every problem as a UsageError."""
+    from .. import priors
+    from ..data import ValidationError, count_tensor
+
+    table = load_data_from_args(args)
+    try:
+        delta_values = priors.parse_delta(args.delta, table.scale.n_true)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    delta = args.delta.strip().lower() if args.delta.strip().lower() in DELTA_PRESETS else tuple(float(v) for v in delta_values)
+    try:
+        settings = FitSettings(
+            prior=args.prior, delta=delta, self_exclusion=not args.no_self_exclusion, chains=args.chains,
+            draws=args.draws, tune=args.tune, seed=args.seed, engine=args.engine, **fixed,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        counts = count_tensor(table, self_exclusion=settings.self_exclusion)
+    except ValidationError as exc:
+        raise UsageError(str(exc)) from None
+    return table, counts, settings
+
+
+def _progress(args: argparse.Namespace):
+    if args.quiet:
+        return None
+    last = [-1]
+
+    def report(message: str, fraction: float) -> None:
+        step = int(fraction * 20)  # at most ~20 lines per fit
+        if step != last[0]:
+            last[0] = step
+            print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> str:
+    parts = ["python", "-m", "simplex_core", command, args.data]
+    for opt in ("levels", "true_levels", "families", "criterion"):
+        value = getattr(args, opt, None)
+        if value is not None:
+            parts.append(f"--{opt.replace('_', '-')}={value}")
+    parts += extra
+    parts += [f"--prior={args.prior}", f"--delta={args.delta}", f"--chains={args.chains}", f"--draws={args.draws}",
+              f"--tune={args.tune}", f"--seed={args.seed}"]
+    if args.no_self_exclusion:
+        parts.append("--no-self-exclusion")
+    if args.engine != ENGINES[0]:
+        parts.append(f"--engine={args.engine}")
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def _write_json(path: str, doc: dict) -> None:
+    out = Path(path)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=2, allow_nan=False))
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}.") from None
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    """``fit``: fit, write result.json (and the posterior with --idata), print a short summary."""
+    from ..inference import fit_model
+    from ..summaries import result_json
+
+    if args.integrated and (args.omega != 0.0 or args.beta_max != 5.0):
+        raise UsageError("--integrated puts priors on ω and β_max: do not also give --omega or --beta-max.")
+    _, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
+    if args.idata:  # fail before a long fit, not after
+        parent = Path(args.idata).parent
+        if not parent.exists():
+            raise UsageError(f"--idata {args.idata}: the folder {parent} does not exist.")
+    fit = fit_model(counts, settings, progress_callback=_progress(args))
+    extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
+    extra = [f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else []) + extra
+    doc = result_json(fit, command_line=_command_line(args, "fit", extra))
+    _write_json(args.out, doc)
+    if args.idata:
+        fit.idata.to_netcdf(args.idata)
+    print(f"{len(doc['candidates'])} candidates ranked; {fit.diagnostics.message}")
+    for c in doc["candidates"]:
+        print(f"  {c['rank_median']:>3} [{c['rank_lo']}-{c['rank_hi']}]  {c['candidate']}  "
+              f"E = {c['expected_score_mean']:.3f} [{c['expected_score_lo']:.3f}, {c['expected_score_hi']:.3f}]  "
+              f"P(best) = {c['p_best']:.2f}")
+    print(f"wrote {args.out}" + (f" and {args.idata}" if args.idata else ""))
+    return 0
+
+
+def run_sensitivity(args: argparse.Namespace) -> int:
+    """``sensitivity``: the ω and β_max sweeps, written as sens.json."""
+    from ..sensitivity import sensitivity_sweep
+
+    omegas = _grid(args.omegas, "--omegas")
+    beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
+    _, counts, base = _prepare(args, omega=args.base_omega, beta_max=args.base_beta_max)
+    result = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes, progress_callback=_progress(args))
+    doc = result.to_dict()
+    doc["command_line"] = _command_line(args, "sensitivity", [
+        f"--out={args.out}", f"--omegas={args.omegas}", f"--beta-maxes={args.beta_maxes}",
+        f"--base-omega={args.base_omega:g}", f"--base-beta-max={args.base_beta_max:g}"])
+    _write_json(args.out, doc)
+    for row in result.rows:
+        rho = "n/a" if row.spearman_vs_base != row.spearman_vs_base else f"{row.spearman_vs_base:.2f}"
+        print(f"  {row.sweep:>8}: ω = {row.omega:g}, β_max = {row.beta_max:g}: Spearman vs base {rho}; "
+              f"{'converged' if row.diagnostics.converged else 'NOT converged'}")
+    print(f"wrote {args.out}")
+    return 0

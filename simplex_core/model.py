@@ -1,0 +1,493 @@
+"""The Bayesian model: fit settings and the PyMC graph (the definition of the model).
+
+This module owns :class:`FitSettings` and :func:`build_model`. It builds the model of the paper's
+section 5 and appendix B from the sufficient statistics of the data (the count tensor) and never
+samples; :mod:`simplex_core.inference` compiles and samples it.
+
+The model, for every judge ``j`` and candidate ``k`` whose pair is included (not excluded as
+self-family)::
+
+    N[j, k, ·] ~ Multinomial(n_jk, γ_jk),   γ_jk = Σ_m π_k^(j)[m] Θ_j[m, ·]
+
+* ``π_k ~ Dirichlet(1)`` over the true levels (**our choice**; the paper does not state it).
+* Random effects (only when ω > 0 or in integrated mode; ω = 0 builds a second structure with no
+  random-effect variables at all)::
+
+      Z_k ~ Dirichlet(δ),  R_j ~ Beta(ωJ, J),  W_k ~ Beta(ωK, K),
+      π_k^(j) = (1 − W_k R_j) π_k + W_k R_j Z_k
+
+* Judge confusion matrices Θ_j (rows = true levels, columns = observed levels) from one of three
+  priors, all driven by ``ρ_j ~ Beta(1, 1)`` and ``β_max``:
+
+  - ``weight-propagation`` (default, the paper's): the graph of
+    :func:`simplex_core.priors.weight_propagation_graph`. The first row is
+    ``Dirichlet(1 + ρ_j β_max on its correct cell)`` (**our choice**); every node ``(m1, m2)`` with
+    several outgoing edges to ``(m1 + 1, m2' ≥ m2)`` draws its edge weights from a Dirichlet with
+    concentration 1, plus ``ρ_j β_max`` on the edge into the correct cell of row ``m1 + 1``; a node
+    with one edge passes all its mass. Each row stochastically dominates the previous one.
+  - ``diagonal``: independent rows ``Θ_j[m, ·] ~ Dirichlet(1 + ρ_j β_max on the correct cell)``
+    (appendix E's diagonal-heavy prior; no coupling between rows).
+  - ``mixing``: first row as above; ``Θ_j[m+1, ·] = λ_jm Θ_j[m, ·] + (1 − λ_jm) η_jm`` with
+    innovations ``η_jm ~ Dirichlet(1 + ρ_j β_max on the correct cell of row m+1)`` and
+    ``λ_jm ~ Beta(1, 1)`` (appendix E's mixing prior; the exact form is **our choice**; it does not
+    enforce monotonicity).
+
+* Integrated mode (**our choice** of hyperpriors): ``ω ~ Uniform(0, 8)`` and
+  ``β_max ~ Uniform(0, 20)`` become random so one fit marginalises over them.
+
+Hyperparameters ω, β_max and δ and the observed counts are ``pm.Data`` so that a compiled model can
+be reused when only their values change (see :func:`model_data` and :func:`structure_key`).
+
+Posterior variable names (the contract): ``pi`` (candidate, true_level), ``expected_score``
+(candidate), ``theta`` (judge, true_level, level), ``rho`` (judge), random effects ``Z``
+(candidate, true_level), ``R`` (judge), ``W`` (candidate). ``rank`` is added after sampling by
+:mod:`simplex_core.inference` (rank 1 = best = largest expected score).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pymc as pm
+
+    from simplex_core.scale import Scale
+
+PRIORS: tuple[str, ...] = ("weight-propagation", "diagonal", "mixing")
+DELTA_PRESETS: tuple[str, ...] = ("inflation", "deflation", "central", "uniform")
+ENGINES: tuple[str, ...] = ("nutpie", "nutpie-numba", "pymc")
+
+#: Integrated-mode hyperprior bounds (our choice, see the module docstring).
+OMEGA_UPPER = 8.0
+BETA_MAX_UPPER = 20.0
+
+
+class CountsLike(Protocol):
+    """What the model needs from :class:`simplex_core.data.Counts`."""
+
+    N: np.ndarray
+    included: np.ndarray
+    judges: tuple[str, ...]
+    candidates: tuple[str, ...]
+    scale: "Scale"
+    excluded_pairs: tuple[tuple[str, str], ...]
+
+
+# -- settings ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FitSettings:
+    """Everything that defines one fit besides the data.
+
+    Parameters
+    ----------
+    omega
+        Constancy-violation strength ω ≥ 0; 0 means no random effects (strong constancy among
+        included pairs). Ignored in integrated mode.
+    beta_max
+        Judge-quality prior strength β_max ≥ 0. Ignored in integrated mode.
+    integrated
+        Put hyperpriors on ω and β_max (``Uniform(0, 8)``, ``Uniform(0, 20)``) instead of fixing them.
+    prior
+        Judge prior: ``'weight-propagation'`` (default), ``'diagonal'`` or ``'mixing'``.
+    delta
+        Direction prior δ of the random effects: a preset name (``'inflation'``, ``'deflation'``,
+        ``'central'``, ``'uniform'``), a tuple of positive numbers (one per true level), or a string
+        ``"V,V,..."``.
+    self_exclusion
+        Whether self-family pairs were excluded when the counts were built (the counts carry the
+        resulting ``included`` mask; this flag records the choice for reproducibility).
+    chains, draws, tune
+        MCMC chains, kept draws per chain and warm-up iterations per chain.
+    seed
+        Random seed; the same data, settings and seed give identical output.
+    engine
+        ``'nutpie'`` (nutpie's Rust NUTS on a PyTensor C-compiled log density, chains in threads;
+        the default), ``'nutpie-numba'`` (nutpie's numba backend: slow to compile) or ``'pymc'``
+        (PyMC's own NUTS, chains one after another in this process). See
+        :mod:`simplex_core.inference`.
+    target_accept
+        Target acceptance rate of the step-size adaptation.
+    """
+
+    omega: float = 0.0
+    beta_max: float = 5.0
+    integrated: bool = False
+    prior: str = "weight-propagation"
+    delta: str | tuple[float, ...] = "inflation"
+    self_exclusion: bool = True
+    chains: int = 4
+    draws: int = 1000
+    tune: int = 1000
+    seed: int = 0
+    engine: str = "nutpie"
+    target_accept: float = 0.8
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+
+        def number(name: str, value: Any) -> float | None:
+            try:
+                out = float(value)
+            except (TypeError, ValueError):
+                problems.append(f"{name} must be a number; got {value!r}.")
+                return None
+            if not math.isfinite(out):
+                problems.append(f"{name} must be finite; got {value!r}.")
+                return None
+            return out
+
+        omega = number("omega", self.omega)
+        if omega is not None and omega < 0:
+            problems.append(f"omega must be ≥ 0 (0 = no random effects); got {self.omega!r}.")
+        beta_max = number("beta_max", self.beta_max)
+        if beta_max is not None and beta_max < 0:
+            problems.append(f"beta_max must be ≥ 0 (0 = uniform judge prior); got {self.beta_max!r}.")
+        if self.prior not in PRIORS:
+            problems.append(f"prior must be one of {', '.join(PRIORS)}; got {self.prior!r}.")
+        if self.engine not in ENGINES:
+            problems.append(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}.")
+        delta = self.delta
+        if isinstance(delta, str):
+            if delta not in DELTA_PRESETS:
+                try:
+                    delta = tuple(float(x) for x in delta.split(","))
+                except ValueError:
+                    problems.append(
+                        f"delta must be one of {', '.join(DELTA_PRESETS)} or positive numbers "
+                        f"'V,V,...' (one per true level); got {self.delta!r}."
+                    )
+                    delta = "uniform"
+        if not isinstance(delta, str):
+            try:
+                delta = tuple(float(x) for x in delta)
+            except (TypeError, ValueError):
+                problems.append(f"delta values must be numbers; got {self.delta!r}.")
+                delta = "uniform"
+            else:
+                if len(delta) < 2 or any(not (math.isfinite(x) and x > 0) for x in delta):
+                    problems.append(
+                        f"delta needs one positive finite number per true level (at least 2); got {self.delta!r}."
+                    )
+        for name in ("chains", "draws", "tune", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                problems.append(f"{name} must be a whole number; got {value!r}.")
+        if isinstance(self.chains, (int, np.integer)) and self.chains < 1:
+            problems.append(f"chains must be ≥ 1; got {self.chains}.")
+        if isinstance(self.draws, (int, np.integer)) and self.draws < 1:
+            problems.append(f"draws must be ≥ 1; got {self.draws}.")
+        if isinstance(self.tune, (int, np.integer)) and self.tune < 0:
+            problems.append(f"tune must be ≥ 0; got {self.tune}.")
+        if isinstance(self.seed, (int, np.integer)) and not (0 <= self.seed < 2**32):
+            problems.append(f"seed must be between 0 and 2**32 - 1; got {self.seed}.")
+        ta = number("target_accept", self.target_accept)
+        if ta is not None and not (0 < ta < 1):
+            problems.append(f"target_accept must be strictly between 0 and 1; got {self.target_accept!r}.")
+        if problems:
+            raise ValueError("Invalid fit settings:\n- " + "\n- ".join(problems))
+        object.__setattr__(self, "omega", float(self.omega))
+        object.__setattr__(self, "beta_max", float(self.beta_max))
+        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "target_accept", float(self.target_accept))
+        for name in ("chains", "draws", "tune", "seed"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+        object.__setattr__(self, "integrated", bool(self.integrated))
+        object.__setattr__(self, "self_exclusion", bool(self.self_exclusion))
+
+    @property
+    def has_random_effects(self) -> bool:
+        """Whether the model contains the random effects Z, R, W (ω > 0 or integrated)."""
+        return self.integrated or self.omega > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict of every field (δ as a name or a list)."""
+        d = asdict(self)
+        if isinstance(d["delta"], tuple):
+            d["delta"] = list(d["delta"])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "FitSettings":
+        d = dict(d)
+        if isinstance(d.get("delta"), list):
+            d["delta"] = tuple(d["delta"])
+        return cls(**d)
+
+    def replace(self, **changes: Any) -> "FitSettings":
+        """A copy with some fields changed (validated again)."""
+        return FitSettings(**{**asdict(self), **changes})
+
+    def key(self) -> str:
+        """A stable hash of the settings, for caches (same settings, same key, in any process)."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+# -- priors glue ---------------------------------------------------------------------------------
+
+def resolve_delta(delta: str | tuple[float, ...], n_true: int) -> np.ndarray:
+    """δ as a positive vector of length ``n_true`` (a preset name or explicit values)."""
+    from simplex_core import priors
+
+    if isinstance(delta, str):
+        values = priors.delta_preset(delta, n_true)
+    else:
+        values = delta
+    out = np.asarray(values, dtype=float)
+    if out.shape != (n_true,):
+        raise ValueError(
+            f"delta has {out.size} values but the scale has {n_true} true levels: give one value per true level."
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class EdgeGroups:
+    """The weight-propagation graph arranged for vectorised sampling.
+
+    Nodes ``(m1, m2)`` of rows ``m1 = 0 .. M_true-2`` with ``d ≥ 2`` outgoing edges share one
+    Dirichlet variable of shape ``(J, n_nodes_d, d)``.
+
+    Attributes
+    ----------
+    groups
+        ``d -> (nodes, boost)``: ``nodes`` is a list of ``(m1, m2)``; ``boost`` an ``(n_nodes_d, d)``
+        0/1 array marking the boosted edge of each node; the ``i``-th edge of node ``(m1, m2)`` goes
+        to ``(m1 + 1, m2 + i)``.
+    first_row_boost
+        0/1 vector over observed levels marking the correct cell of the first row.
+    """
+
+    groups: dict[int, tuple[list[tuple[int, int]], np.ndarray]]
+    first_row_boost: np.ndarray
+
+
+def weight_propagation_groups(scale: "Scale") -> EdgeGroups:
+    """Arrange :func:`simplex_core.priors.weight_propagation_graph` by out-degree for vectorising.
+
+    Checks that the graph has the shape the vectorised model relies on: the children of node
+    ``(m1, m2)`` are the consecutive observed levels ``m2, m2 + 1, ...``.
+    """
+    from simplex_core import priors
+
+    graph = priors.weight_propagation_graph(scale)
+    groups_nodes: dict[int, list[tuple[int, int]]] = {}
+    groups_boost: dict[int, list[np.ndarray]] = {}
+    for tr in graph.transitions:
+        for parent, children, boosted in tr.dirichlet_nodes:
+            d = len(children)
+            if tuple(children) != tuple(range(parent, parent + d)):
+                raise ValueError(
+                    f"weight-propagation node {(tr.source_row, parent)} has children {children}; "
+                    f"expected the consecutive levels from {parent}."
+                )
+            b = np.zeros(d)
+            if boosted >= 0:
+                b[boosted] = 1.0
+            groups_nodes.setdefault(d, []).append((tr.source_row, parent))
+            groups_boost.setdefault(d, []).append(b)
+    groups = {d: (groups_nodes[d], np.stack(groups_boost[d])) for d in sorted(groups_nodes)}
+    return EdgeGroups(groups=groups, first_row_boost=np.asarray(graph.first_row_boost, dtype=float))
+
+
+# -- the model -----------------------------------------------------------------------------------
+
+def included_pairs(counts: CountsLike) -> tuple[np.ndarray, np.ndarray]:
+    """Judge and candidate indices of the pairs that enter the likelihood (row-major order)."""
+    jj, kk = np.nonzero(np.asarray(counts.included, dtype=bool))
+    return jj.astype(np.int64), kk.astype(np.int64)
+
+
+def _check_counts(counts: CountsLike, settings: FitSettings) -> None:
+    N = np.asarray(counts.N)
+    problems = []
+    J, K = len(counts.judges), len(counts.candidates)
+    M = counts.scale.n_levels
+    if N.shape != (J, K, M):
+        problems.append(
+            f"counts.N has shape {N.shape}; expected (judges, candidates, levels) = {(J, K, M)}."
+        )
+    elif (N < 0).any():
+        problems.append("counts.N has negative counts.")
+    inc = np.asarray(counts.included)
+    if inc.shape != (J, K):
+        problems.append(f"counts.included has shape {inc.shape}; expected (judges, candidates) = {(J, K)}.")
+    elif not inc.any():
+        problems.append("every (judge, candidate) pair is excluded: nothing to fit.")
+    if K < 2:
+        problems.append(f"at least 2 candidates are needed to rank; got {K}.")
+    if problems:
+        raise ValueError("Cannot build the model:\n- " + "\n- ".join(problems))
+
+
+def model_data(counts: CountsLike, settings: FitSettings) -> dict[str, np.ndarray]:
+    """Values of the model's ``pm.Data`` variables for these counts and settings.
+
+    ``counts_obs`` is the count tensor with the excluded pairs' counts set to zero: a multinomial
+    with zero trials has probability one, so those pairs contribute exactly nothing to the
+    likelihood (and the graph stays dense, without index gathers). Swapping these values into a
+    compiled model of the same :func:`structure_key` gives the model :func:`build_model` would build
+    for ``(counts, settings)``.
+    """
+    included = np.asarray(counts.included, dtype=bool)
+    data: dict[str, np.ndarray] = {
+        "counts_obs": np.where(included[:, :, None], np.asarray(counts.N, dtype=np.int64), 0)
+    }
+    if not settings.integrated:
+        data["beta_max"] = np.asarray(settings.beta_max, dtype=float)
+    if settings.has_random_effects:
+        data["delta"] = resolve_delta(settings.delta, counts.scale.n_true)
+        if not settings.integrated:
+            data["omega"] = np.asarray(settings.omega, dtype=float)
+    return data
+
+
+def structure_key(counts: CountsLike, settings: FitSettings) -> str:
+    """A key that is equal exactly when two (counts, settings) build the same graph up to data.
+
+    It covers the scale (shape, true-level positions, labels), the judge and candidate names, the
+    prior, whether there are random effects and integrated mode; not the counts, the included mask
+    (excluded pairs are zero counts, see :func:`model_data`), ω, β_max or δ.
+    """
+    scale = counts.scale
+    payload = {
+        "levels": scale.n_levels,
+        "true_index": list(scale.true_index),
+        "true_values": list(scale.true_values),
+        "labels": list(scale.labels),
+        "judges": list(counts.judges),
+        "candidates": list(counts.candidates),
+        "prior": settings.prior,
+        "random_effects": settings.has_random_effects,
+        "integrated": settings.integrated,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def build_model(counts: CountsLike, settings: FitSettings) -> "pm.Model":
+    """Build the PyMC model for these counts and settings (no sampling, no compilation).
+
+    Parameters
+    ----------
+    counts
+        The count tensor (:class:`simplex_core.data.Counts`): ``N`` [J, K, M_obs], ``included``
+        [J, K], names and the scale. Excluded pairs do not enter the likelihood.
+    settings
+        The fit settings; only ``omega``, ``beta_max``, ``integrated``, ``prior`` and ``delta``
+        matter here.
+
+    Returns
+    -------
+    pm.Model
+        With coords ``candidate``, ``judge``, ``true_level``, ``level`` and the variables named in
+        the module docstring; the observed ``y`` is the count tensor with excluded pairs zeroed.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    _check_counts(counts, settings)
+    if not settings.self_exclusion and not np.asarray(counts.included).all():
+        raise ValueError(
+            "settings.self_exclusion is False but the counts exclude some pairs: rebuild the counts "
+            "with count_tensor(table, self_exclusion=False)."
+        )
+    scale = counts.scale
+    J, K, M = np.asarray(counts.N).shape
+    T = scale.n_true
+    data = model_data(counts, settings)
+    true_values = np.asarray(scale.true_values, dtype=float)
+    correct = np.asarray(scale.true_index)  # observed-level position of each true level
+
+    coords = {
+        "candidate": list(counts.candidates),
+        "judge": list(counts.judges),
+        "true_level": list(scale.true_labels),
+        "level": list(scale.labels),
+    }
+    with pm.Model(coords=coords) as model:
+        counts_obs = pm.Data("counts_obs", data["counts_obs"], dims=("judge", "candidate", "level"))
+        if settings.integrated:
+            beta_max = pm.Uniform("beta_max", 0.0, BETA_MAX_UPPER)
+        else:
+            beta_max = pm.Data("beta_max", data["beta_max"])
+
+        pi = pm.Dirichlet("pi", a=np.ones((K, T)), dims=("candidate", "true_level"))
+        pm.Deterministic("expected_score", pt.dot(pi, true_values), dims="candidate")
+        rho = pm.Beta("rho", 1.0, 1.0, dims="judge")
+        strength = rho * beta_max  # [J]
+
+        theta = _judge_prior(settings.prior, scale, strength, J, T, M, correct)
+        theta = pm.Deterministic("theta", theta, dims=("judge", "true_level", "level"))
+
+        if settings.has_random_effects:
+            delta = pm.Data("delta", data["delta"], dims="true_level")
+            if settings.integrated:
+                omega = pm.Uniform("omega", 0.0, OMEGA_UPPER)
+            else:
+                omega = pm.Data("omega", data["omega"])
+            Z = pm.Dirichlet("Z", a=pt.ones((K, 1)) * delta[None, :], dims=("candidate", "true_level"))
+            R = pm.Beta("R", alpha=omega * J, beta=float(J), dims="judge")
+            W = pm.Beta("W", alpha=omega * K, beta=float(K), dims="candidate")
+            mix = (R[:, None] * W[None, :])[:, :, None]  # [J, K, 1]
+            pi_jk = (1.0 - mix) * pi[None, :, :] + mix * Z[None, :, :]  # [J, K, T]
+            gamma = (pi_jk[:, :, :, None] * theta[:, None, :, :]).sum(axis=2)
+        else:
+            gamma = (pi[None, :, :, None] * theta[:, None, :, :]).sum(axis=2)
+        # γ_jk = Σ_m π_k^(j)[m] Θ_j[m, ·] [J, K, M]; excluded pairs have zero counts (n = 0).
+        pm.Multinomial(
+            "y", n=counts_obs.sum(axis=-1), p=gamma, observed=counts_obs, dims=("judge", "candidate", "level")
+        )
+    return model
+
+
+def _judge_prior(prior: str, scale: "Scale", strength, J: int, T: int, M: int, correct: np.ndarray):
+    """Θ [J, T, M] as a pytensor expression under the chosen judge prior.
+
+    ``strength`` is ρ_j·β_max [J]; ``correct[m]`` the observed position of true level m.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    onehots = np.zeros((T, M))
+    onehots[np.arange(T), correct] = 1.0
+    if prior == "diagonal":
+        conc = 1.0 + strength[:, None, None] * onehots[None]
+        return pm.Dirichlet("theta_rows", a=conc, dims=("judge", "true_level", "level"))
+
+    first = pm.Dirichlet("theta_first_row", a=1.0 + strength[:, None] * onehots[0][None, :], dims=("judge", "level"))
+    if prior == "mixing":
+        # Same form as priors.sample_mixing: Θ[m] = (1 − λ_m) Θ[m−1] + λ_m ε_m.
+        eps = pm.Dirichlet("innovation", a=1.0 + strength[:, None, None] * onehots[None, 1:])
+        lam = pm.Beta("mixing_weight", 1.0, 1.0, shape=(J, T - 1))
+        rows = [first]
+        for m in range(1, T):
+            lm = lam[:, m - 1, None]
+            rows.append((1.0 - lm) * rows[-1] + lm * eps[:, m - 1, :])
+        return pt.stack(rows, axis=1)
+
+    # weight propagation: one Dirichlet variable per out-degree d, shape [J, n_nodes_d, d]
+    wp = weight_propagation_groups(scale)
+    edge_weights = {}
+    for d, (nodes, boost) in wp.groups.items():
+        edge_weights[d] = pm.Dirichlet(f"edge_weights_{d}", a=1.0 + strength[:, None, None] * boost[None])
+    position = {node: (d, i) for d, (nodes, _) in wp.groups.items() for i, node in enumerate(nodes)}
+    rows = [first]
+    for m1 in range(T - 1):
+        # Transition matrix A [J, M, M]: row m2 spreads node (m1, m2)'s mass over columns >= m2.
+        a_rows = []
+        for m2 in range(M):
+            if (m1, m2) in position:
+                d, i = position[(m1, m2)]
+                w = edge_weights[d][:, i, :]
+            else:  # single outgoing edge: passes all its mass
+                w = pt.ones((J, M - m2))
+            a_rows.append(pt.concatenate([pt.zeros((J, m2)), w], axis=1) if m2 else w)
+        A = pt.stack(a_rows, axis=1)
+        rows.append((rows[-1][:, :, None] * A).sum(axis=1))
+    return pt.stack(rows, axis=1)

@@ -1,0 +1,321 @@
+"""Tests of simplex_core/model.py: settings, the model's structure, its likelihood against a
+hand-computed multinomial, self-family exclusion, and the judge priors as built in PyTensor.
+
+No sampling here: everything is evaluated at fixed points with FAST_COMPILE functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import multinomial
+
+from simplex_core import priors
+from simplex_core.data import Counts
+from simplex_core.model import (
+    FitSettings,
+    build_model,
+    model_data,
+    resolve_delta,
+    structure_key,
+    weight_propagation_groups,
+)
+from simplex_core.scale import Scale
+
+THREE = Scale((1.0, 2.0, 3.0))
+BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
+FIVE_OF_THREE = Scale((1.0, 2.0, 3.0, 4.0, 5.0), (), (1.0, 3.0, 5.0))
+
+
+def make_counts(scale: Scale, J: int = 2, K: int = 4, seed: int = 0, excluded=((0, 0),), n: int = 30) -> Counts:
+    rng = np.random.default_rng(seed)
+    N = rng.multinomial(n, np.full(scale.n_levels, 1 / scale.n_levels), size=(J, K)).astype(np.int64)
+    included = np.ones((J, K), dtype=bool)
+    judges = tuple(f"judge{j}" for j in range(J))
+    cands = tuple(f"cand{k}" for k in range(K))
+    for j, k in excluded:
+        included[j, k] = False
+    pairs = tuple((judges[j], cands[k]) for j, k in excluded)
+    return Counts(N=N, included=included, judges=judges, candidates=cands, scale=scale, excluded_pairs=pairs)
+
+
+def evaluator(model: pm.Model, names: list[str]):
+    """FAST_COMPILE function: point (transformed values) -> [values of names...]; ``__logp`` is the
+    joint log density, ``__loglik`` the likelihood term. Data are read at call time (pm.set_data)."""
+    exprs = {}
+    wanted = [n for n in names if not n.startswith("__")]
+    if wanted:
+        exprs.update({v.name: v for v in model.unobserved_value_vars if v.name in wanted})
+    if "__logp" in names:
+        exprs["__logp"] = model.logp()
+    if "__loglik" in names:
+        exprs["__loglik"] = model.logp(vars=[model["y"]])
+    fn = pytensor.function(model.value_vars, [exprs[n] for n in names], mode="FAST_COMPILE",
+                           on_unused_input="ignore")
+    order = [v.name for v in model.value_vars]
+    return lambda point: fn(*[point[n] for n in order])
+
+
+def random_point(model: pm.Model, seed: int) -> dict:
+    """A point in the transformed space away from the initial point (so the test is not special)."""
+    rng = np.random.default_rng(seed)
+    shape_fn = pytensor.function([], [rv.shape for rv in model.free_RVs], mode="FAST_COMPILE")
+    point = {}
+    for rv, shape in zip(model.free_RVs, shape_fn()):
+        value = model.rvs_to_values[rv]
+        shape = tuple(int(s) for s in shape)
+        if value.name.endswith("_simplex__"):  # K - 1 free coordinates per simplex
+            shape = shape[:-1] + (shape[-1] - 1,)
+        point[value.name] = rng.normal(scale=0.7, size=shape)
+    return point
+
+
+# -- settings ------------------------------------------------------------------------------------
+
+def test_settings_defaults_round_trip_and_key():
+    s = FitSettings()
+    assert (s.omega, s.beta_max, s.integrated, s.prior, s.delta) == (0.0, 5.0, False, "weight-propagation", "inflation")
+    assert (s.chains, s.draws, s.tune, s.seed, s.self_exclusion) == (4, 1000, 1000, 0, True)
+    assert not s.has_random_effects and FitSettings(omega=0.5).has_random_effects
+    assert FitSettings(integrated=True).has_random_effects
+    assert FitSettings.from_dict(s.to_dict()) == s
+    assert FitSettings(omega=2).key() == FitSettings(omega=2.0).key()
+    assert FitSettings(omega=2).key() != FitSettings(omega=1).key()
+    assert FitSettings(delta=(1, 2, 3)).to_dict()["delta"] == [1.0, 2.0, 3.0]
+    assert FitSettings(delta="1,4,10").delta == (1.0, 4.0, 10.0)
+    assert s.replace(omega=3).omega == 3.0
+
+
+def test_settings_collect_every_problem():
+    with pytest.raises(ValueError) as info:
+        FitSettings(omega=-1, beta_max=float("nan"), prior="flat", chains=0, draws=2.5, engine="stan", delta="wild")
+    text = str(info.value)
+    for needle in ("omega must be ≥ 0", "beta_max must be finite", "prior must be one of weight-propagation",
+                   "chains must be ≥ 1", "draws must be a whole number", "engine must be one of",
+                   "delta must be one of inflation"):
+        assert needle in text
+    with pytest.raises(ValueError, match="one positive finite number per true level"):
+        FitSettings(delta=(1.0, -2.0))
+    with pytest.raises(ValueError, match="target_accept must be strictly between 0 and 1"):
+        FitSettings(target_accept=1.0)
+
+
+def test_delta_resolution_checks_the_number_of_true_levels():
+    assert resolve_delta("inflation", 3).tolist() == [1.0, 4.0, 10.0]
+    assert resolve_delta((2.0, 3.0), 2).tolist() == [2.0, 3.0]
+    with pytest.raises(ValueError, match="delta has 3 values but the scale has 2 true levels"):
+        resolve_delta((1.0, 2.0, 3.0), 2)
+
+
+# -- structure -----------------------------------------------------------------------------------
+
+def test_structure_without_random_effects():
+    counts = make_counts(THREE)
+    model = build_model(counts, FitSettings(omega=0.0))
+    names = set(model.named_vars)
+    assert {"pi", "expected_score", "theta", "rho", "y", "counts_obs", "beta_max"} <= names
+    assert not names & {"Z", "R", "W", "omega", "delta"}  # ω = 0: a second structure, nothing degenerate
+    assert model.named_vars_to_dims["pi"] == ("candidate", "true_level")
+    assert model.named_vars_to_dims["expected_score"] == ("candidate",)
+    assert model.named_vars_to_dims["theta"] == ("judge", "true_level", "level")
+    assert model.named_vars_to_dims["rho"] == ("judge",)
+    assert list(model.coords["candidate"]) == list(counts.candidates)
+    assert list(model.coords["judge"]) == list(counts.judges)
+    assert list(model.coords["level"]) == ["1", "2", "3"]
+    assert [v.name for v in model.observed_RVs] == ["y"]
+    assert "beta_max" in {v.name for v in model.data_vars}
+
+
+def test_structure_with_random_effects_and_integrated_mode():
+    counts = make_counts(BINARY_ABSTAIN)
+    re_model = build_model(counts, FitSettings(omega=2.0))
+    assert {"Z", "R", "W"} <= {v.name for v in re_model.free_RVs}
+    assert {"omega", "delta", "beta_max"} <= {v.name for v in re_model.data_vars}
+    assert re_model.named_vars_to_dims["Z"] == ("candidate", "true_level")
+    assert re_model.named_vars_to_dims["R"] == ("judge",)
+    assert re_model.named_vars_to_dims["W"] == ("candidate",)
+    assert list(re_model.coords["true_level"]) == ["incorrect", "correct"]
+
+    integrated = build_model(counts, FitSettings(integrated=True))
+    free = {v.name for v in integrated.free_RVs}
+    assert {"omega", "beta_max", "Z", "R", "W"} <= free
+    assert not {"omega", "beta_max"} & {v.name for v in integrated.data_vars}
+
+
+@pytest.mark.parametrize("prior, own", [("weight-propagation", {"theta_first_row", "edge_weights_2", "edge_weights_3"}),
+                                        ("diagonal", {"theta_rows"}),
+                                        ("mixing", {"theta_first_row", "innovation", "mixing_weight"})])
+def test_alternative_priors_share_the_interface(prior, own):
+    model = build_model(make_counts(THREE), FitSettings(prior=prior))
+    assert own <= {v.name for v in model.free_RVs}
+    assert model.named_vars_to_dims["theta"] == ("judge", "true_level", "level")
+
+
+@pytest.mark.parametrize("scale, variant", [
+    (THREE, dict()), (BINARY_ABSTAIN, dict()), (FIVE_OF_THREE, dict()), (Scale((0.0, 1.0)), dict()),
+    (BINARY_ABSTAIN, dict(omega=1.5)), (FIVE_OF_THREE, dict(integrated=True)), (THREE, dict(prior="diagonal")),
+    (BINARY_ABSTAIN, dict(prior="mixing", omega=1.0)),
+], ids=lambda v: v.describe() if isinstance(v, Scale) else str(v))
+def test_logp_is_finite_at_the_initial_point(scale, variant):
+    model = build_model(make_counts(scale), FitSettings(**variant))
+    point = model.initial_point()
+    logp, = evaluator(model, ["__logp"])(point)
+    assert np.isfinite(logp)
+
+
+def test_build_model_rejects_bad_counts():
+    good = make_counts(THREE)
+    bad_shape = Counts(N=good.N[:, :, :2], included=good.included, judges=good.judges, candidates=good.candidates,
+                       scale=THREE)
+    with pytest.raises(ValueError, match=r"counts.N has shape \(2, 4, 2\); expected .* = \(2, 4, 3\)"):
+        build_model(bad_shape, FitSettings())
+    none_included = Counts(N=good.N, included=np.zeros((2, 4), bool), judges=good.judges, candidates=good.candidates,
+                           scale=THREE)
+    with pytest.raises(ValueError, match="every \\(judge, candidate\\) pair is excluded"):
+        build_model(none_included, FitSettings())
+    with pytest.raises(ValueError, match="self_exclusion is False but the counts exclude some pairs"):
+        build_model(good, FitSettings(self_exclusion=False))
+
+
+# -- the likelihood ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("omega", [0.0, 2.0])
+def test_likelihood_is_the_multinomial_of_gamma_over_included_pairs(omega):
+    """log p(N | params) = Σ over included (j, k) of log Multinomial(N_jk; n_jk, γ_jk), computed with
+    scipy from the model's own π, Θ (and R, W, Z) at a random point."""
+    counts = make_counts(BINARY_ABSTAIN, J=2, K=3, excluded=((1, 2),), seed=3)
+    model = build_model(counts, FitSettings(omega=omega, delta="uniform"))
+    names = ["pi", "theta", "__loglik"] + (["R", "W", "Z"] if omega else [])
+    values = dict(zip(names, evaluator(model, names)(random_point(model, 1))))
+    pi, theta = values["pi"], values["theta"]
+    expected = 0.0
+    for j in range(2):
+        for k in range(3):
+            if not counts.included[j, k]:
+                continue
+            p = pi[k]
+            if omega:
+                w = values["R"][j] * values["W"][k]
+                p = (1 - w) * pi[k] + w * values["Z"][k]
+            gamma = p @ theta[j]
+            expected += multinomial.logpmf(counts.N[j, k], counts.N[j, k].sum(), gamma)
+    assert values["__loglik"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_excluded_pairs_do_not_enter_the_likelihood():
+    counts = make_counts(THREE, excluded=((0, 1), (1, 3)))
+    changed_excluded = Counts(N=counts.N.copy(), included=counts.included, judges=counts.judges,
+                              candidates=counts.candidates, scale=THREE, excluded_pairs=counts.excluded_pairs)
+    changed_excluded.N[0, 1] = [100, 0, 0]
+    changed_excluded.N[1, 3] = [0, 7, 50]
+    changed_included = Counts(N=counts.N.copy(), included=counts.included, judges=counts.judges,
+                              candidates=counts.candidates, scale=THREE, excluded_pairs=counts.excluded_pairs)
+    changed_included.N[0, 2] = [100, 0, 0]
+    settings_ = FitSettings(omega=1.0)
+    model = build_model(counts, settings_)
+    logp = evaluator(model, ["__logp"])
+    point = random_point(model, 2)
+    logps = []
+    for c in (counts, changed_excluded, changed_included):  # the data swap a compiled sampler does
+        pm.set_data(model_data(c, settings_), model=model)
+        logps.append(logp(point)[0])
+    assert logps[0] == logps[1]
+    assert logps[0] != pytest.approx(logps[2])
+    # and a model built from the changed counts directly agrees
+    rebuilt = build_model(changed_excluded, settings_)
+    assert evaluator(rebuilt, ["__logp"])(point)[0] == pytest.approx(logps[0], rel=1e-12)
+
+
+def test_structure_key_ignores_data_and_hyperparameters_only():
+    a = make_counts(THREE, seed=1)
+    b = make_counts(THREE, seed=2, excluded=((1, 1),))
+    assert structure_key(a, FitSettings(omega=1)) == structure_key(b, FitSettings(omega=4, beta_max=10, delta="central"))
+    assert structure_key(a, FitSettings(omega=0)) != structure_key(a, FitSettings(omega=1))
+    assert structure_key(a, FitSettings()) != structure_key(a, FitSettings(prior="diagonal"))
+    assert structure_key(a, FitSettings(omega=1)) != structure_key(a, FitSettings(integrated=True))
+    assert structure_key(a, FitSettings()) != structure_key(make_counts(BINARY_ABSTAIN), FitSettings())
+    data = model_data(b, FitSettings(omega=4, beta_max=10, delta="central"))
+    assert set(data) == {"counts_obs", "omega", "beta_max", "delta"}
+    assert data["counts_obs"][1, 1].tolist() == [0, 0, 0] and data["counts_obs"][0, 0].tolist() == b.N[0, 0].tolist()
+    assert float(data["omega"]) == 4.0 and float(data["beta_max"]) == 10.0 and data["delta"].tolist() == [1, 10, 1]
+    assert set(model_data(a, FitSettings())) == {"counts_obs", "beta_max"}
+    assert set(model_data(a, FitSettings(integrated=True))) == {"counts_obs", "delta"}
+
+
+# -- the judge priors in PyTensor ----------------------------------------------------------------
+
+@pytest.mark.parametrize("scale", [THREE, BINARY_ABSTAIN, FIVE_OF_THREE], ids=lambda s: s.describe())
+def test_weight_propagation_theta_is_priors_propagate(scale):
+    """The PyTensor construction gives exactly priors.propagate of the same first row and edge weights."""
+    model = build_model(make_counts(scale), FitSettings())
+    groups = weight_propagation_groups(scale)
+    names = ["theta", "theta_first_row"] + [f"edge_weights_{d}" for d in groups.groups]
+    values = dict(zip(names, evaluator(model, names)(random_point(model, 5))))
+    J, M, T = 2, scale.n_levels, scale.n_true
+    dense = np.zeros((J, T - 1, M, M))
+    dense[:, :, M - 1, M - 1] = 1.0  # the last observed level passes all its mass
+    for d, (nodes, _) in groups.groups.items():
+        for i, (m1, m2) in enumerate(nodes):
+            dense[:, m1, m2, m2:] = values[f"edge_weights_{d}"][:, i, :]
+    expected = priors.propagate(values["theta_first_row"], dense, priors.weight_propagation_graph(scale))
+    np.testing.assert_allclose(values["theta"], expected, rtol=1e-12)
+
+
+def test_weight_propagation_boosts_the_paper_cells_for_three_levels():
+    """Appendix B: node (1,1) → [1, 1+ρβ, 1]; (1,2) → [1+ρβ, 1]; (2,1) → [1, 1, 1+ρβ]; (2,2) → [1, 1+ρβ]."""
+    groups = weight_propagation_groups(THREE)
+    nodes3, boost3 = groups.groups[3]
+    nodes2, boost2 = groups.groups[2]
+    assert dict(zip(nodes3, boost3.tolist())) == {(0, 0): [0, 1, 0], (1, 0): [0, 0, 1]}
+    assert dict(zip(nodes2, boost2.tolist())) == {(0, 1): [1, 0], (1, 1): [0, 1]}
+    assert groups.first_row_boost.tolist() == [1, 0, 0]
+
+
+@pytest.mark.parametrize("scale", [THREE, BINARY_ABSTAIN, FIVE_OF_THREE], ids=lambda s: s.describe())
+def test_model_prior_on_theta_matches_the_numpy_sampler(scale):
+    """Prior draws of Θ from the PyMC model have the moments of priors.sample_weight_propagation
+    (two independent implementations of the same prior), every row dominating the previous one."""
+    model = build_model(make_counts(scale, J=1, K=2, excluded=()), FitSettings(beta_max=5.0))
+    draws = pm.draw(model["theta"], draws=3000, random_seed=1, mode="FAST_COMPILE")[:, 0]
+    assert priors.stochastically_dominates(draws)
+    np.testing.assert_allclose(draws.sum(axis=-1), 1.0)
+    reference = priors.sample_weight_propagation(scale, 5.0, None, np.random.default_rng(2), size=3000)
+    # 3000 draws of entries in [0, 1]: standard error < 0.01, so 0.035 is > 3.5 SE.
+    np.testing.assert_allclose(draws.mean(axis=0), reference.mean(axis=0), atol=0.035)
+    np.testing.assert_allclose(draws.std(axis=0), reference.std(axis=0), atol=0.035)
+
+
+@st.composite
+def scales(draw) -> Scale:
+    n_obs = draw(st.integers(2, 6))
+    values = tuple(float(i) for i in range(n_obs))
+    idx = draw(st.lists(st.integers(0, n_obs - 1), min_size=2, max_size=n_obs, unique=True))
+    return Scale(values, (), tuple(values[i] for i in sorted(idx)))
+
+
+@settings(max_examples=8, deadline=None)
+@given(scale=scales(), seed=st.integers(0, 10_000))
+def test_weight_propagation_rows_are_distributions_ordered_by_dominance(scale, seed):
+    """At arbitrary points of the unconstrained space (not only prior draws), every Θ row sums to 1
+    and stochastically dominates the previous one: no label flipping is representable."""
+    model = build_model(make_counts(scale, J=2, K=2, excluded=()), FitSettings(beta_max=3.0))
+    (theta,) = evaluator(model, ["theta"])(random_point(model, seed))
+    np.testing.assert_allclose(theta.sum(axis=-1), 1.0, rtol=1e-12)
+    assert (theta >= 0).all()
+    assert priors.stochastically_dominates(theta)
+
+
+def test_the_alternative_priors_can_flip_labels_and_weight_propagation_cannot():
+    """Appendix E's failure mode: diagonal and mixing priors put mass on non-monotone judges."""
+    share = {}
+    for prior in ("weight-propagation", "diagonal", "mixing"):
+        model = build_model(make_counts(THREE, J=1, K=2, excluded=()), FitSettings(prior=prior, beta_max=1.0))
+        draws = pm.draw(model["theta"], draws=500, random_seed=3, mode="FAST_COMPILE")[:, 0]
+        np.testing.assert_allclose(draws.sum(axis=-1), 1.0)
+        share[prior] = np.mean([not priors.stochastically_dominates(t) for t in draws])
+    assert share["weight-propagation"] == 0.0
+    assert share["diagonal"] > 0.1 and share["mixing"] > 0.1
