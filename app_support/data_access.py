@@ -1,0 +1,312 @@
+"""Cached access to data: the built-in catalogue, loading, collapsing, distributions, baselines.
+
+Thin ``st.cache_data`` / ``st.cache_resource`` wrappers around :mod:`simplex_core`; the pages never
+call the loaders directly. Arguments whose name starts with ``_`` are not hashed by Streamlit; the
+wrappers take a hashable key (the table's data hash) beside them.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import pandas as pd
+import streamlit as st
+
+from simplex_core.data import JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution
+from simplex_core.scale import Scale, paper_three_level_mapping, scale_from_options
+
+
+@dataclass(frozen=True)
+class CriterionChoice:
+    """One criterion (aspect) of a built-in dataset, as the app shows it."""
+
+    name: str
+    title: str
+    collapse_mapping: tuple[tuple[float, float], ...] = ()
+    collapse_labels: tuple[tuple[float, str], ...] = ()
+    collapse_why: str = ""
+
+
+@dataclass(frozen=True)
+class DatasetChoice:
+    """A built-in dataset, as the app shows it (adapted from :mod:`simplex_core.datasets`)."""
+
+    name: str
+    title: str
+    criteria: tuple[CriterionChoice, ...] = ()
+    default_criterion: str | None = None
+    has_truth: bool = False
+    licence_warning: str | None = None
+    description: str = ""
+    card: str = ""
+
+    def criterion(self, name: str | None) -> CriterionChoice | None:
+        for c in self.criteria:
+            if c.name == name:
+                return c
+        return None
+
+
+def _criterion_choice(raw: Any) -> CriterionChoice:
+    if isinstance(raw, str):
+        return CriterionChoice(name=raw, title=raw)
+    get = (lambda k, d=None: raw.get(k, d)) if isinstance(raw, Mapping) else (lambda k, d=None: getattr(raw, k, d))
+    collapse = get("collapse_to_3") or get("collapse") or get("suggested_collapse")
+    mapping: tuple = ()
+    labels: tuple = ()
+    why = ""
+    if collapse:
+        cget = (lambda k, d=None: collapse.get(k, d)) if isinstance(collapse, Mapping) else (lambda k, d=None: getattr(collapse, k, d))
+        m = cget("mapping") if cget("mapping") is not None else (collapse if isinstance(collapse, Mapping) else None)
+        if isinstance(m, Mapping):
+            try:
+                mapping = tuple(sorted((float(k), float(v)) for k, v in m.items()))
+            except (TypeError, ValueError):
+                mapping = ()
+        lab = cget("labels")
+        if isinstance(lab, Mapping):
+            labels = tuple(sorted((float(k), str(v)) for k, v in lab.items()))
+        why = str(cget("why") or "")
+    return CriterionChoice(name=str(get("name")), title=str(get("title") or get("name")),
+                           collapse_mapping=mapping, collapse_labels=labels, collapse_why=why)
+
+
+@st.cache_resource(show_spinner=False)
+def dataset_catalogue() -> tuple[DatasetChoice, ...]:
+    """The built-in datasets (empty when :mod:`simplex_core.datasets` is not available)."""
+    try:
+        from simplex_core import datasets
+    except ImportError:
+        return ()
+    out = []
+    for info in datasets.list_datasets():
+        get = (lambda k, d=None, _i=info: _i.get(k, d)) if isinstance(info, Mapping) else (lambda k, d=None, _i=info: getattr(_i, k, d))
+        crits = tuple(_criterion_choice(c) for c in (get("criteria") or ()))
+        card = ""
+        card_text = get("card_text")
+        if isinstance(card_text, str):
+            card = card_text
+        out.append(DatasetChoice(
+            name=str(get("name")), title=str(get("title") or get("name")), criteria=crits,
+            default_criterion=get("default_criterion") or (crits[0].name if crits else None),
+            has_truth=bool(get("has_truth", False)), licence_warning=get("licence_warning") or None,
+            description=str(get("description") or ""), card=card,
+        ))
+    return tuple(out)
+
+
+def default_dataset_name() -> str | None:
+    """The built-in dataset opened by default."""
+    try:
+        from simplex_core import datasets
+
+        name = getattr(datasets, "DEFAULT_DATASET", None)
+    except ImportError:
+        name = None
+    names = [d.name for d in dataset_catalogue()]
+    if name in names:
+        return name
+    return names[0] if names else None
+
+
+def dataset_choice(name: str | None) -> DatasetChoice | None:
+    for d in dataset_catalogue():
+        if d.name == name:
+            return d
+    return None
+
+
+@st.cache_data(show_spinner=False)
+def dataset_card(name: str) -> str:
+    """The dataset card's text (Markdown), or an empty string."""
+    try:
+        from simplex_core import datasets
+
+        return str(datasets.get_dataset(name).card_text())
+    except Exception:  # noqa: BLE001 — a missing card is not an error for the page
+        return ""
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+def _scale(levels: str, true_levels: str) -> Scale | None:
+    return scale_from_options(levels.strip() or None, true_levels.strip() or None)
+
+
+def _families(text: str) -> str | None:
+    text = text.strip()
+    return text or None
+
+
+# Tables are cached as resources (the same object on every run, never mutated by the app), so their
+# data hash is computed once (see table_key).
+@st.cache_resource(show_spinner="Loading the dataset…", max_entries=24)
+def load_builtin(name: str, criterion: str | None, levels: str = "", true_levels: str = "", families: str = "") -> JudgmentTable:
+    """A built-in dataset (optionally with a declared scale or families)."""
+    from simplex_core import datasets
+
+    options: dict[str, Any] = {}
+    scale = _scale(levels, true_levels)
+    if scale is not None:
+        options["scale"] = scale
+    fam = _families(families)
+    if fam is not None:
+        options["families"] = fam
+    return datasets.load_dataset(name, criterion=criterion, **options)
+
+
+@st.cache_resource(show_spinner="Reading your file…", max_entries=8)
+def load_uploaded(data: bytes, filename: str, criterion: str | None, levels: str = "", true_levels: str = "",
+                  families: str = "") -> JudgmentTable:
+    """An uploaded file in the data contract; raises ValidationError with every problem."""
+    scale = None
+    if levels.strip() or true_levels.strip():
+        if not levels.strip():
+            raw = load_table(data, name=filename, criterion=criterion or None)
+            scale = scale_from_options(None, true_levels, raw.frame["score"].tolist())
+        else:
+            scale = _scale(levels, true_levels)
+    return load_table(data, scale=scale, families=_families(families), criterion=criterion or None, name=filename)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def upload_criteria(data: bytes, filename: str) -> list[str]:
+    """The criteria of an uploaded file that has a ``criterion`` column (else an empty list)."""
+    from simplex_core.data import read_source
+
+    try:
+        frame = read_source(data, name=filename)
+    except ValidationError:
+        return []
+    cols = {str(c).strip().lower(): c for c in frame.columns}
+    if "criterion" not in cols:
+        return []
+    return [str(c) for c in pd.unique(frame[cols["criterion"]].astype(str))]
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def collapse(_table: JudgmentTable, table_key: str, mapping: tuple[tuple[float, float], ...],
+             labels: tuple[tuple[float, str], ...] = ()) -> JudgmentTable:
+    """The table with its levels collapsed through ``mapping`` (old value → new value)."""
+    return collapse_levels(_table, dict(mapping), dict(labels) or None)
+
+
+def default_three_level_mapping(table: JudgmentTable, criterion: CriterionChoice | None) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, str], ...], str]:
+    """The mapping to 3 levels the app proposes: the dataset's suggestion, else the paper's."""
+    values = set(table.scale.values)
+    if criterion is not None and criterion.collapse_mapping and {k for k, _ in criterion.collapse_mapping} == values:
+        return criterion.collapse_mapping, criterion.collapse_labels, criterion.collapse_why
+    mapping = paper_three_level_mapping(table.scale)
+    why = ("The paper's MTBench mapping (appendix D): {1,2}→1, {3}→2, {4,5}→3."
+           if table.scale.values == (1.0, 2.0, 3.0, 4.0, 5.0)
+           else "Three contiguous groups of near-equal size (the paper gives mappings for 1–5 scales only).")
+    groups: dict[float, list[str]] = {}
+    for old, new in sorted(mapping.items()):
+        groups.setdefault(new, []).append(table.scale.label_of(old))
+    names = {1.0: "low", 2.0: "mid", 3.0: "high"}
+    labels = tuple((new, f"{names.get(new, _fmt(new))} ({members[0]}–{members[-1]})" if len(members) > 1
+                    else f"{names.get(new, _fmt(new))} ({members[0]})") for new, members in sorted(groups.items()))
+    return tuple(sorted(mapping.items())), labels, why
+
+
+def _fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def parse_mapping(text: str, scale: Scale) -> dict[float, float]:
+    """Parse ``"1:1, 2:1, 3:2, 4:3, 5:3"`` (old:new per observed level); ValueError in plain words."""
+    mapping: dict[float, float] = {}
+    bad = []
+    for part in [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]:
+        if ":" not in part:
+            bad.append(part)
+            continue
+        a, b = part.split(":", 1)
+        try:
+            mapping[float(a)] = float(b)
+        except ValueError:
+            bad.append(part)
+    problems = []
+    if bad:
+        problems.append(f"these entries are not 'old:new' numbers: {', '.join(repr(b) for b in bad)}")
+    missing = [v for v in scale.values if v not in mapping]
+    if missing:
+        problems.append(f"say where levels {', '.join(_fmt(v) for v in missing)} go")
+    unknown = [k for k in mapping if k not in scale.values]
+    if unknown:
+        problems.append(f"{', '.join(_fmt(v) for v in unknown)} {'is' if len(unknown) == 1 else 'are'} not a level of the scale ({', '.join(_fmt(v) for v in scale.values)})")
+    if problems:
+        raise ValueError("The level mapping is not usable: " + "; ".join(problems) + ". Write it as old:new pairs, e.g. 1:1, 2:1, 3:2, 4:3, 5:3.")
+    return mapping
+
+
+def mapping_text(mapping: Mapping[float, float] | tuple) -> str:
+    items = mapping.items() if isinstance(mapping, Mapping) else mapping
+    return ", ".join(f"{_fmt(a)}:{_fmt(b)}" for a, b in sorted(items))
+
+
+# -- derived tables -------------------------------------------------------------------------------
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def distribution(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
+    """Per judge and candidate, the count and share of each level (long form)."""
+    return score_distribution(_table)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def distribution_wide(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
+    """The paper's appendix-D layout: rows candidates, columns (judge, level), counts."""
+    from simplex_core.cli.data_commands import distribution_wide as wide
+
+    out = wide(_table)
+    out.columns = [f"{j} | {lab}" for j, lab in out.columns]
+    return out
+
+
+_HASHES: dict[int, str] = {}
+
+
+def table_key(table: JudgmentTable) -> str:
+    """A cache key for a table: its data hash, computed once per table object (it costs a
+    serialisation of the whole table)."""
+    key = _HASHES.get(id(table))
+    if key is None:
+        key = table.data_hash()
+        _HASHES[id(table)] = key
+        weakref.finalize(table, _HASHES.pop, id(table), None)
+    return key
+
+
+def truth_ranks(table: JudgmentTable) -> pd.Series | None:
+    """True ranks (rank 1 = best; mean true_score per candidate) when the table has truth."""
+    if not table.has_truth:
+        return None
+    try:
+        from simplex_core.evaluation import true_ranks
+        from simplex_core.data import item_view
+
+        return true_ranks(item_view(table))
+    except Exception:  # noqa: BLE001 — fall back to the definition
+        means = table.frame.groupby("candidate", sort=False)["true_score"].mean().reindex(list(table.candidates))
+        return means.rank(ascending=False, method="average")
+
+
+@st.cache_data(show_spinner="Running the baselines…", max_entries=16)
+def baseline_results(_table: JudgmentTable, table_key: str, self_exclusion: bool, seed: int = 0) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every baseline on the table, each on its own: ({method: MethodResult}, {method: why it could
+    not run}). Bootstrap and Bradley–Terry intervals included; PPI when the table has truth."""
+    from simplex_core import baselines
+    from simplex_core.data import item_view
+
+    view = item_view(_table)
+    methods = baselines.table_baseline_methods(_table, self_exclusion=self_exclusion)
+    done: dict[str, Any] = {}
+    failed: dict[str, str] = {}
+    for name, method in methods.items():
+        try:  # one method's failure (e.g. a candidate never compared pairwise) must not hide the others
+            done.update(baselines.run_methods(view, {name: method}, rng=seed))
+        except ValueError as exc:
+            failed[name] = str(exc)
+    return done, failed

@@ -1,0 +1,75 @@
+"""Turning exceptions into plain messages on the page (never a traceback).
+
+Every page body runs inside :func:`guard` (``app.py`` wraps the page as a whole too). Validation
+problems are listed one per line with their fix; anything unexpected is logged with its traceback
+to the server log and shown as one sentence saying what failed and what to try.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from typing import Iterator
+
+import streamlit as st
+
+log = logging.getLogger("simplex_judge.app")
+
+
+def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
+    """A headline and a list of details for an exception, in plain words."""
+    from simplex_core.data import ValidationError
+    from simplex_core.scale import ScaleError
+
+    context = f" while {doing}" if doing else ""
+    if isinstance(exc, ValidationError):
+        n = len(exc.problems)
+        head = f"The data {'has' if n == 1 else 'have'} {n} problem{'s' if n != 1 else ''}. Fix {'them' if n != 1 else 'it'} and try again:"
+        return head, [str(p) for p in exc.problems]
+    if isinstance(exc, ScaleError):
+        return f"The scale is not valid{context}.", [str(exc)]
+    if isinstance(exc, (ValueError, KeyError)):
+        text = str(exc).strip().strip("'\"")
+        lines = [ln.lstrip("- ").strip() for ln in text.splitlines() if ln.strip()]
+        if len(lines) > 1:
+            return lines[0], lines[1:]
+        return (lines[0] if lines else f"Invalid input{context}."), []
+    if isinstance(exc, MemoryError):
+        return f"Out of memory{context}.", ["Try a smaller dataset, fewer draws, or collapse the scale to fewer levels."]
+    if isinstance(exc, (ModuleNotFoundError, ImportError)):
+        return f"Part of the app is not available yet{context}.", [f"Missing module: {getattr(exc, 'name', None) or exc}."]
+    first = (str(exc).strip().splitlines() or [""])[0]
+    detail = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return (f"Something went wrong{context} ({detail}).",
+            ["Try again, or change the settings. If it keeps happening, the server log has the details."])
+
+
+def show_error(exc: BaseException, doing: str = "") -> None:
+    """Render an exception as a plain ``st.error`` box (and log the traceback server-side)."""
+    from simplex_core.data import ValidationError
+    from simplex_core.scale import ScaleError
+
+    if not isinstance(exc, (ValidationError, ScaleError)):
+        log.error("error%s", f" while {doing}" if doing else "", exc_info=exc)
+    head, details = plain_message(exc, doing)
+    body = head + ("\n" + "\n".join(f"- {d}" for d in details) if details else "")
+    st.error(body, icon=":material/error:")
+
+
+@contextmanager
+def guard(doing: str = "") -> Iterator[None]:
+    """Run a block; an exception becomes a plain error box instead of a traceback.
+
+    Streamlit's own control flow (``st.rerun``, ``st.stop``) derives from ``BaseException`` and
+    passes through untouched.
+    """
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 — the point is to catch everything the page raises
+        show_error(exc, doing)
+
+
+def not_available(what: str, module: str) -> None:
+    """Say plainly that a feature's code has not landed yet."""
+    st.info(f"{what} is not available yet: the module `{module}` is missing or incomplete in this build.",
+            icon=":material/construction:")

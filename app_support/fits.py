@@ -1,0 +1,376 @@
+"""Fits in the app: the process-wide fit manager, cached results, progress panels, the precomputed
+default result and the background ω × β_max grid.
+
+Pages call :func:`get_fit` for the settings they show. It never blocks: a result comes from the
+in-memory memo, the on-disk fit cache (through the manager, without starting a worker) or the
+precomputed default; otherwise an interactive fit is queued in the manager's worker process and
+the page draws :func:`fit_status_panel`, a fragment that polls the job every second, shows
+progress with a Cancel button, and reruns the page when the result is ready. While a fit runs the
+page may show the last result of the same data (``FitView.origin == "stale"``), marked as such.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any
+
+import streamlit as st
+
+from simplex_core.data import Counts, JudgmentTable, count_tensor
+from simplex_core.fit_jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, fit_key, grid_settings
+from simplex_core.model import FitSettings
+
+from . import data_access as da
+from . import precomputed
+from .state import BETA_MAX_GRID, OMEGA_GRID, K
+
+#: Priority of the sensitivity sweep's fits: after interactive requests, before the grid fill.
+SWEEP = 5
+_MEMO_SIZE = 48
+
+
+# -- process-wide objects ---------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False)
+def fit_manager() -> FitManager:
+    """The one fit manager of this server process (its worker starts at once and loads PyMC)."""
+    warm = os.environ.get("SIMPLEX_JUDGE_WARM_WORKER", "1") not in ("0", "false", "no")
+    return FitManager(warm=warm)
+
+
+class _Memo:
+    """A small thread-safe LRU of fit results by fit key (results are large: keep few)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def _memo() -> _Memo:
+    return _Memo(_MEMO_SIZE)
+
+
+def background_grid_enabled() -> bool:
+    """``SIMPLEX_JUDGE_BACKGROUND_GRID=0`` turns the background grid off (tests do)."""
+    return os.environ.get("SIMPLEX_JUDGE_BACKGROUND_GRID", "1") not in ("0", "false", "no")
+
+
+# -- counts -----------------------------------------------------------------------------------------
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def counts_for(_table: JudgmentTable, table_key: str, self_exclusion: bool) -> Counts:
+    """The count tensor of a table (raises ValidationError when a judge has no usable pair)."""
+    return count_tensor(_table, self_exclusion=self_exclusion)
+
+
+# -- what a page gets ---------------------------------------------------------------------------------
+
+@dataclass
+class FitView:
+    """The fit a page shows for the settings it asked for.
+
+    Attributes
+    ----------
+    requested
+        The settings asked for.
+    result
+        A fit result (idata, diagnostics, timing) or ``None``.
+    result_settings
+        The settings of ``result`` (differs from ``requested`` when ``origin == "stale"``).
+    origin
+        ``"cache"`` (fitted, from memory or disk), ``"precomputed"`` (shipped with the app),
+        ``"stale"`` (the last result shown for this data while the requested one is fitted) or
+        ``"none"``.
+    job
+        The job fitting ``requested`` when it is not available yet (or failed / was cancelled).
+    """
+
+    requested: FitSettings
+    counts: Counts
+    key: str
+    result: Any | None = None
+    result_settings: FitSettings | None = None
+    origin: str = "none"
+    job: JobStatus | None = None
+
+    @property
+    def result_key(self) -> str:
+        """A cache key naming the result shown (not the one requested: they differ while stale)."""
+        if self.result_settings is None:
+            return ""
+        return f"{fit_key(self.counts, self.result_settings)}:{'pre' if self.origin == 'precomputed' else 'fit'}"
+
+    @property
+    def current(self) -> bool:
+        """Whether the result shown is the one asked for."""
+        return self.result is not None and self.origin in ("cache", "precomputed")
+
+
+def settings_label(settings: FitSettings) -> str:
+    """``"ω = 1, β_max = 5"`` (or ``"integrated"``), plus prior/δ when not the defaults."""
+    head = "integrated over ω and β_max" if settings.integrated else f"ω = {settings.omega:g}, β_max = {settings.beta_max:g}"
+    extra = []
+    if settings.prior != "weight-propagation":
+        extra.append(f"{settings.prior} prior")
+    if settings.delta != "inflation" and (settings.has_random_effects or settings.integrated):
+        extra.append(f"δ = {settings.delta if isinstance(settings.delta, str) else list(settings.delta)}")
+    return head + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _data_key(counts: Counts) -> str:
+    key = fit_key(counts, FitSettings())
+    return key.rsplit("-", 1)[0]
+
+
+def cached_result(counts: Counts, settings: FitSettings) -> Any | None:
+    """A finished fit from memory or the disk cache, never starting a worker."""
+    key = fit_key(counts, settings)
+    memo = _memo()
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    result = fit_manager().lookup(counts, settings)
+    if result is not None:
+        memo.put(key, result)
+    return result
+
+
+def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main", submit: bool = True,
+            priority: int = INTERACTIVE) -> FitView:
+    """The fit of ``table`` at ``settings``: a result if there is one, else a queued job.
+
+    Never blocks on sampling. ``purpose`` separates the "last shown" memory of different views of
+    the same data (e.g. the Simplex page's collapsed table).
+    """
+    counts = counts_for(table, da.table_key(table), settings.self_exclusion)
+    key = fit_key(counts, settings)
+    view = FitView(requested=settings, counts=counts, key=key)
+    result = cached_result(counts, settings)
+    if result is not None:
+        view.result, view.result_settings, view.origin = result, settings, "cache"
+        return view
+    pre = precomputed.match(table, counts, settings)
+    if pre is not None:
+        view.result, view.result_settings, view.origin = pre, settings, "precomputed"
+        return view
+    manager = fit_manager()
+    job = manager.find(counts, settings)
+    explicit = st.session_state.setdefault(K.CANCELLED, set())
+    blocked = job is not None and job.is_final and (job.state == "failed" or job.key in explicit)
+    if submit and not blocked:
+        if job is None or job.is_final:
+            job = manager.submit(counts, settings, priority=priority, label=settings_label(settings),
+                                 owner=st.session_state.get(K.FIT_OWNER), supersede=priority == INTERACTIVE)
+        elif priority < job.priority:
+            job = manager.submit(counts, settings, priority=priority, label=settings_label(settings),
+                                 owner=st.session_state.get(K.FIT_OWNER))
+    view.job = job
+    if job is not None and job.state == "done":
+        result = cached_result(counts, settings)
+        if result is not None:
+            view.result, view.result_settings, view.origin = result, settings, "cache"
+            return view
+        # Finished but unreadable: say so (a "done" job without a result would rerun the page forever).
+        view.job = job = replace(job, state="failed", message="The fit finished but its result could not be read "
+                                 "back from the fit cache. Try again; if it keeps happening, clear the cache folder.")
+    # the last result shown for this data, while the new one is fitted
+    shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((_data_key(counts), purpose))
+    if shown is not None:
+        old_settings = FitSettings.from_dict(shown)
+        old = cached_result(counts, old_settings) or precomputed.match(table, counts, old_settings)
+        if old is not None:
+            view.result, view.result_settings, view.origin = old, old_settings, "stale"
+    return view
+
+
+def remember_shown(view: FitView, purpose: str = "main") -> None:
+    """Remember the fit a page showed (the fallback while the next one is fitted)."""
+    if view.current:
+        st.session_state.setdefault(K.SHOWN_FITS, {})[(_data_key(view.counts), purpose)] = view.requested.to_dict()
+
+
+def retry(view: FitView) -> None:
+    """Forget a failure or a cancel of this fit so that the next run submits it again."""
+    st.session_state.setdefault(K.CANCELLED, set()).discard(view.key)
+    manager = fit_manager()
+    manager.submit(view.counts, view.requested, priority=INTERACTIVE, label=settings_label(view.requested),
+                   owner=st.session_state.get(K.FIT_OWNER), supersede=True)
+
+
+# -- background grid ----------------------------------------------------------------------------------
+
+def grid_group(counts: Counts, settings: FitSettings) -> str:
+    """Name of the background-grid group of this data and these non-grid settings."""
+    rest = settings.replace(omega=0.0, beta_max=5.0, integrated=False)
+    return f"grid:{_data_key(counts)}:{rest.key()}"
+
+
+def start_grid(view: FitView) -> str | None:
+    """After a dataset's first fit is shown, queue the rest of the ω × β_max grid in the background."""
+    if not background_grid_enabled() or not view.current or view.requested.integrated:
+        return None
+    base = view.requested
+    group = grid_group(view.counts, base)
+    started = st.session_state.setdefault(K.GRIDS_STARTED, set())
+    if group in started:
+        return group
+    manager = fit_manager()
+    # Submitting is idempotent: fits already queued, running or cached are shared, not repeated.
+    for s in grid_settings(base.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+        if s.key() != base.key():
+            manager.submit(view.counts, s, priority=BACKGROUND, label=settings_label(s), group=group)
+    started.add(group)
+    return group
+
+
+def sweep_settings(base: FitSettings) -> list[FitSettings]:
+    """The paper's two sweeps around the base ω = 0, β_max = 5 (other settings as ``base``)."""
+    anchor = base.replace(omega=0.0, beta_max=5.0, integrated=False)
+    out = [anchor.replace(omega=float(o)) for o in OMEGA_GRID]
+    out += [anchor.replace(beta_max=float(b)) for b in BETA_MAX_GRID if b != 5.0]
+    return out
+
+
+# -- panels -------------------------------------------------------------------------------------------
+
+def fit_status_panel(view: FitView) -> None:
+    """Progress of the requested fit (polled every second), with Cancel; reruns the page when the
+    job ends. A job that ended before this run (failed, cancelled) is shown once, without polling.
+
+    Draws nothing when the requested result is already shown.
+    """
+    if view.current or view.job is None:
+        return
+    if view.job.is_final:
+        _ended_box(view, view.job)
+        return
+    manager = fit_manager()
+    job_id = view.job.job_id
+    owner = st.session_state.get(K.FIT_OWNER)
+
+    @st.fragment(run_every=1.0)
+    def _panel() -> None:
+        try:
+            status = manager.status(job_id)
+        except KeyError:
+            st.rerun()
+            return
+        if status.is_final:
+            st.rerun()  # the page rebuilds with the result (or the reason there is none)
+        with st.container(border=True):
+            st.markdown(f"**Fitting {status.label}** — {status.describe()}")
+            st.progress(status.fraction if status.state == "running" else 0.0)
+            if st.button("Cancel this fit", key=f"cancel-{job_id}", icon=":material/stop_circle:"):
+                st.session_state.setdefault(K.CANCELLED, set()).add(status.key)
+                manager.cancel(job_id, owner=owner)
+                st.rerun()
+
+    _panel()
+
+
+def _ended_box(view: FitView, status: JobStatus) -> None:
+    if status.state == "cancelled":
+        st.warning(f"The fit of {status.label or settings_label(view.requested)} was cancelled. {status.message or ''}",
+                   icon=":material/stop_circle:")
+        label = "Fit it again"
+    else:
+        st.error(f"The fit of {status.label or settings_label(view.requested)} failed. {status.message or ''}",
+                 icon=":material/error:")
+        label = "Try again"
+    if st.button(label, key=f"retry-{status.job_id}"):
+        retry(view)
+        st.rerun()
+
+
+def grid_status_panel(view: FitView) -> None:
+    """Background-grid progress (polled every 2 s) with an estimate of the time left and a Stop button."""
+    if not background_grid_enabled() or view.requested.integrated:
+        return
+    manager = fit_manager()
+    group = grid_group(view.counts, view.requested)
+
+    @st.fragment(run_every=2.0)
+    def _panel() -> None:
+        progress = manager.group_progress(group)
+        if progress.total == 0:
+            return
+        total = progress.total + 1  # the setting shown first is part of the 5 × 5 grid
+        done = progress.done + 1
+        st.markdown(f"**Background grid** ({len(OMEGA_GRID)} × {len(BETA_MAX_GRID)} settings)")
+        st.progress(done / total, text=f"{done} of {total} fitted"
+                    + ("" if progress.finished else (f", about {_fmt_eta(progress.eta_seconds)} left"
+                                                     if progress.eta_seconds is not None else ", estimating the time left")))
+        if progress.failed:
+            st.caption(f"{progress.failed} background fit(s) failed; those settings fit live when chosen.")
+        if not progress.finished and st.button("Stop background fits", key=f"stop-{group}"):
+            manager.cancel_group(group)
+            st.rerun(scope="fragment")
+
+    _panel()
+
+
+def _fmt_eta(seconds: float) -> str:
+    from simplex_core.fit_jobs import format_duration
+
+    return format_duration(seconds)
+
+
+def result_notice(view: FitView) -> None:
+    """One line saying which fit is on the page (and whether it is the one asked for)."""
+    if view.result is None:
+        return
+    if view.origin == "stale":
+        st.info(f"Showing the previous fit ({settings_label(view.result_settings)}) while "
+                f"{settings_label(view.requested)} is fitted.", icon=":material/hourglass_top:")
+    elif view.origin == "precomputed":
+        st.caption(f"Fit: {settings_label(view.requested)} — precomputed with the app (thinned posterior); "
+                   "refits with any other setting run live.")
+    else:
+        st.caption(f"Fit: {settings_label(view.requested)}.")
+
+
+def sweep_status_panel(pending: list[FitView], total: int) -> None:
+    """Progress of the sweep's missing fits (polled every 2 s); reruns the page when one finishes."""
+    manager = fit_manager()
+    job_ids = [v.job.job_id for v in pending if v.job is not None]
+    n_ready = total - len(pending)
+
+    @st.fragment(run_every=2.0)
+    def _panel() -> None:
+        statuses = []
+        for job_id in job_ids:
+            try:
+                statuses.append(manager.status(job_id))
+            except KeyError:
+                continue
+        if any(s.state == "done" for s in statuses):
+            st.rerun()
+        failed = [s for s in statuses if s.state in ("failed", "cancelled")]
+        running = next((s for s in statuses if s.state == "running"), None)
+        text = f"{n_ready} of {total} sweep settings fitted"
+        if running is not None:
+            text += f"; now {running.label}: {running.describe()}"
+        st.progress(n_ready / total if total else 1.0, text=text)
+        if failed:
+            st.caption("Not fitted: " + "; ".join(f"{s.label} ({s.state})" for s in failed))
+
+    _panel()

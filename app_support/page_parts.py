@@ -1,0 +1,78 @@
+"""Pieces several pages draw the same way: the data header, the fit header (status, progress,
+diagnostics) and the "nothing to show yet" states."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from . import fits, results
+from .errors import show_error
+from .sidebar import AnalysisContext, fit_slot
+
+
+def require_table(ctx: AnalysisContext) -> bool:
+    """Say why there is no table (plain words) and return False; True when there is one."""
+    if ctx.licence_warning:
+        st.warning(ctx.licence_warning, icon=":material/gavel:")
+    if ctx.table_error is not None:
+        show_error(ctx.table_error, "reading the data")
+        st.page_link("pages/data_page.py", label="Go to the Data page", icon=":material/table:")
+        return False
+    if ctx.table is None:
+        st.info("No data yet: upload a file on the Data page, or pick a built-in dataset in the sidebar.",
+                icon=":material/upload_file:")
+        st.page_link("pages/data_page.py", label="Go to the Data page", icon=":material/table:")
+        return False
+    return True
+
+
+def require_settings(ctx: AnalysisContext) -> bool:
+    if ctx.settings is None:
+        st.error(f"The model settings are not valid: {ctx.settings_error}", icon=":material/error:")
+        return False
+    return True
+
+
+def data_caption(ctx: AnalysisContext) -> None:
+    t = ctx.table
+    st.caption(f"{ctx.source_label}: {len(t.candidates)} candidates × {len(t.judges)} judges × {len(t.items)} items; "
+               f"{t.scale.describe()}" + (" (collapsed)" if ctx.collapsed else "")
+               + ("" if ctx.self_exclusion or not t.self_family_pairs else "; self-family judgments included"))
+
+
+def fit_header(view: fits.FitView, *, start_grid: bool = True) -> None:
+    """Status of the fit on this page: progress/cancel while fitting, which fit is shown, the
+    convergence verdict; starts the background grid and shows its progress in the sidebar."""
+    fits.fit_status_panel(view)
+    fits.result_notice(view)
+    if view.current:
+        fits.remember_shown(view)
+        if start_grid:
+            fits.start_grid(view)
+    with fit_slot():
+        fits.grid_status_panel(view)
+    if view.result is not None:
+        diagnostics_banner(view.result)
+
+
+def diagnostics_banner(result: Any) -> None:
+    d = results.diagnostics(result)
+    if not d:
+        return
+    message = d.get("message") or ""
+    if d.get("converged", True):
+        if message:
+            st.caption(f"Convergence: {message}")
+    else:
+        st.warning(f"This fit has not converged, so its intervals may be wrong. {message} "
+                   "Use more draws (command line: --draws/--tune), or check the Guide on when to distrust a fit.",
+                   icon=":material/warning:")
+
+
+def waiting_for_first_fit(view: fits.FitView) -> None:
+    if view.job is not None and view.job.state in ("failed", "cancelled"):
+        return  # the status panel already says what happened
+    st.info("The model is being fitted for these settings; the results appear here when it finishes. "
+            "Other pages stay usable meanwhile.", icon=":material/hourglass_top:")

@@ -1,0 +1,257 @@
+"""The shared sidebar (dataset, criterion, self-family exclusion, model settings) and the analysis
+context every page reads.
+
+``app.py`` calls :func:`render_sidebar` on every run, before the page; it stores the resulting
+:class:`AnalysisContext` in the session (:func:`context`), so pages never rebuild the table or the
+settings themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from simplex_core.data import JudgmentTable
+from simplex_core.model import DELTA_PRESETS, PRIORS, FitSettings
+
+from . import data_access as da
+from .state import BETA_MAX_GRID, OMEGA_GRID, UPLOAD, K, UrlChoices, fast_mode, load_url_state, write_url_state
+
+PRIOR_NAMES = {
+    "weight-propagation": "weight propagation (the paper's)",
+    "diagonal": "diagonal-heavy rows",
+    "mixing": "mixing",
+}
+DELTA_NAMES = {
+    "inflation": "inflation [1, 4, 10]: judges score too high",
+    "deflation": "deflation [10, 4, 1]: judges score too low",
+    "central": "central tendency [1, 10, 1]",
+    "uniform": "uniform [1, 1, 1]",
+    "custom": "custom values…",
+}
+
+
+@dataclass
+class AnalysisContext:
+    """Everything a page needs to know about the current choice of data and model settings.
+
+    Attributes
+    ----------
+    dataset
+        The built-in dataset, or ``None`` for an uploaded file.
+    source_label
+        How the page names the data (e.g. ``"TriviaQA V1"`` or the file name).
+    raw_table
+        The loaded table before any analysis-wide level collapsing (``None`` when loading failed
+        or nothing is uploaded yet).
+    table
+        The table the analysis uses (collapsed when the Data page says so).
+    table_error
+        Why there is no table (an exception, rendered in plain words by the pages).
+    settings
+        The fit settings from the sidebar (``None`` with ``settings_error`` when invalid).
+    """
+
+    dataset: da.DatasetChoice | None
+    criterion: str | None
+    source_label: str
+    raw_table: JudgmentTable | None = None
+    table: JudgmentTable | None = None
+    table_error: BaseException | None = None
+    settings: FitSettings | None = None
+    settings_error: str | None = None
+    self_exclusion: bool = True
+    collapsed: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        return self.table is not None and self.settings is not None
+
+    @property
+    def table_key(self) -> str:
+        return da.table_key(self.table) if self.table is not None else ""
+
+    @property
+    def licence_warning(self) -> str | None:
+        return self.dataset.licence_warning if self.dataset is not None else None
+
+
+def context() -> AnalysisContext:
+    """The context ``app.py`` built for this run."""
+    ctx = st.session_state.get(K.CONTEXT)
+    if ctx is None:  # a page run on its own (e.g. in a test): build it without drawing widgets
+        ctx = build_context()
+    return ctx
+
+
+def sampler_sizes() -> dict[str, int]:
+    """Chains, draws and warm-up of the app's fits (small with ``SIMPLEX_JUDGE_FAST=1``)."""
+    if fast_mode():
+        return {"chains": 2, "draws": 200, "tune": 200}
+    return {"chains": 4, "draws": 1000, "tune": 1000}
+
+
+def _reset_criterion() -> None:
+    st.session_state.pop(K.CRITERION, None)
+
+
+def render_sidebar() -> AnalysisContext:
+    """Draw the shared controls and return (and remember) the analysis context."""
+    ss = st.session_state
+    catalogue = da.dataset_catalogue()
+    names = [d.name for d in catalogue] + [UPLOAD]
+    load_url_state(UrlChoices(datasets=tuple(names), priors=PRIORS, deltas=DELTA_PRESETS))
+    if ss.get(K.DATASET) not in names:
+        ss[K.DATASET] = names[0]
+    titles = {d.name: d.title.split(":")[0] for d in catalogue}
+
+    with st.sidebar:
+        st.markdown("#### Data")
+        st.selectbox("Dataset", names, key=K.DATASET, on_change=_reset_criterion,
+                     format_func=lambda n: "Your file (upload on the Data page)" if n == UPLOAD else titles.get(n, n),
+                     help="A built-in dataset, or your own file in the data contract (Data page).")
+        dataset = da.dataset_choice(ss[K.DATASET])
+        criteria: list[str] = []
+        default_criterion = None
+        if dataset is not None:
+            criteria = [c.name for c in dataset.criteria]
+            default_criterion = dataset.default_criterion
+        elif ss.get(K.UPLOAD_BYTES):
+            criteria = da.upload_criteria(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"))
+            default_criterion = criteria[0] if criteria else None
+        if criteria:
+            if ss.get(K.CRITERION) not in criteria:
+                ss[K.CRITERION] = default_criterion if default_criterion in criteria else criteria[0]
+            crit_titles = {c.name: c.title for c in dataset.criteria} if dataset is not None else {}
+            if len(criteria) > 1:
+                st.selectbox("Criterion", criteria, key=K.CRITERION, format_func=lambda c: crit_titles.get(c, c),
+                             help="Which criterion (aspect) the judges scored.")
+        criterion = ss.get(K.CRITERION) if criteria else None
+        if dataset is not None and dataset.licence_warning:
+            st.warning(dataset.licence_warning, icon=":material/gavel:")
+        st.toggle("Exclude self-family judgments", key=K.SELF_EXCLUSION,
+                  help="Leave out every judgment where the judge and the candidate come from the same model family "
+                       "(self-preference). Used by the model and by every baseline.")
+
+        st.markdown("#### Model")
+        integrated = bool(ss.get(K.INTEGRATED))
+        off_grid = bool(ss.get(K.OFF_GRID))
+        if off_grid:
+            st.slider("ω — constancy violation", 0.0, 8.0, step=0.1, key=K.OMEGA_FREE, disabled=integrated,
+                      help="0 = judges behave the same for every candidate; larger = more room for candidate-specific behaviour.")
+            st.slider("β_max — judge quality prior", 0.0, 20.0, step=0.5, key=K.BETA_MAX_FREE, disabled=integrated,
+                      help="0 = no belief that judges are good; larger = judges mostly give the true score.")
+        else:
+            st.select_slider("ω — constancy violation", options=list(OMEGA_GRID), key=K.OMEGA, disabled=integrated,
+                             format_func=lambda v: f"{v:g}",
+                             help="0 = judges behave the same for every candidate; 8 = random effects expected to carry ~90% of the weight. See the Guide.")
+            st.select_slider("β_max — judge quality prior", options=list(BETA_MAX_GRID), key=K.BETA_MAX, disabled=integrated,
+                             format_func=lambda v: f"{v:g}",
+                             help="0 = no belief that judges are good; 20 = strong belief that judges mostly give the true score.")
+        with st.expander("Advanced model settings"):
+            st.toggle("Off-grid ω and β_max", key=K.OFF_GRID,
+                      help="Continuous sliders; off-grid values are fitted live (not part of the background grid).")
+            st.selectbox("Judge prior", list(PRIORS), key=K.PRIOR, format_func=lambda p: PRIOR_NAMES.get(p, p))
+            st.selectbox("δ — direction of random effects", list(DELTA_PRESETS) + ["custom"], key=K.DELTA,
+                         format_func=lambda d: DELTA_NAMES.get(d, d))
+            if ss.get(K.DELTA) == "custom":
+                st.text_input("δ values (one per true level, comma-separated)", key=K.DELTA_CUSTOM, placeholder="1, 4, 10")
+            st.toggle("Integrated: average over ω and β_max", key=K.INTEGRATED,
+                      help="Hyperpriors ω ~ Uniform(0, 8), β_max ~ Uniform(0, 20): one fit that marginalises the "
+                           "epistemic uncertainty (the paper's Table 1 setting). The sliders are ignored.")
+        slot = st.container()  # fit progress is drawn here by the pages
+
+    ctx = build_context(dataset=dataset, criterion=criterion)
+    st.session_state[K.CONTEXT] = ctx
+    st.session_state[K.FIT_SLOT] = slot
+    for note in ss.get(K.URL_NOTES, []):
+        st.sidebar.caption(note)
+    write_url_state({
+        "data": ss.get(K.DATASET),
+        "criterion": criterion,
+        "omega": ctx.settings.omega if ctx.settings and not ctx.settings.integrated else None,
+        "beta_max": ctx.settings.beta_max if ctx.settings and not ctx.settings.integrated else None,
+        "prior": ss.get(K.PRIOR) if ss.get(K.PRIOR) != "weight-propagation" else None,
+        "delta": (ss.get(K.DELTA_CUSTOM) if ss.get(K.DELTA) == "custom" else ss.get(K.DELTA)) if ss.get(K.DELTA) != "inflation" else None,
+        "integrated": True if ss.get(K.INTEGRATED) else None,
+        "self_exclusion": False if not ss.get(K.SELF_EXCLUSION, True) else None,
+    })
+    return ctx
+
+
+def fit_slot() -> Any:
+    """The sidebar container where pages draw fit progress."""
+    return st.session_state.get(K.FIT_SLOT) or st.sidebar
+
+
+def build_context(dataset: da.DatasetChoice | None = None, criterion: str | None = None) -> AnalysisContext:
+    """Load the table and build the settings from the session state (no widgets drawn)."""
+    ss = st.session_state
+    if dataset is None and ss.get(K.DATASET) not in (None, UPLOAD):
+        dataset = da.dataset_choice(ss.get(K.DATASET))
+        if dataset is not None and criterion is None:
+            criterion = ss.get(K.CRITERION) or dataset.default_criterion
+    self_exclusion = bool(ss.get(K.SELF_EXCLUSION, True))
+    if dataset is not None:
+        label = dataset.title.split(":")[0] + (f" · {criterion}" if criterion and len(dataset.criteria) > 1 else "")
+    else:
+        label = ss.get(K.UPLOAD_NAME) or "your file"
+    ctx = AnalysisContext(dataset=dataset, criterion=criterion, source_label=label, self_exclusion=self_exclusion)
+    levels, true_levels, families = (str(ss.get(K.LEVELS, "")), str(ss.get(K.TRUE_LEVELS, "")), str(ss.get(K.FAMILIES, "")))
+    try:
+        if dataset is not None:
+            ctx.raw_table = da.load_builtin(dataset.name, criterion)
+        elif ss.get(K.UPLOAD_BYTES):
+            ctx.raw_table = da.load_uploaded(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"), criterion,
+                                             levels, true_levels, families)
+        elif ss.get(K.DATASET) == UPLOAD:
+            ctx.table_error = None
+        else:
+            ctx.table_error = ModuleNotFoundError("No built-in datasets are available in this build: upload a file on the Data page.")
+    except Exception as exc:  # noqa: BLE001 — shown in plain words by the pages
+        ctx.table_error = exc
+    if ctx.raw_table is not None:
+        ctx.table = ctx.raw_table
+        raw_key = da.table_key(ctx.raw_table)
+        if ss.get(K.COLLAPSE_ON) and ctx.raw_table.scale.n_levels > 2:
+            mapping = ss.get(K.COLLAPSE_MAP, {}).get(raw_key)
+            if mapping is None:
+                crit = dataset.criterion(criterion) if dataset is not None else None
+                mapping, labels, _ = da.default_three_level_mapping(ctx.raw_table, crit)
+                mapping = {"mapping": mapping, "labels": labels}
+            try:
+                ctx.table = da.collapse(ctx.raw_table, raw_key, tuple(mapping["mapping"]), tuple(mapping.get("labels", ())))
+                ctx.collapsed = True
+            except Exception as exc:  # noqa: BLE001
+                ctx.notes.append(f"The level mapping could not be applied ({exc}); the full scale is used.")
+    # settings
+    try:
+        ctx.settings = settings_from_state(ctx.table)
+    except ValueError as exc:
+        ctx.settings_error = str(exc)
+    return ctx
+
+
+def settings_from_state(table: JudgmentTable | None) -> FitSettings:
+    """The FitSettings the sidebar describes (ValueError in plain words when invalid)."""
+    ss = st.session_state
+    off_grid = bool(ss.get(K.OFF_GRID))
+    omega = float(ss.get(K.OMEGA_FREE if off_grid else K.OMEGA, 0.0))
+    beta_max = float(ss.get(K.BETA_MAX_FREE if off_grid else K.BETA_MAX, 5.0))
+    delta: Any = ss.get(K.DELTA, "inflation")
+    if delta == "custom":
+        text = str(ss.get(K.DELTA_CUSTOM, "")).strip()
+        try:
+            delta = tuple(float(x) for x in text.replace(";", ",").split(",") if x.strip())
+        except ValueError:
+            raise ValueError(f"δ must be numbers separated by commas, e.g. 1, 4, 10; got {text!r}.") from None
+        if table is not None and len(delta) != table.scale.n_true:
+            raise ValueError(f"δ needs one value per true level ({table.scale.n_true} for this scale); got {len(delta)}.")
+        if not delta:
+            raise ValueError("Give the custom δ values (one per true level), or pick a preset.")
+    return FitSettings(omega=omega, beta_max=beta_max, integrated=bool(ss.get(K.INTEGRATED)),
+                       prior=str(ss.get(K.PRIOR, "weight-propagation")), delta=delta,
+                       self_exclusion=bool(ss.get(K.SELF_EXCLUSION, True)), seed=0, **sampler_sizes())

@@ -1,0 +1,193 @@
+"""Data page: pick a built-in dataset or upload a file; the scale, the families and level collapsing;
+the validation report in plain words; the per-judge per-candidate score distributions."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app_support import data_access as da
+from app_support.downloads import csv_button, show_figure
+from app_support.errors import guard, show_error
+from app_support.frame import page_frame
+from app_support.guide_links import guide_link
+from app_support.sidebar import context
+from app_support.state import UPLOAD, K
+
+page_frame()
+
+ss = st.session_state
+st.title("Data")
+st.caption("One row per (item, candidate, judge): the score a judge gave one candidate's answer to one item.")
+guide_link("data")
+
+
+def _store_upload() -> None:
+    """Keep the uploaded bytes under a non-widget key, so they survive page switches."""
+    up = ss.get(K.UPLOADER)
+    if up is None:
+        return
+    ss[K.UPLOAD_BYTES] = up.getvalue()
+    ss[K.UPLOAD_NAME] = up.name
+    ss[K.DATASET] = UPLOAD
+    ss.pop(K.CRITERION, None)
+
+
+def _clear_upload() -> None:
+    for key in (K.UPLOAD_BYTES, K.UPLOAD_NAME):
+        ss.pop(key, None)
+
+
+def _store_mapping(text_key: str, table_key: str, scale, default_labels, default_mapping) -> None:
+    """Parse the mapping when it is edited (before the rerun builds the table from it)."""
+    try:
+        parsed = da.parse_mapping(ss.get(text_key, ""), scale)
+    except ValueError as exc:
+        ss[f"{text_key}_error"] = str(exc)
+        return
+    ss[f"{text_key}_error"] = None
+    same_targets = set(parsed.values()) == {v for _, v in default_mapping}
+    ss[K.COLLAPSE_MAP][table_key] = {"mapping": tuple(sorted(parsed.items())),
+                                     "labels": tuple(default_labels) if same_targets else ()}
+
+
+ctx = context()
+
+# -- source ----------------------------------------------------------------------------------------
+left, right = st.columns([3, 2], gap="large")
+with left:
+    if ctx.dataset is not None:
+        st.subheader(ctx.dataset.title)
+        if ctx.dataset.description:
+            st.write(ctx.dataset.description)
+        if ctx.dataset.licence_warning:
+            st.warning(ctx.dataset.licence_warning, icon=":material/gavel:")
+        card = da.dataset_card(ctx.dataset.name)
+        if card:
+            with st.expander("Dataset card: source, licence, conversion decisions, caveats"):
+                st.markdown(card)
+        st.caption("Choose another dataset or criterion in the sidebar, or upload your own file here.")
+    else:
+        st.subheader(f"Your file: {ss.get(K.UPLOAD_NAME)}" if ss.get(K.UPLOAD_BYTES) else "Your file")
+with right:
+    with st.container(border=True):
+        st.markdown("**Upload a file** (CSV, TSV, JSON Lines or Parquet)")
+        st.file_uploader("Judgment table", type=["csv", "tsv", "gz", "jsonl", "json", "ndjson", "parquet", "pq"],
+                         key=K.UPLOADER, on_change=_store_upload, label_visibility="collapsed",
+                         help="Columns item, candidate, judge, score; optional true_score, candidate_family, judge_family, criterion.")
+        from simplex_core.data import template_frame
+
+        csv_button(template_frame(), "simplex-judge-template", label="Template CSV", key="dl-template",
+                   help="A small example file in the expected layout")
+        if ss.get(K.UPLOAD_BYTES):
+            st.caption(f"Loaded: {ss.get(K.UPLOAD_NAME)} ({len(ss[K.UPLOAD_BYTES]) / 1024:.0f} kB)")
+            if ctx.dataset is not None:
+                st.button("Analyse this file", key="use-upload", on_click=lambda: ss.update({K.DATASET: UPLOAD}))
+            st.button("Forget the file", key="forget-upload", on_click=_clear_upload)
+
+if ctx.dataset is None:
+    with st.expander("How to read the file: scale and families", expanded=ctx.table_error is not None):
+        c1, c2 = st.columns(2)
+        c1.text_input("Observed levels (optional)", key=K.LEVELS, placeholder="-1:incorrect, 0:unsure, 1:correct",
+                      help="Ascending values, each with an optional label: V[:LABEL],... Without it the levels are the distinct scores.")
+        c2.text_input("True levels (optional)", key=K.TRUE_LEVELS, placeholder="-1, 1",
+                      help="A subset of the observed values; leave empty when every level can be a true score.")
+        st.text_area("Families (optional JSON)", key=K.FAMILIES, height=80,
+                     placeholder='{"gpt-4o": "openai", "gpt-4o-mini": "openai", "claude-3": "anthropic"}',
+                     help="{model name: family} for judges and candidates; replaces family columns. "
+                          "Judgments of a model by its own family are left out when self-family exclusion is on.")
+
+# -- validation ------------------------------------------------------------------------------------
+if ctx.table_error is not None:
+    show_error(ctx.table_error, "reading the data")
+    st.stop()
+if ctx.raw_table is None:
+    st.info("Upload a file above (or download the template to see the layout), or pick a built-in dataset in the sidebar.",
+            icon=":material/upload_file:")
+    st.stop()
+
+raw = ctx.raw_table
+table = ctx.table
+key = da.table_key(raw)
+
+with guard("summarising the table"):
+    st.divider()
+    m = st.columns(5)
+    m[0].metric("Candidates", len(raw.candidates))
+    m[1].metric("Judges", len(raw.judges))
+    m[2].metric("Items", len(raw.items))
+    m[3].metric("Judgments", f"{len(raw.frame):,}")
+    m[4].metric("Ground truth", "yes" if raw.has_truth else "no")
+    st.markdown(f"**Scale:** {raw.scale.describe()}")
+    if raw.has_truth:
+        st.caption("`true_score` is used only to evaluate the methods and by PPI (which uses labels); the model never sees it.")
+    if raw.notes or ctx.notes:
+        with st.container(border=True):
+            st.markdown("**What was excluded or normalised** (nothing is dropped silently)")
+            for note in list(raw.notes) + ctx.notes:
+                st.markdown(f"- {note}")
+    else:
+        st.success("The table passed validation with nothing excluded.", icon=":material/check_circle:")
+
+    if raw.families:
+        pairs = raw.self_family_pairs
+        fam_text = ", ".join(f"{m_} → {f}" for m_, f in raw.families.items())
+        st.markdown(f"**Families:** {fam_text}")
+        if pairs:
+            state = "excluded" if ctx.self_exclusion else "kept (self-family exclusion is off in the sidebar)"
+            st.markdown(f"**Self-family (judge, candidate) pairs**, {state}: " + "; ".join(f"{j} on {k}" for j, k in pairs))
+    else:
+        st.caption("No families given: no judgment is excluded as self-judging.")
+
+# -- level collapsing -------------------------------------------------------------------------------
+if raw.scale.n_levels > 2:
+    with guard("collapsing the levels"):
+        st.divider()
+        st.subheader("Level collapsing")
+        crit = ctx.dataset.criterion(ctx.criterion) if ctx.dataset is not None else None
+        mapping, labels, why = da.default_three_level_mapping(raw, crit)
+        stored = ss[K.COLLAPSE_MAP].get(key)
+        current_text = da.mapping_text(stored["mapping"] if stored else mapping)
+        st.toggle("Collapse the levels for the whole analysis", key=K.COLLAPSE_ON,
+                  help="Fit and rank on fewer levels (e.g. 1–5 → 3). The Simplex page collapses to 3 levels on its own "
+                       "whenever there are more than 3, whatever you choose here.")
+        text_key = f"w_collapse_text_{key[:12]}"
+        st.text_input("Mapping old:new", value=current_text, key=text_key, on_change=_store_mapping,
+                      args=(text_key, key, raw.scale, labels, mapping),
+                      help="Every observed level to a new level, order kept, e.g. 1:1, 2:1, 3:2, 4:3, 5:3.")
+        if why:
+            st.caption(f"Default: {why}")
+        if ss.get(f"{text_key}_error"):
+            st.error(ss[f"{text_key}_error"], icon=":material/error:")
+        else:
+            chosen = ss[K.COLLAPSE_MAP].get(key) or {"mapping": mapping, "labels": labels}
+            preview = da.collapse(raw, key, tuple(chosen["mapping"]), tuple(chosen.get("labels", ())))
+            st.markdown(f"Collapsed scale: {preview.scale.describe()}" + (" — **in use**" if ctx.collapsed else ""))
+
+# -- distributions --------------------------------------------------------------------------------
+with guard("drawing the score distributions"):
+    st.divider()
+    st.subheader("Score distributions per judge and candidate")
+    st.caption("Each bar is one candidate as seen by one judge: the share of each level it received. "
+               "Hatched bars are self-family pairs (left out of the fit when self-family exclusion is on).")
+    dist = da.distribution(table, da.table_key(table))
+    try:
+        from simplex_core.figures import score_distribution_figure
+
+        fig = score_distribution_figure(dist, title=f"{ctx.source_label}: score shares" + (" (collapsed)" if ctx.collapsed else ""))
+        n_rows = -(-len(table.judges) // 3)
+        show_figure(fig, f"{ctx.source_label}-score-distributions", key="fig-dist",
+                    height=max(360, min(2400, n_rows * (90 + 22 * len(table.candidates)))))
+    except ImportError:
+        st.info("The distribution figure is not available yet; the table below has the same numbers.")
+    wide = da.distribution_wide(table, da.table_key(table))
+    st.markdown("Counts (the paper's appendix-D layout: rows candidates, columns judge | level)")
+    st.dataframe(wide, width="stretch")
+    c1, c2 = st.columns(2)
+    with c1:
+        csv_button(wide, f"{ctx.source_label}-distribution-wide", label="Counts CSV", key="dl-dist-wide", index=True)
+    with c2:
+        csv_button(dist, f"{ctx.source_label}-distribution-long", label="Long table CSV", key="dl-dist-long")
+    with st.expander("The rows as loaded"):
+        st.dataframe(table.frame.head(500), width="stretch", hide_index=True)
+        st.caption(f"First {min(500, len(table.frame))} of {len(table.frame):,} rows.")
+        csv_button(table.frame, f"{ctx.source_label}-rows", label="All rows CSV", key="dl-rows")

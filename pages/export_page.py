@@ -1,0 +1,160 @@
+"""Export: every table as CSV, the posterior as NetCDF, the settings and the full result as JSON, and a
+link that reproduces the current view. (Figures download as HTML beside each figure.)"""
+
+from __future__ import annotations
+
+import platform
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from app_support import data_access as da
+from app_support import fits, results
+from app_support.downloads import csv_button, json_button, netcdf_button, static_export_available
+from app_support.errors import guard
+from app_support.frame import page_frame
+from app_support.guide_links import guide_link
+from app_support.page_parts import data_caption, require_settings, require_table
+from app_support.sidebar import context
+
+page_frame()
+
+st.title("Export")
+st.caption("Everything on the other pages, as files. Each figure also has its own download buttons beside it "
+           "(interactive HTML" + (", PNG, SVG" if static_export_available() else
+                                  "; PNG/SVG need the optional `kaleido` package and Chromium") + ").")
+guide_link("export")
+ctx = context()
+
+st.subheader("Link to this view")
+query = urlencode(st.query_params.to_dict())
+base = st.context.url or "http://localhost:8501/"
+st.code(f"{base.split('?')[0]}?{query}" if query else base, language=None, wrap_lines=True)
+st.caption("The address carries the dataset, the criterion and the model settings: opening it shows the same view. "
+           "An uploaded file cannot travel in a link.")
+
+if not (require_table(ctx) and require_settings(ctx)):
+    st.stop()
+data_caption(ctx)
+table, settings = ctx.table, ctx.settings
+label = ctx.source_label
+
+
+def settings_payload() -> dict:
+    import importlib.metadata as md
+
+    versions = {}
+    for pkg in ("pymc", "pytensor", "arviz", "numpy", "pandas", "scipy", "nutpie", "streamlit", "plotly"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return {
+        "dataset": ctx.dataset.name if ctx.dataset is not None else None,
+        "source": table.source,
+        "criterion": ctx.criterion,
+        "data_hash": da.table_key(table),
+        "scale": table.scale.to_dict(),
+        "collapsed": ctx.collapsed,
+        "families": dict(table.families),
+        "excluded_pairs": [list(p) for p in table.self_family_pairs] if ctx.self_exclusion else [],
+        "fit_settings": settings.to_dict(),
+        "command_line": _command_line(),
+        "versions": {"python": platform.python_version(), **versions},
+    }
+
+
+def _command_line() -> str:
+    if ctx.dataset is None:
+        return "(an uploaded file: save it and pass its path as DATA)"
+    s = settings
+    parts = ["python -m simplex_core fit", ctx.dataset.name, "--out result.json --idata posterior.nc"]
+    if ctx.criterion:
+        parts.append(f"--criterion {ctx.criterion}")
+    if s.integrated:
+        parts.append("--integrated")
+    else:
+        parts += [f"--omega {s.omega:g}", f"--beta-max {s.beta_max:g}"]
+    if s.prior != "weight-propagation":
+        parts.append(f"--prior {s.prior}")
+    if s.delta != "inflation":
+        parts.append(f"--delta {s.delta if isinstance(s.delta, str) else ','.join(f'{x:g}' for x in s.delta)}")
+    if not s.self_exclusion:
+        parts.append("--no-self-exclusion")
+    parts += [f"--chains {s.chains}", f"--draws {s.draws}", f"--tune {s.tune}", f"--seed {s.seed}"]
+    return " ".join(parts)
+
+
+st.subheader("Settings")
+json_button(settings_payload, f"{label}-settings", label="Settings JSON", key="dl-settings")
+st.code(_command_line(), language="bash", wrap_lines=True)
+if ctx.collapsed:
+    st.caption("The analysis uses collapsed levels; the command line reads the full scale (collapse the file first).")
+
+st.subheader("Data")
+with guard("preparing the data downloads"):
+    c = st.columns(3)
+    with c[0]:
+        csv_button(table.frame, f"{label}-rows", label="Rows CSV", key="dl-x-rows")
+    with c[1]:
+        csv_button(lambda: da.distribution(table, da.table_key(table)), f"{label}-distribution", label="Score distribution CSV",
+                   key="dl-x-dist")
+    with c[2]:
+        csv_button(lambda: da.distribution_wide(table, da.table_key(table)), f"{label}-distribution-wide",
+                   label="Distribution (wide) CSV", key="dl-x-dist-wide", index=True)
+
+st.subheader(f"The fit ({fits.settings_label(settings)})")
+view = None
+with guard("looking up the fit"):
+    view = fits.get_fit(table, settings, submit=False)
+if view is None or not view.current:
+    st.info("The fit for these settings is not available yet: open the Rankings page to start it, then come back.",
+            icon=":material/hourglass_top:")
+elif not results.summaries_available():
+    st.info("Posterior summaries are not available in this build yet.")
+else:
+    with guard("preparing the fit downloads"):
+        key = view.result_key
+        r = view.result
+        if view.origin == "precomputed":
+            st.caption("This is the precomputed fit shipped with the app (thinned posterior).")
+        c = st.columns(3)
+        with c[0]:
+            netcdf_button(r.idata, f"{label}-posterior", key="dl-x-nc")
+        with c[1]:
+            json_button(lambda: results.result_json(r, key, view.counts, _command_line()), f"{label}-result", label="result.json",
+                        key="dl-x-result", help="The command line's result.json: candidates, pairwise, judges, diagnostics, settings")
+        with c[2]:
+            csv_button(lambda: results.candidate_table(r, key), f"{label}-posterior-summary", label="Candidate summary CSV",
+                       key="dl-x-summary")
+        c = st.columns(3)
+        with c[0]:
+            csv_button(lambda: results.rank_probability_table(r, key), f"{label}-rank-probabilities",
+                       label="Rank probabilities CSV", key="dl-x-rankprob", index=True)
+        with c[1]:
+            csv_button(lambda: results.pairwise_table(r, key), f"{label}-pairwise", label="Pairwise CSV", key="dl-x-pairwise",
+                       index=True)
+        with c[2]:
+            csv_button(lambda: results.judge_matrix_table(r, key), f"{label}-judge-matrices", label="Judge matrices CSV",
+                       key="dl-x-judges")
+        c = st.columns(3)
+        with c[0]:
+            csv_button(lambda: results.ppc_table(r, key, view.counts), f"{label}-ppc", label="Posterior predictive CSV",
+                       key="dl-x-ppc")
+        with c[1]:
+            csv_button(lambda: results.rank_draws(r, key), f"{label}-rank-draws", label="Rank draws CSV", key="dl-x-rankdraws")
+
+st.subheader("Baselines")
+with guard("preparing the baseline downloads"):
+    import pandas as pd
+
+    def baseline_table() -> pd.DataFrame:
+        out = []
+        for name, res in da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0].items():
+            s = res.summary()
+            s.insert(0, "method", name)
+            s.insert(1, "uses_labels", res.uses_labels)
+            out.append(s)
+        return pd.concat(out, ignore_index=True)
+
+    csv_button(baseline_table, f"{label}-baselines", label="Baselines CSV", key="dl-x-baselines")

@@ -1,0 +1,125 @@
+"""Guide: how to read each view, with the numbers that matter."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app_support.frame import page_frame
+from app_support.state import OMEGA_GRID
+
+page_frame()
+
+st.title("Guide")
+st.caption("How to read each page in a few sentences. The model is the one of “LLMs Judging LLMs: A Simplex Perspective” "
+           "(section 5 and appendix B).")
+
+st.header("The idea in one paragraph")
+st.markdown(
+    "A judge that scores answers on *M* levels is a set of *M* points on the probability simplex: point *m* is the "
+    "distribution of scores it gives when the true score is *m*. A candidate, seen through that judge, is a point "
+    "inside the judge's triangle (for 3 levels), and its **barycentric coordinates** in that triangle are its true-score "
+    "distribution π. Its **expected score** E = Σ v·π is what we rank on (rank 1 = best). We never see the judges' "
+    "points, only the candidates' points, so every ranking rests on assumptions about where the judges sit. The app "
+    "makes those assumptions explicit (ω and β_max), averages over what they leave open, and shows how much the "
+    "ranking moves when you change them.")
+
+st.header("Data", anchor="data")
+st.markdown(
+    "- One row per (item, candidate, judge) with the score. `true_score` (optional) is used only to evaluate methods "
+    "and by PPI, never by the model.\n"
+    "- **Families** say which models come from the same maker. With self-family exclusion on (the default), a judge's "
+    "scores of its own family are left out of the model and of every baseline, because judges tend to favour themselves.\n"
+    "- **Collapsing levels** (e.g. 1–5 → 3) trades detail for a clearer picture; the Simplex page always draws 3 levels.\n"
+    "- The distribution bars are the raw material: if two candidates' bars look the same to every judge, no method can "
+    "separate them.")
+
+st.header("Simplex", anchor="simplex")
+st.markdown(
+    "- Dots are candidates as one judge scored them (the observed share of each level). Hover for counts and *n*.\n"
+    "- Thin translucent triangles are posterior draws of the judge's three vertices; the bold triangle is their mean. "
+    "A tight bundle means the data pin the judge down; a spread bundle means they do not, and rankings inherit that doubt.\n"
+    "- Faint points are the candidates' posterior positions.\n"
+    "- Two levels: everything lies on a segment, and the ranking is the order along it wherever the judge's two "
+    "vertices sit, as long as the judge is not label-flipping (theorem 1). Binary truth with an abstain level: the "
+    "judge has two vertices in the 3-level simplex and is drawn as a segment.")
+
+st.header("Rankings: what a rank interval means", anchor="rankings")
+st.markdown(
+    "- A **95% rank interval** [lo, hi] holds the middle 95% of the candidate's posterior rank draws (2.5% and 97.5% "
+    "quantiles, inclusive integers). Under the model, its prior and the data, the candidate's rank lies in it with 95% "
+    "probability. A candidate with interval [1, 3] could be first, second or third; [1, 1] means first in essentially "
+    "every draw.\n"
+    "- Intervals that overlap do not mean “tied”: read the **pairwise** heatmap, P(row beats column) = the share of "
+    "draws where the row's expected score is higher. 0.5 is a coin flip; above 0.95 is a clear order.\n"
+    "- **P(best)** is the share of draws in which the candidate ranks first.\n"
+    "- The baselines answer a narrower question. Bootstrap and Bradley–Terry intervals cover sampling noise only "
+    "(resampling items), not doubt about the judges; simple average and single judge are points. PPI uses some gold "
+    "labels and is marked so: it is not a label-free competitor.\n"
+    "- With ground truth, **Spearman** measures how well a point ranking matches the truth and **coverage** the share of "
+    "candidates whose true rank falls inside the method's interval (a 95% interval should cover about 95%).")
+
+st.header("Sensitivity: ω and β_max", anchor="sensitivity")
+st.markdown(
+    "**ω (constancy violation).** With ω = 0 every judge treats every (non-self-family) candidate the same way "
+    "(strong constancy). With ω > 0 each candidate's true-score distribution, as a judge sees it, is pulled towards a "
+    "random direction Z by the weight W_k·R_j, where R_j ~ Beta(ωJ, J) and W_k ~ Beta(ωK, K). Each of these has mean "
+    "ω/(1 + ω), whatever J and K are:")
+rows = []
+for w in OMEGA_GRID:
+    m = w / (1 + w)
+    rows.append({"ω": f"{w:g}", "E[R_j] = E[W_k] = ω/(1+ω)": round(m, 3), "E[W_k·R_j] = (ω/(1+ω))²": round(m * m, 3)})
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")
+st.markdown(
+    "So “ω = 1 puts about half the weight on random effects, ω = 8 about 90%” (the paper's wording) is true of each "
+    "magnitude, R_j and W_k, taken alone: their means are 0.5 and 0.89. The weight actually applied to a (judge, "
+    "candidate) pair is the product W_k·R_j, whose mean is smaller: 0.25 at ω = 1 and 0.79 at ω = 8.\n\n"
+    "**β_max (judge quality).** β_max = 0 says nothing about judge quality beyond “not label-flipping”; larger values "
+    "say that judges mostly give the true score (each judge's own strength ρ_j ~ Beta(1, 1) scales it). The paper's "
+    "protocol: start at ω = 0, β_max = 5; sweep ω from 0 to 8 at β_max = 5; sweep β_max from 0 to 20 at ω = 0. "
+    "If the ranking barely moves (Spearman with the base ranking near 1), the conclusion does not hinge on these "
+    "assumptions. If it moves, narrow the plausible values with what you know about the judges, or get some gold labels.\n\n"
+    "**δ** sets the direction random effects push in: *inflation* (default, judges score too high, as self-preference "
+    "does), *deflation*, *central tendency*, *uniform*. **Integrated** mode puts flat hyperpriors on ω (0–8) and β_max "
+    "(0–20) and averages over them in one fit.")
+
+st.header("When to distrust a fit", anchor="distrust")
+st.markdown(
+    "- **Not converged.** The app checks the expected scores: R-hat ≤ 1.01, bulk effective sample size ≥ 400 and no "
+    "divergent transitions. Otherwise a warning says which check failed; the intervals may be wrong. Refit with more "
+    "draws.\n"
+    "- **Posterior predictive misfit.** If the fitted score distribution of a (judge, candidate) pair is far from the "
+    "observed one, the model cannot explain that pair: often a self-preference not covered by the families, or a "
+    "judge that treats one candidate differently. Raise ω, check the families, or drop that judge.\n"
+    "- **Ranks that move across the sweep.** The data alone do not settle the order (theorem 2: with 3 or more levels, "
+    "rankings are not identifiable without assumptions about the judges).\n"
+    "- **Judges that are not independent**, such as several prompts of one model: the model treats them as separate "
+    "witnesses and its intervals will be too narrow.\n"
+    "- **Few items per candidate.** With a few dozen items, sampling noise alone gives wide intervals; that is honest, "
+    "not a failure.")
+
+st.header("Geometry lab", anchor="geometry")
+st.markdown(
+    "Teaching views that need no data: barycentric coordinates as area ratios; the 2-level segment (theorem 1) and a "
+    "label-flipping judge; the 3-level flip of theorem 2, where moving the judge's vertices along Θ + hΔ keeps both "
+    "candidates inside the triangle yet swaps their expected-score order; and the augmented simplex, where a "
+    "candidate's height is its expected score.")
+
+st.header("Export", anchor="export")
+st.markdown(
+    "- Every table downloads as CSV and every figure as interactive HTML (PNG/SVG when the optional static exporter "
+    "is installed).\n"
+    "- The posterior downloads as NetCDF: `arviz.from_netcdf(path)` opens it, with named dimensions candidate, judge, "
+    "true_level and level.\n"
+    "- The settings download as JSON (everything needed to refit: data hash, scale, families, options, seed).\n"
+    "- The page address carries the dataset and the settings: copy it to share the exact view.\n"
+    "- The same analyses run from the command line: `python -m simplex_core fit DATA --out result.json` (see the README).")
+
+st.header("Speed and background fits")
+st.markdown(
+    "Moving ω or β_max starts a real fit in a separate process; its progress shows at the top of the page, with a "
+    "Cancel button, and the page stays usable meanwhile. "
+    "Every finished fit is kept in an on-disk cache, so any setting fitted before (by anyone, even before a restart) "
+    "comes back at once. After the first fit of a dataset is shown, the rest of the 5 × 5 grid of the paper's values "
+    "is fitted in the background (its progress and the time left show in the sidebar), so that every slider position "
+    "becomes instant.")

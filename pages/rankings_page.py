@@ -1,0 +1,143 @@
+"""Rankings: the posterior rank distributions beside the baselines; intervals, P(best), pairwise
+probabilities; Spearman and coverage per method when the data have ground truth."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app_support import data_access as da
+from app_support import fits, results
+from app_support.downloads import csv_button, show_figure
+from app_support.errors import guard
+from app_support.frame import page_frame
+from app_support.guide_links import guide_link
+from app_support.page_parts import data_caption, fit_header, require_settings, require_table, waiting_for_first_fit
+from app_support.sidebar import context
+
+page_frame()
+
+st.title("Rankings")
+guide_link("rankings")
+ctx = context()
+if not (require_table(ctx) and require_settings(ctx)):
+    st.stop()
+data_caption(ctx)
+table, settings = ctx.table, ctx.settings
+truth = da.truth_ranks(table)
+
+view = None
+with guard("preparing the fit"):
+    view = fits.get_fit(table, settings)
+    fit_header(view)
+
+baseline, baseline_failed = {}, {}
+with guard("running the baselines"):
+    baseline, baseline_failed = da.baseline_results(table, da.table_key(table), ctx.self_exclusion)
+    for name, why in baseline_failed.items():
+        st.caption(f"Baseline {name} could not run on these data: {why}")
+
+bayes = None
+if view is not None and view.result is not None and results.summaries_available():
+    with guard("summarising the posterior"):
+        bayes = results.bayesian_method_result(view.result, view.result_key)
+elif view is not None and view.result is None:
+    waiting_for_first_fit(view)
+
+methods = ({"bayesian": bayes} if bayes is not None else {}) | dict(baseline)
+
+# -- rank distributions -----------------------------------------------------------------------
+with guard("drawing the rank distributions"):
+    from simplex_core.evaluation import method_rank_draws
+    from simplex_core.figures import rank_boxplot_figure
+
+    if methods:
+        draws = method_rank_draws(methods)
+        if truth is not None:
+            order = list(truth.sort_values(kind="stable").index)
+            how = "ordered by true rank (black stars)"
+        elif bayes is not None:
+            med = draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median()
+            order = list(med.sort_values(kind="stable").index)
+            how = "ordered by posterior median rank"
+        else:
+            order = list((baseline.get("simple_average") or next(iter(baseline.values()))).ranks.sort_values(kind="stable").index)
+            how = "ordered by the simple average (the Bayesian fit is not ready yet)"
+        uses = {m: bool(r.uses_labels) for m, r in methods.items()}
+        singles = [m for m in methods if m.startswith("single_judge:")]
+        method_order = [m for m in methods if m not in singles] + singles
+        st.subheader("Rank distributions by method")
+        st.caption(f"Rank 1 = best; {how}. Boxes: 25–75% of the draws/replicates with the median; whiskers: the 95% "
+                   "rank interval. Points: methods without intervals. PPI is hollow: it uses gold labels.")
+        show_singles = st.toggle("Show every single judge", value=len(singles) <= 4, key="w_rank_singles")
+        shown = method_order if show_singles else [m for m in method_order if m not in singles]
+        fig = rank_boxplot_figure(draws[draws["method"].isin(shown)], order,
+                                  true_ranks=truth, uses_labels=uses, method_order=shown,
+                                  title=f"{ctx.source_label}: rank distributions ({fits.settings_label(view.result_settings) if bayes is not None else 'baselines only'})")
+        show_figure(fig, f"{ctx.source_label}-rank-distributions", key="fig-ranks",
+                    height=max(420, 60 + 46 * len(order) * (1 + len(shown) // 4)))
+        csv_button(draws, f"{ctx.source_label}-rank-draws", label="Rank draws CSV", key="dl-rank-draws")
+
+# -- intervals table ------------------------------------------------------------------------------
+if bayes is not None:
+    with guard("building the interval table"):
+        st.subheader("Posterior summary")
+        summary = results.candidate_table(view.result, view.result_key).copy()
+        if truth is not None:
+            summary["true_rank"] = summary["candidate"].map(truth)
+        st.dataframe(summary, hide_index=True, width="stretch", column_config={
+            "expected_score_mean": st.column_config.NumberColumn("E (mean)", format="%.3f"),
+            "expected_score_lo": st.column_config.NumberColumn("E 2.5%", format="%.3f"),
+            "expected_score_hi": st.column_config.NumberColumn("E 97.5%", format="%.3f"),
+            "rank_median": st.column_config.NumberColumn("rank (median)", format="%.1f"),
+            "rank_lo": st.column_config.NumberColumn("rank 2.5%"),
+            "rank_hi": st.column_config.NumberColumn("rank 97.5%"),
+            "p_best": st.column_config.ProgressColumn("P(best)", min_value=0.0, max_value=1.0, format="%.2f"),
+            "point_rank": st.column_config.NumberColumn("point rank", help="Rank of the posterior mean of E"),
+        })
+        csv_button(summary, f"{ctx.source_label}-posterior-summary", label="Summary CSV", key="dl-summary")
+
+# -- baselines' intervals -----------------------------------------------------------------------
+if baseline:
+    with guard("building the baseline table"), st.expander("Baselines: scores, ranks and intervals"):
+        rows = []
+        for name, res in baseline.items():
+            s = res.summary()
+            s.insert(0, "method", name + (" (uses labels)" if res.uses_labels else ""))
+            rows.append(s)
+        btable = pd.concat(rows, ignore_index=True)
+        st.dataframe(btable, hide_index=True, width="stretch")
+        st.caption("Scores mean different things per method: mean score (single judge, simple average, bootstrap), "
+                   "log-ability (Bradley–Terry), estimated mean true score on [0, 1] (PPI).")
+        csv_button(btable, f"{ctx.source_label}-baselines", label="Baselines CSV", key="dl-baselines")
+
+# -- pairwise -----------------------------------------------------------------------------------
+if bayes is not None:
+    with guard("drawing the pairwise probabilities"):
+        from simplex_core.figures import pairwise_heatmap_figure
+
+        st.subheader("Who beats whom")
+        st.caption("P(row beats column) = the share of posterior draws in which the row's expected score is higher.")
+        pw = results.pairwise_table(view.result, view.result_key)
+        order_pw = list(results.candidate_table(view.result, view.result_key)["candidate"])
+        fig = pairwise_heatmap_figure(pw, title="P(row beats column)", order=order_pw)
+        show_figure(fig, f"{ctx.source_label}-pairwise", key="fig-pairwise", height=max(420, 40 * len(order_pw) + 160))
+        csv_button(pw, f"{ctx.source_label}-pairwise", label="Pairwise CSV", key="dl-pairwise", index=True)
+
+# -- evaluation against the truth -------------------------------------------------------------------
+if truth is not None and methods:
+    with guard("scoring the methods against the ground truth"):
+        from simplex_core.evaluation import evaluate_results
+
+        st.subheader("Against the ground truth")
+        ev = evaluate_results(methods, truth)
+        ev["method"] = [m + (" (uses labels)" if u else "") for m, u in zip(ev["method"], ev["uses_labels"])]
+        st.dataframe(ev.drop(columns="uses_labels"), hide_index=True, width="stretch", column_config={
+            "spearman": st.column_config.NumberColumn("Spearman with the truth", format="%.3f"),
+            "coverage": st.column_config.NumberColumn("Coverage of the true rank", format="%.2f"),
+        })
+        st.caption("Spearman: agreement of the point ranking with the true ranking (mean true_score). Coverage: share "
+                   "of candidates whose true rank is inside the method's 95% interval (a method without intervals covers "
+                   "a candidate only when its point rank is exactly right). PPI uses gold labels: not a label-free competitor. "
+                   "Intervals for these figures: `python -m simplex_core evaluate`.")
+        csv_button(ev, f"{ctx.source_label}-evaluation", label="Evaluation CSV", key="dl-evaluation")

@@ -1,0 +1,376 @@
+"""AppTest smoke and behaviour tests of the Streamlit app (no browser).
+
+Fits run small (``SIMPLEX_JUDGE_FAST=1``: 2 chains × 200 draws) and the background grid is off, so
+the suite does not fill the machine with fits; every test cancels what it left queued.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGES = ["data", "simplex", "rankings", "sensitivity", "geometry_lab", "guide", "export"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _app_env():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SIMPLEX_JUDGE_FAST", "1")
+        mp.setenv("SIMPLEX_JUDGE_BACKGROUND_GRID", "0")
+        mp.setenv("SIMPLEX_JUDGE_WARM_WORKER", "0")  # start the fit process only when a test needs a fit
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _cancel_leftover_fits():
+    yield
+    from app_support.fits import fit_manager
+
+    manager = fit_manager()
+    for job in manager.jobs():
+        if not job.is_final:
+            manager.cancel(job.job_id)
+
+
+def new_app(query: dict | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def texts(at) -> str:
+    parts = [e.value for e in at.markdown] + [e.value for e in at.caption] + [e.value for e in at.info]
+    parts += [e.value for e in at.warning] + [e.value for e in at.error] + [e.value for e in at.success]
+    return "\n".join(str(p) for p in parts)
+
+
+def assert_clean(at, *, allow_errors: bool = False) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    if not allow_errors:
+        assert not at.error, [e.value for e in at.error]
+
+
+# -- every page ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_without_exception_on_the_default_dataset(page):
+    at = new_app()
+    at.switch_page(f"pages/{page}_page.py").run()
+    assert_clean(at)
+    assert at.title and at.title[0].value  # the page drew its title, not only the sidebar
+
+
+@pytest.mark.parametrize("dataset", ["hanna", "topical-chat", "wildbench-v2", "triviaqa-v2"])
+@pytest.mark.parametrize("page", ["data", "simplex", "rankings"])
+def test_pages_run_on_the_other_builtin_datasets(dataset, page):
+    at = new_app({"data": dataset})
+    assert at.session_state["w_dataset"] == dataset
+    at.switch_page(f"pages/{page}_page.py").run()
+    if dataset == "wildbench-v2" and page != "data":
+        # WildBench's gpt-3.5 answers are judged only by GPT-4-family judges: with self-family exclusion on
+        # (the default) the model has nothing to go on, and the page says so and what to do.
+        assert not at.exception
+        assert len(at.error) == 1 and "switch self-family exclusion off" in at.error[0].value
+    else:
+        assert_clean(at)
+
+
+def test_switching_self_family_exclusion_off_makes_wildbench_fittable():
+    at = new_app({"data": "wildbench-v2", "self_exclusion": "0"})
+    assert at.session_state["w_self_exclusion"] is False
+    at.switch_page("pages/rankings_page.py").run()
+    assert_clean(at)
+
+
+def test_the_topical_chat_licence_warning_shows_wherever_the_dataset_appears():
+    from simplex_core.datasets import get_dataset
+
+    warning = get_dataset("topical-chat").licence_warning
+    assert warning
+    at = new_app({"data": "topical-chat"})
+    for page in ("data", "rankings", "simplex", "sensitivity", "export"):
+        at.switch_page(f"pages/{page}_page.py").run()
+        shown = [w.value for w in at.warning]
+        assert any(warning in w for w in shown), (page, shown)
+
+
+# -- data page ----------------------------------------------------------------------------------
+
+def test_a_malformed_upload_shows_the_problems_in_plain_words():
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("scores.csv", b"question,model,grade\nq1,a,5\n", "text/csv")).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1
+    assert "Missing required columns 'item', 'candidate', 'judge', 'score'; found 'question', 'model', 'grade'" in errors[0]
+    assert "Traceback" not in errors[0]
+
+
+def test_an_upload_with_bad_scores_lists_every_problem_with_its_rows():
+    bad = b"item,candidate,judge,score\nq1,a,j,1\nq1,b,j,oops\nq2,a,j,1\nq2,b,j,\nq3,a,j,x\n"
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("bad.csv", bad, "text/csv")).run()
+    assert not at.exception
+    err = at.error[0].value
+    assert "non-numeric values 'oops', 'x' in rows 2, 5" in err
+
+
+def test_a_valid_upload_replaces_the_dataset_and_survives_a_page_switch():
+    from simplex_core.data import template_frame
+
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("mine.csv", template_frame().to_csv(index=False).encode(), "text/csv")).run()
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Candidates"] == "2" and metrics["Judges"] == "2" and metrics["Items"] == "2"
+    at.switch_page("pages/guide_page.py").run()
+    at.switch_page("pages/data_page.py").run()
+    assert {m.label: m.value for m in at.metric}["Judgments"] == "8"
+
+
+def test_collapsing_levels_for_the_analysis_changes_the_scale():
+    at = new_app({"data": "hanna"})
+    at.switch_page("pages/data_page.py").run()
+    assert "5 levels" in texts(at)
+    at.toggle(key="w_collapse_on").set_value(True).run()
+    assert_clean(at)
+    assert "**in use**" in texts(at)
+    # the rest of the app now works on 3 levels
+    at.switch_page("pages/simplex_page.py").run()
+    assert_clean(at)
+    assert "collapsed" in texts(at)
+
+
+def test_a_mapping_that_skips_a_level_is_refused_in_plain_words():
+    at = new_app({"data": "hanna"})
+    at.switch_page("pages/data_page.py").run()
+    box = next(t for t in at.text_input if t.key.startswith("w_collapse_text_"))
+    box.set_value("1:1, 2:1, 3:2, 4:3").run()
+    assert not at.exception
+    assert any("say where levels 5 go" in e.value for e in at.error)
+
+
+# -- URL and settings ---------------------------------------------------------------------------
+
+def test_the_url_chooses_dataset_and_settings_and_is_written_back():
+    at = new_app({"data": "hanna", "criterion": "empathy", "omega": "2", "beta_max": "10"})
+    assert at.session_state["w_dataset"] == "hanna"
+    assert at.session_state["w_criterion"] == "empathy"
+    assert at.session_state["w_omega"] == 2.0 and at.session_state["w_beta_max"] == 10.0
+    assert at.query_params["omega"] == ["2"] or at.query_params["omega"] == "2"
+    assert_clean(at)
+
+
+def test_an_invalid_url_value_is_ignored_and_said():
+    at = new_app({"omega": "banana", "data": "no-such-dataset"})
+    assert at.session_state["w_omega"] == 0.0
+    notes = " ".join(c.value for c in at.caption)
+    assert "omega='banana' is not valid here and was ignored" in notes
+    assert "data='no-such-dataset'" in notes
+
+
+def test_an_off_grid_url_value_turns_on_the_continuous_sliders():
+    at = new_app({"omega": "0.5"})
+    assert at.session_state["w_off_grid"] is True
+    assert at.session_state["w_omega_free"] == 0.5
+
+
+def test_a_bad_custom_delta_is_a_plain_message():
+    at = new_app()
+    at.session_state["w_delta"] = "custom"
+    at.session_state["w_delta_custom"] = "1, two"
+    at.run()
+    assert not at.exception
+    assert any("δ must be numbers separated by commas" in e.value for e in at.error)
+
+
+# -- geometry lab --------------------------------------------------------------------------------
+
+def test_the_flip_slider_reverses_the_expected_score_order():
+    at = new_app()
+    at.switch_page("pages/geometry_lab_page.py").run()
+    h = at.slider(key="w_lab_h")
+    verdicts = {}
+    for sign in (1, -1):
+        h.set_value(sign * abs(h.value)).run()
+        text = texts(at)
+        verdicts[sign] = "candidate 1 ranks higher" in text, "candidate 2 ranks higher" in text
+    assert verdicts[1] != verdicts[-1] and all(any(v) for v in verdicts.values())
+
+
+def test_a_label_flipping_segment_judge_is_called_out():
+    at = new_app()
+    at.switch_page("pages/geometry_lab_page.py").run()
+    at.slider(key="w_lab_t1").set_value(0.8)
+    at.slider(key="w_lab_t2").set_value(0.3).run()
+    assert any("Label-flipping judge" in e.value for e in at.error)
+
+
+# -- fits -----------------------------------------------------------------------------------------
+
+def _bayes_boxes(at) -> dict:
+    """Candidate -> the Bayesian rank draws' quartiles, read from the rank figure's data."""
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    out = {}
+    for trace in fig["data"]:
+        if str(trace.get("name", "")).startswith("bayesian"):
+            out[trace["name"]] = (trace.get("x"), trace.get("y"), trace.get("q1"), trace.get("median"))
+    return out
+
+
+def test_moving_omega_queues_a_refit_and_keeps_showing_the_last_result():
+    """The refit's completion (figure data changing) is checked in the real browser test."""
+    import shutil
+
+    from app_support.sidebar import sampler_sizes
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.fit_cache import FitCache
+    from simplex_core.model import FitSettings
+
+    counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
+    shutil.rmtree(FitCache().path(counts, FitSettings(omega=4.0, **sampler_sizes())), ignore_errors=True)
+    at = new_app()
+    at.switch_page("pages/rankings_page.py").run()
+    assert_clean(at)
+    before = _bayes_boxes(at)
+    assert before, "the default view should show the Bayesian ranking at once (precomputed)"
+    at.select_slider(key="w_omega").set_value(4.0).run()
+    assert_clean(at)
+    text = texts(at)
+    assert "Fitting ω = 4, β_max = 5" in text
+    assert "Showing the previous fit (ω = 0, β_max = 5) while ω = 4, β_max = 5 is fitted." in text
+    assert _bayes_boxes(at) == before  # the page stays usable with the last result
+    assert at.query_params["omega"] in (["4"], "4")  # the link already carries the new setting
+
+
+@pytest.mark.slow
+def test_a_cancelled_fit_says_so_and_can_be_restarted():
+    import shutil
+
+    from app_support.sidebar import sampler_sizes
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.fit_cache import FitCache
+    from simplex_core.model import FitSettings
+
+    # make sure this setting is not in the disk cache, so that there is a fit to cancel
+    counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
+    shutil.rmtree(FitCache().path(counts, FitSettings(beta_max=20.0, **sampler_sizes())), ignore_errors=True)
+    at = new_app()
+    at.switch_page("pages/rankings_page.py").run()
+    at.select_slider(key="w_beta_max").set_value(20.0).run()
+    assert "Fitting ω = 0, β_max = 20" in texts(at)
+    next(b for b in at.button if b.label == "Cancel this fit").click().run()
+    assert not at.exception
+    assert any("was cancelled" in w.value for w in at.warning)
+    at.run()  # a cancelled fit is not restarted behind the user's back...
+    assert any("was cancelled" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == "Fit it again").click().run()
+    assert "Fitting ω = 0, β_max = 20" in texts(at)  # ... but on request
+
+
+def test_showing_a_first_fit_queues_the_rest_of_the_grid_in_the_background(monkeypatch):
+    monkeypatch.setenv("SIMPLEX_JUDGE_BACKGROUND_GRID", "1")
+    from app_support.fits import fit_manager
+    from simplex_core.fit_jobs import BACKGROUND
+
+    at = new_app()  # the default view: the precomputed fit is shown, so the grid starts
+    assert_clean(at)
+    groups = {j.group for j in fit_manager().jobs() if j.group and j.group.startswith("grid:")}
+    assert len(groups) == 1
+    jobs = fit_manager().jobs(groups.pop())
+    assert len(jobs) == 24 and all(j.priority == BACKGROUND for j in jobs)
+    assert {j.label for j in jobs} == {f"ω = {o:g}, β_max = {b:g}" for o in (0, 1, 2, 4, 8) for b in (0, 1, 5, 10, 20)} - {"ω = 0, β_max = 5"}
+    sidebar = " ".join(m.value for m in at.sidebar.markdown)
+    assert "Background grid" in sidebar
+    at.run()  # a rerun does not queue the grid twice
+    assert len(fit_manager().jobs(jobs[0].group)) == 24
+    progress = fit_manager().group_progress(jobs[0].group)
+    assert progress.total == 24 and progress.done + progress.running + progress.queued == 24
+
+
+# -- the precomputed default result ---------------------------------------------------------------
+
+def test_opening_the_app_shows_the_precomputed_fit_without_fitting():
+    from app_support import precomputed
+
+    if precomputed.load() is None:
+        pytest.fail("assets/precomputed/ is missing: run scripts/precompute_default.py")
+    at = new_app()
+    assert_clean(at)
+    assert "precomputed with the app" in texts(at)
+    assert "Fitting" not in texts(at)
+    assert _bayes_boxes(at)  # the Bayesian rank distributions are on the first page
+
+
+def test_the_precomputed_assets_are_small_and_describe_themselves():
+    from app_support.precomputed import ASSETS, META_FILE, POSTERIOR_FILE
+
+    meta = json.loads((ASSETS / META_FILE).read_text())
+    assert (ASSETS / POSTERIOR_FILE).stat().st_size < 5e6
+    from simplex_core import datasets
+
+    assert meta["dataset"] == datasets.DEFAULT_DATASET
+    assert meta["criterion"] == datasets.get_dataset(meta["dataset"]).default_criterion
+    assert meta["data_hash"] == datasets.load_dataset(meta["dataset"]).data_hash()
+    assert {c["candidate"] for c in meta["candidates"]} == set(datasets.load_dataset(meta["dataset"]).candidates)
+
+
+@pytest.mark.slow
+def test_the_precomputed_result_agrees_with_a_fresh_fit():
+    """E_k means within Monte Carlo error, rank intervals within 1, for a fresh fit with another seed."""
+    import arviz as az
+    import pandas as pd
+
+    from app_support.precomputed import load
+    from simplex_core import datasets, summaries
+    from simplex_core.data import count_tensor
+    from simplex_core.inference import fit_model
+
+    pre = load()
+    assert pre is not None
+    table = datasets.load_dataset(pre.meta["dataset"])
+    settings = pre.settings.replace(seed=pre.settings.seed + 1, chains=2, draws=600, tune=600)
+    fresh = fit_model(count_tensor(table, self_exclusion=settings.self_exclusion), settings)
+    a = pd.DataFrame(pre.meta["candidates"]).set_index("candidate")
+    b = summaries.candidate_summary(fresh.idata).set_index("candidate").loc[a.index]
+    mcse_a = az.mcse(pre.idata, var_names=["expected_score"])["expected_score"].to_series()
+    mcse_b = az.mcse(fresh.idata, var_names=["expected_score"])["expected_score"].to_series()
+    tolerance = 4 * np.sqrt(mcse_a.loc[a.index] ** 2 + mcse_b.loc[a.index] ** 2) + 1e-3
+    gap = (a["expected_score_mean"] - b["expected_score_mean"]).abs()
+    assert (gap <= tolerance).all(), pd.DataFrame({"gap": gap, "tolerance": tolerance})
+    assert ((a["rank_lo"] - b["rank_lo"]).abs() <= 1).all()
+    assert ((a["rank_hi"] - b["rank_hi"]).abs() <= 1).all()
+
+
+def test_the_export_files_of_the_default_fit_open_again(tmp_path):
+    """What the Export page's buttons produce: NetCDF that ArviZ reads back, JSON-able result.json."""
+    import arviz as az
+
+    from app_support.downloads import netcdf_bytes
+    from app_support.precomputed import load
+    from simplex_core import datasets, summaries
+    from simplex_core.data import count_tensor
+
+    pre = load()
+    table = datasets.load_dataset(pre.meta["dataset"])
+    counts = count_tensor(table, self_exclusion=True)
+    path = tmp_path / "posterior.nc"
+    path.write_bytes(netcdf_bytes(pre.idata))
+    back = az.from_netcdf(str(path))
+    np.testing.assert_array_equal(back.posterior["expected_score"].values, pre.idata.posterior["expected_score"].values)
+    doc = json.loads(json.dumps(summaries.result_json(pre, command_line="test", counts=counts)))
+    assert [c["candidate"] for c in doc["candidates"]] == list(summaries.candidate_summary(pre)["candidate"])
+    assert doc["diagnostics"]["converged"] is True

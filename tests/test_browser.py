@@ -1,0 +1,216 @@
+"""The running app in a real browser: ``streamlit run app.py`` driven by Playwright in Debian's Chromium.
+
+Visits every page (no exception box, a screenshot each under ``tests/artifacts/screenshots/``),
+moves the ω slider and waits until the ranking figure's data change after the refit, and uploads a
+malformed CSV to check the plain message. Skipped, with the reason printed, when
+``/usr/bin/chromium`` or the ``playwright`` package is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = ROOT / "tests" / "artifacts" / "screenshots"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+# (screenshot name, address, whether the page draws a Plotly figure at once)
+PAGES = [("rankings", "", True), ("data", "data", True), ("simplex", "simplex", True), ("sensitivity", "sensitivity", True),
+         ("geometry", "geometry", True), ("guide", "guide", False), ("export", "export", False)]
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _skip_reason() -> str | None:
+    if not CHROMIUM.exists():
+        return "Debian's Chromium (/usr/bin/chromium) is not installed: apt-get install chromium"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError("streamlit did not become healthy")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    reason = _skip_reason()
+    if reason:
+        print(f"SKIP browser tests: {reason}")
+        pytest.skip(reason)
+    port = _free_port()
+    cache = tmp_path_factory.mktemp("fit-cache")  # a fresh cache: the ω move must really refit
+    # Small fits; no background grid (it would keep both cores busy for the rest of the tests: the grid is
+    # checked by tests/test_app.py and tests/test_fit_jobs.py).
+    env = dict(os.environ, SIMPLEX_JUDGE_FAST="1", SIMPLEX_JUDGE_CACHE=str(cache), SIMPLEX_JUDGE_BACKGROUND_GRID="0",
+               PYTHONUNBUFFERED="1")
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                 "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+                                cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        text = log.read_text(errors="replace")
+        # The app logs failures with tracebacks server-side (never on the page): show them when a test fails.
+        print("---- streamlit log (tail) ----\n" + text[-4000:])
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def _settle(page, timeout: float = 60) -> None:
+    """Wait until the page title is drawn and Streamlit has finished the run."""
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout * 1000)
+    end = time.monotonic() + timeout
+    quiet = 0
+    while time.monotonic() < end and quiet < 3:
+        running = page.locator('[data-testid="stStatusWidget"]').count()
+        quiet = quiet + 1 if running == 0 else 0
+        time.sleep(0.5)
+
+
+def _shot(page, name: str) -> None:
+    """Screenshot of the whole page: Streamlit scrolls inside its main block, so grow the viewport first."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate("() => Math.max(...Array.from(document.querySelectorAll('[data-testid=\"stMain\"], "
+                           "[data-testid=\"stMainBlockContainer\"]')).map(e => e.scrollHeight), 800)")
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": min(int(height) + 120, 12000)})
+    time.sleep(1.0)  # let the charts resize
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(size)
+
+
+def _no_exception_box(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').first.inner_text()
+    assert "Traceback" not in page.locator('[data-testid="stMain"]').inner_text()
+
+
+def _figure_data(page, title_part: str) -> str | None:
+    """The data of the first Plotly figure whose title contains ``title_part`` (JSON text)."""
+    return page.evaluate(
+        """(part) => {
+            for (const d of document.querySelectorAll('.js-plotly-plot')) {
+                const t = (d.layout && d.layout.title && (d.layout.title.text || d.layout.title)) || '';
+                if (String(t).includes(part)) {
+                    return JSON.stringify(d.data);  // box traces carry their quartiles (q1, median, ...), not x
+                }
+            }
+            return null;
+        }""", title_part)
+
+
+def test_every_page_renders_without_an_exception(server, page):
+    for name, path, has_figure in PAGES:
+        page.goto(f"{server}/{path}")
+        _settle(page)
+        if has_figure:
+            page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+        time.sleep(3)  # let the remaining charts draw
+        _no_exception_box(page)
+        _shot(page, name)
+
+
+def test_opening_the_app_shows_a_fitted_ranking_at_once(server, page):
+    page.goto(server)
+    _settle(page)
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(d => d.data && d.data.some(t => String(t.name).startsWith('bayesian')))",
+        timeout=30_000)
+    assert "Fitting" not in page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_moving_omega_refits_and_changes_the_ranking_figure(server, page):
+    page.goto(server)  # Rankings is the default page (its address is the root)
+    _settle(page)
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(d => d.data && d.data.some(t => String(t.name).startsWith('bayesian')))",
+        timeout=60_000)
+    before = _figure_data(page, "rank distributions")
+    assert before is not None and "ω = 0" in page.locator('[data-testid="stMain"]').inner_text()
+    # Streamlit's slider thumb is a visually hidden <input type="range"> labelled with the widget's label
+    slider = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label^="ω"]')
+    slider.focus()
+    page.keyboard.press("ArrowRight")  # ω: 0 -> 1
+    assert page.wait_for_selector("text=ω = 1", timeout=60_000)
+    _shot(page, "rankings-refitting")
+    deadline = time.monotonic() + 900
+    after = before
+    while time.monotonic() < deadline:
+        text = page.locator('[data-testid="stMain"]').inner_text()
+        after = _figure_data(page, "rank distributions")
+        if after is not None and after != before and "Fitting ω = 1" not in text and "Showing the previous fit" not in text:
+            break
+        time.sleep(3)
+    assert after != before, "the ranking figure did not change after the refit"
+    _no_exception_box(page)
+    _shot(page, "rankings-omega-1")
+    assert "omega=1" in page.url  # the link carries the new setting
+
+
+def test_a_malformed_upload_shows_a_plain_message(server, page):
+    page.goto(f"{server}/data")
+    _settle(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"question,model,grade\nq1,a,5\n"}])
+    page.wait_for_selector("text=Missing required columns", timeout=60_000)
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    assert "found 'question', 'model', 'grade'" in text
+    _no_exception_box(page)
+    _shot(page, "data-malformed-upload")
