@@ -1,0 +1,140 @@
+"""The fast path (engine ``'fast'``: hand-written numba density driven by nutpie) is the PyMC model.
+
+``simplex_core/fast_density.py`` keeps PyMC's parameterisation, so its log density must equal the
+PyMC model's ``logp`` up to one additive constant at every point, with the same gradient, for every
+scale shape, with and without random effects, with excluded pairs; and a fit with the fast engine
+must give the posterior of the plain PyMC model up to Monte Carlo error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simplex_core.data import Counts
+from simplex_core.model import ENGINES, FitSettings, build_model
+from simplex_core.scale import Scale
+
+fast_density = pytest.importorskip("simplex_core.fast_density")
+
+
+def _counts(scale: Scale, J: int, K: int, n: int, seed: int, exclude: tuple[tuple[int, int], ...] = ()) -> Counts:
+    rng = np.random.default_rng(seed)
+    M = scale.n_levels
+    N = np.stack([[rng.multinomial(n, rng.dirichlet(np.ones(M))) for _ in range(K)] for _ in range(J)])
+    included = np.ones((J, K), dtype=bool)
+    for j, k in exclude:
+        included[j, k] = False
+    judges = tuple(f"judge{j}" for j in range(J))
+    cands = tuple(f"cand{k}" for k in range(K))
+    return Counts(N=N.astype(np.int64), included=included, judges=judges, candidates=cands, scale=scale,
+                  excluded_pairs=tuple((judges[j], cands[k]) for j, k in exclude))
+
+
+BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
+CASES = [
+    # (id, scale, J, K, settings)
+    ("binary+abstain, omega 2", BINARY_ABSTAIN, 2, 4, FitSettings(omega=2.0, beta_max=5.0, delta="uniform")),
+    ("binary+abstain, omega 0", BINARY_ABSTAIN, 2, 4, FitSettings(omega=0.0, beta_max=5.0)),
+    ("square 2 levels, omega 1", Scale((0.0, 1.0)), 3, 3, FitSettings(omega=1.0, beta_max=0.0, delta="inflation")),
+    ("square 3 levels, omega 4", Scale((1.0, 2.0, 3.0)), 2, 3, FitSettings(omega=4.0, beta_max=10.0, delta="central")),
+    ("square 5 levels, omega 0", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 2, 3, FitSettings(omega=0.0, beta_max=5.0)),
+    ("5 observed, 3 true, omega 2", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
+     FitSettings(omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0))),
+]
+
+
+@pytest.mark.parametrize("name, scale, J, K, settings", CASES, ids=[c[0] for c in CASES])
+def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
+    counts = _counts(scale, J, K, n=40, seed=len(name), exclude=((0, 0),))
+    model = build_model(counts, settings)
+    logp_fn = model.compile_logp()
+    dlogp = model.compile_dlogp()
+    rng = np.random.default_rng(1)
+    base = model.initial_point()
+    offsets = []
+    for _ in range(5):
+        point = {k: v + rng.normal(0.0, 1.5, size=np.shape(v)) for k, v in base.items()}
+        x = fast_density.flat_from_pymc_point(point, counts, settings)
+        lp, grad = fast_density.logp_and_grad(counts, settings, x)
+        offsets.append(lp - float(logp_fn(point)))
+        flat = dlogp(point)
+        grads, start = {}, 0
+        for v in model.value_vars:
+            shape = np.shape(point[v.name])
+            size = int(np.prod(shape))
+            grads[v.name] = flat[start:start + size].reshape(shape)
+            start += size
+        expected = fast_density.flat_from_pymc_point(grads, counts, settings)
+        np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
+    # one constant (the dropped normalising constants) at every point
+    assert np.ptp(offsets) < 1e-7 * max(1.0, abs(offsets[0]))
+
+
+def test_no_random_effect_coordinates_at_omega_zero():
+    counts = _counts(BINARY_ABSTAIN, 2, 4, n=10, seed=0)
+    n0 = fast_density.n_unconstrained(counts, FitSettings(omega=0.0))
+    n2 = fast_density.n_unconstrained(counts, FitSettings(omega=2.0))
+    # Z (K × (T−1)), R (J), W (K) exist only with random effects
+    assert n2 - n0 == 4 * 1 + 2 + 4
+    model = build_model(counts, FitSettings(omega=0.0))
+    assert n0 == sum(int(np.prod(np.shape(v))) for v in model.initial_point().values())
+
+
+def test_excluded_pairs_do_not_enter_the_density():
+    counts = _counts(Scale((1.0, 2.0, 3.0)), 2, 3, n=30, seed=3, exclude=((1, 2),))
+    settings = FitSettings(omega=2.0, delta="uniform")
+    changed_N = counts.N.copy()
+    changed_N[1, 2] = [0, 0, 99]
+    changed = Counts(N=changed_N, included=counts.included, judges=counts.judges, candidates=counts.candidates,
+                     scale=counts.scale, excluded_pairs=counts.excluded_pairs)
+    x = np.random.default_rng(0).normal(size=fast_density.n_unconstrained(counts, settings))
+    a, ga = fast_density.logp_and_grad(counts, settings, x)
+    b, gb = fast_density.logp_and_grad(changed, settings, x)
+    assert a == b
+    np.testing.assert_array_equal(ga, gb)
+    # an included pair's counts do change it
+    changed_N[0, 2] = [0, 0, 99]
+    c, _ = fast_density.logp_and_grad(
+        Counts(N=changed_N, included=counts.included, judges=counts.judges, candidates=counts.candidates,
+               scale=counts.scale, excluded_pairs=counts.excluded_pairs), settings, x)
+    assert c != a
+
+
+def test_unsupported_settings_are_refused():
+    counts = _counts(BINARY_ABSTAIN, 2, 3, n=10, seed=0)
+    assert not fast_density.supports(FitSettings(prior="diagonal"))
+    assert not fast_density.supports(FitSettings(integrated=True))
+    with pytest.raises(ValueError, match="weight-propagation prior with fixed omega and beta_max"):
+        fast_density.build_buffer(counts, FitSettings(prior="mixing"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("fast" not in ENGINES, reason="engine 'fast' is not wired into fit_model yet")
+def test_fast_posterior_matches_pymc_posterior():
+    """Monte Carlo check: the fast engine and PyMC's own NUTS on the plain PyMC model agree on E_k."""
+    from simplex_core.inference import fit_model
+
+    scale = Scale((1.0, 2.0, 3.0))
+    rng = np.random.default_rng(7)
+    pi = np.array([[0.6, 0.3, 0.1], [0.3, 0.4, 0.3], [0.1, 0.3, 0.6]])
+    theta = np.array([[0.8, 0.15, 0.05], [0.1, 0.8, 0.1], [0.05, 0.15, 0.8]])
+    N = np.stack([[rng.multinomial(60, p @ theta) for p in pi] for _ in range(2)]).astype(np.int64)
+    counts = Counts(N=N, included=np.ones((2, 3), dtype=bool), judges=("a", "b"), candidates=("x", "y", "z"),
+                    scale=scale)
+    base = FitSettings(omega=1.0, beta_max=5.0, delta="uniform", chains=2, draws=1500, tune=1000, seed=3)
+    fast = fit_model(counts, base.replace(engine="fast"))
+    ref = fit_model(counts, base.replace(engine="pymc", draws=1000, tune=1000))
+    for res in (fast, ref):
+        assert res.diagnostics.max_rhat < 1.02
+    import arviz as az
+
+    for var in ("expected_score", "rho"):
+        a = fast.idata.posterior[var]
+        b = ref.idata.posterior[var]
+        se = np.sqrt(az.mcse(fast.idata.posterior[[var]])[var].values ** 2
+                     + az.mcse(ref.idata.posterior[[var]])[var].values ** 2)
+        z = np.abs(a.mean(("chain", "draw")).values - b.mean(("chain", "draw")).values) / se
+        assert np.all(z < 4.5), (var, z)
+        # spreads agree too (posterior SDs within 20 %)
+        np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
