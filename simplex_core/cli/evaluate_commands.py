@@ -1,0 +1,267 @@
+"""``evaluate`` and ``experiment``: the paper's comparison of ranking methods from the command line.
+
+``python -m simplex_core evaluate DATA --out table.csv [--methods ...] [--ci-resamples 50]
+[--bayes-ci-resamples N] [--seed 0] [--chains 2 --draws 500 --tune 500]`` runs the baselines and
+the Bayesian model on DATA, compares each method's ranking with the true ranking (mean
+``true_score``), and writes one row per method with columns ``method, uses_labels, spearman,
+spearman_lo, spearman_hi, coverage, coverage_lo, coverage_hi``; a readable table goes to stdout.
+
+``python -m simplex_core experiment self-preference|priors DATA --out FILE.csv`` runs the paper's
+stress experiments (appendix E): the same columns plus ``setting`` (and a few extra columns, see
+:mod:`simplex_core.experiments`).
+
+Data without ground truth exits with status 2 and says so, before anything is fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from . import UsageError, add_data_options, load_data_from_args
+
+METHOD_HELP = (
+    "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
+    "single_judge:<judge>, simple_average, bootstrap, bradley_terry, ppi_5, ppi_10; or the groups "
+    "'baselines' and 'all' (default: all)"
+)
+
+
+def _add_fit_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Bayesian fit size (trade time for precision)")
+    g.add_argument("--chains", type=int, default=2, help="MCMC chains per fit (default 2)")
+    g.add_argument("--draws", type=int, default=500, help="kept draws per chain (default 500)")
+    g.add_argument("--tune", type=int, default=500, help="warm-up iterations per chain (default 500)")
+    g.add_argument("--fit-seed", type=int, default=0, help="seed of every fit (default 0)")
+    g.add_argument("--fit-cache", metavar="DIR", help="keep fits on disk in DIR and reuse them in later runs")
+
+
+def _add_common(p: argparse.ArgumentParser, default_ci: int) -> None:
+    add_data_options(p)
+    p.add_argument("--out", required=True, metavar="FILE.csv", help="where to write the table (CSV)")
+    p.add_argument("--ci-resamples", type=int, default=default_ci,
+                   help=f"item resamples for the 95%% intervals of Spearman and coverage (default {default_ci}; 0 = none)")
+    p.add_argument("--bayes-ci-resamples", type=int, default=None, metavar="N",
+                   help="item resamples for the Bayesian methods' intervals (default: --ci-resamples); each is a full fit")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling and the baselines (default 0)")
+    p.add_argument("--no-self-exclusion", action="store_true",
+                   help="keep self-family (judge, candidate) pairs (every method; default: excluded)")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    _add_fit_options(p)
+
+
+def register(subparsers) -> None:
+    """Add the ``evaluate`` and ``experiment`` subcommands."""
+    ev = subparsers.add_parser(
+        "evaluate", help="compare ranking methods with the ground truth (Spearman, coverage)",
+        description="Run the baselines and the Bayesian model on DATA (which needs a true_score column) and "
+                    "compare each ranking with the true one: Spearman correlation and coverage of the 95% "
+                    "rank intervals, with intervals from item resamples (paper section 6, Table 1).",
+    )
+    _add_common(ev, default_ci=50)
+    ev.add_argument("--methods", default="all", help=METHOD_HELP)
+    ev.set_defaults(handler=run_evaluate)
+
+    ex = subparsers.add_parser(
+        "experiment", help="the paper's stress experiments: self-preference, priors",
+        description="self-preference: inject self-preference (self-family judgments below 'correct' become "
+                    "correct with probability --probability) and compare every method with and without "
+                    "self-family exclusion, before and after. priors: the Bayesian model under the "
+                    "weight-propagation, diagonal and mixing judge priors, with label-switching detection.",
+    )
+    ex.add_argument("experiment", choices=["self-preference", "priors"], help="which experiment")
+    _add_common(ex, default_ci=50)
+    ex.add_argument("--probability", type=float, default=0.8, help="self-preference: injection probability (default 0.8)")
+    ex.add_argument("--injection-seed", type=int, default=0, help="self-preference: seed of the injection (default 0)")
+    ex.add_argument("--bayes-method", choices=["bayesian_integrated", "bayesian"], default=None,
+                    help="the Bayesian method (default: bayesian_integrated for self-preference, bayesian for priors)")
+    ex.add_argument("--priors", default="weight-propagation,diagonal,mixing", help="priors: which priors (comma-separated)")
+    ex.set_defaults(handler=run_experiment)
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+def _check_counts(args: argparse.Namespace) -> None:
+    problems = []
+    for name in ("ci_resamples", "bayes_ci_resamples"):
+        v = getattr(args, name)
+        if v is not None and v < 0:
+            problems.append(f"--{name.replace('_', '-')} must be 0 or more; got {v}")
+    for name in ("chains", "draws"):
+        if getattr(args, name) < 1:
+            problems.append(f"--{name} must be at least 1; got {getattr(args, name)}")
+    if args.tune < 0:
+        problems.append(f"--tune must be 0 or more; got {args.tune}")
+    if problems:
+        raise UsageError("; ".join(problems) + ".")
+
+
+def _load_with_truth(args: argparse.Namespace):
+    table = load_data_from_args(args)
+    if not table.has_truth:
+        raise UsageError(
+            f"{args.data} has no ground truth (no true_score column), so the methods cannot be evaluated: "
+            "there is no true ranking to compare with. Use data with a true_score column "
+            "(e.g. the built-ins triviaqa-v1, triviaqa-v2, hanna, topical-chat)."
+        )
+    return table
+
+
+def _progress(args):
+    if args.quiet:
+        return None
+    start = time.perf_counter()
+
+    def say(msg: str) -> None:
+        print(f"[{time.perf_counter() - start:6.0f} s] {msg}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def _fit_options(args) -> dict:
+    return dict(chains=args.chains, draws=args.draws, tune=args.tune, seed=args.fit_seed)
+
+
+def _cache(args):
+    if not args.fit_cache:
+        return None
+    from ..fit_cache import FitCache
+
+    return FitCache(args.fit_cache)
+
+
+def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cache=None, **fit_options):
+    """Methods named by ``--methods`` (see METHOD_HELP): name -> method, and the Bayesian names."""
+    from ..baselines import table_baseline_methods
+    from ..experiments import BAYESIAN_METHODS, bayesian_methods
+
+    baselines = table_baseline_methods(table, self_exclusion=self_exclusion)
+    tokens = [t.strip() for t in spec.split(",") if t.strip()]
+    if not tokens:
+        raise UsageError("--methods is empty: name at least one method, e.g. --methods bayesian_integrated,bootstrap.")
+    wanted: list[str] = []
+    unknown = []
+    for t in tokens:
+        if t == "all":
+            wanted += list(BAYESIAN_METHODS[::-1]) + list(baselines)
+        elif t == "baselines":
+            wanted += list(baselines)
+        elif t == "single_judge":
+            wanted += [m for m in baselines if m.startswith("single_judge:")]
+        elif t in BAYESIAN_METHODS or t in baselines:
+            wanted.append(t)
+        else:
+            unknown.append(t)
+    if unknown:
+        valid = ["all", "baselines", "single_judge", *BAYESIAN_METHODS, *baselines]
+        raise UsageError(f"unknown method(s) {', '.join(map(repr, unknown))} in --methods. Valid: {', '.join(valid)}.")
+    wanted = list(dict.fromkeys(wanted))
+    bayes_names = [m for m in wanted if m in BAYESIAN_METHODS]
+    bayes = bayesian_methods(table, bayes_names, self_exclusion=self_exclusion, progress=progress, cache=cache, **fit_options)
+    methods = {m: (bayes[m] if m in bayes else baselines[m]) for m in wanted}
+    return methods, set(bayes)
+
+
+def format_table(df: pd.DataFrame) -> str:
+    """The evaluation table as aligned text (figures with intervals)."""
+
+    def fmt(v, lo, hi):
+        if pd.isna(v):
+            return "n/a"
+        s = f"{v:.3f}"
+        if not pd.isna(lo):
+            s += f" [{lo:.2f}, {hi:.2f}]"
+        return s
+
+    rows = []
+    for _, r in df.iterrows():
+        row = {}
+        if "setting" in df.columns:
+            row["setting"] = r["setting"]
+        row["method"] = r["method"] + (" (uses labels)" if r["uses_labels"] else "")
+        row["spearman [95% CI]"] = fmt(r["spearman"], r["spearman_lo"], r["spearman_hi"])
+        row["coverage [95% CI]"] = fmt(r["coverage"], r["coverage_lo"], r["coverage_hi"])
+        if "resamples" in df.columns:
+            row["resamples"] = str(int(r["resamples"]))
+        if "label_switched" in df.columns:
+            sw = r["label_switched"]
+            row["label-switched judges"] = sw if isinstance(sw, str) and sw else "none"
+        rows.append(row)
+    return pd.DataFrame(rows).to_string(index=False)
+
+
+def _write(df: pd.DataFrame, path: str) -> None:
+    out = Path(path)
+    if out.parent and not out.parent.exists():
+        raise UsageError(f"cannot write {path}: the folder {out.parent} does not exist.")
+    df.to_csv(out, index=False)
+
+
+# -- handlers ------------------------------------------------------------------------------------
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from ..evaluation import EVALUATION_COLUMNS
+    from ..experiments import evaluate_table
+
+    _check_counts(args)
+    table = _load_with_truth(args)
+    progress = _progress(args)
+    methods, bayes = select_methods(
+        args.methods, table, self_exclusion=not args.no_self_exclusion, progress=progress,
+        cache=_cache(args), **_fit_options(args),
+    )
+    if progress:
+        n_bayes = args.bayes_ci_resamples if args.bayes_ci_resamples is not None else args.ci_resamples
+        progress(f"evaluating {len(methods)} method(s) on {table.source}: {args.ci_resamples} item resamples"
+                 + (f"; {len(bayes)} Bayesian method(s) × (1 + {n_bayes} resamples) = {len(bayes) * (1 + n_bayes)} "
+                    "MCMC fits (use --bayes-ci-resamples to run fewer)" if bayes else ""))
+    result = evaluate_table(
+        table, methods, ci_resamples=args.ci_resamples, expensive=bayes,
+        expensive_ci_resamples=args.bayes_ci_resamples, seed=args.seed,
+    )
+    _write(result[list(EVALUATION_COLUMNS)], args.out)
+    print(format_table(result))
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    from ..experiments import prior_experiment, self_preference_experiment
+    from ..model import PRIORS
+
+    _check_counts(args)
+    table = _load_with_truth(args)
+    progress = _progress(args)
+    common = dict(resample_seed=args.seed, cache=_cache(args), progress=progress, **_fit_options(args))
+    if args.experiment == "self-preference":
+        if not 0.0 <= args.probability <= 1.0:
+            raise UsageError(f"--probability must be between 0 and 1; got {args.probability}.")
+        if not table.self_family_pairs:
+            raise UsageError(
+                f"{args.data} has no self-family (judge, candidate) pairs, so there is nothing to inject: "
+                "give families with --families FILE.json."
+            )
+        result = self_preference_experiment(
+            table, probability=args.probability, injection_seed=args.injection_seed,
+            bayesian=(args.bayes_method or "bayesian_integrated",), ci_resamples=args.ci_resamples,
+            bayes_ci_resamples=args.bayes_ci_resamples, **common,
+        )
+    else:
+        priors = [p.strip() for p in args.priors.split(",") if p.strip()]
+        bad = [p for p in priors if p not in PRIORS]
+        if bad or not priors:
+            raise UsageError(f"--priors {args.priors!r}: unknown {', '.join(map(repr, bad)) or 'empty list'}; "
+                             f"choose from {', '.join(PRIORS)}.")
+        n = args.bayes_ci_resamples if args.bayes_ci_resamples is not None else args.ci_resamples
+        result = prior_experiment(
+            table, priors=priors, method=args.bayes_method or "bayesian",
+            self_exclusion=not args.no_self_exclusion, ci_resamples=n, **common,
+        )
+    _write(result, args.out)
+    print(format_table(result))
+    print(f"\nwrote {args.out}")
+    return 0
