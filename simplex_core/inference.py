@@ -44,6 +44,7 @@ from simplex_core.model import CountsLike, FitSettings, build_model, model_data,
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
+    import pymc as pm
 
 #: ``progress_callback(message, fraction)``: a plain-words stage and the overall fraction done [0, 1].
 ProgressCallback = Callable[[str, float], None]
@@ -173,7 +174,7 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
         if n_chains < 2:
             failures.append("R-hat needs at least 2 chains")
         else:
-            failures.append(f"R-hat {max_rhat:.2f} on candidate {worst_rhat} (needs ≤ {RHAT_MAX})")
+            failures.append(f"R-hat {max_rhat:.3f} on candidate {worst_rhat} (needs ≤ {RHAT_MAX})")
     if not (math.isfinite(min_bulk) and min_bulk >= ESS_MIN):
         shown = f"{min_bulk:.0f}" if math.isfinite(min_bulk) else "unknown"
         failures.append(f"bulk ESS {shown} on candidate {worst_ess} (needs ≥ {ESS_MIN})")
@@ -277,7 +278,6 @@ def _compile_nutpie_c(model: "pm.Model", data_names: list[str]):
     def data_args(data: dict) -> list[np.ndarray]:
         # trust_input skips PyTensor's checks, so give exactly the compiled dtypes (no-op when equal)
         return [np.asarray(data[n], dtype=dtypes[n]) for n in data_names]
-
 
     free_rvs = list(model.free_RVs)
     value_vars = [model.rvs_to_values[v] for v in free_rvs]

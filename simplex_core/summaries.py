@@ -334,7 +334,7 @@ def _diagnostics_dict(fit: Any) -> dict[str, Any]:
     return d.to_dict() if hasattr(d, "to_dict") else dict(d)
 
 
-def result_json(fit: Any, command_line: str | None = None, counts: Any = None) -> dict[str, Any]:
+def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None) -> dict[str, Any]:
     """The ``result.json`` document of ``python -m simplex_core fit`` (issue 3's contract).
 
     Parameters
