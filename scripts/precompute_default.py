@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         "data_key": fit_key(counts, FitSettings()).rsplit("-", 1)[0],
         "settings": settings.to_dict(),
         "diagnostics": result.diagnostics.to_dict() if hasattr(result.diagnostics, "to_dict") else dict(result.diagnostics),
-        "timing": {k: float(v) for k, v in dict(getattr(result, "timing", {}) or {}).items()},
+        "timing": {k: (v if isinstance(v, str) else float(v)) for k, v in dict(getattr(result, "timing", {}) or {}).items()},
         "thinning": {"every": step, "kept_draws": int(thinned.posterior.sizes["chain"] * thinned.posterior.sizes["draw"])},
         "candidates": json.loads(summary.to_json(orient="records")),
         "command": "python scripts/precompute_default.py " + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -64,6 +64,7 @@ __all__ = [
     "n_unconstrained",
     "stored_variables",
     "supports",
+    "warm_up",
 ]
 
 #: Half-width of the uniform jitter around an optimised start (unconstrained units).
@@ -434,6 +435,24 @@ def supports(settings: "FitSettings") -> bool:
     """Whether this fast path implements the model for these settings (weight-propagation prior,
     fixed ω and β_max); other settings use the PyMC graph."""
     return settings.prior == "weight-propagation" and not settings.integrated
+
+
+def warm_up() -> None:
+    """Make every numba function ready in this process (loaded from the on-disk cache, or compiled
+    the first time on a machine) by one call on a tiny model, so the first fit's timing and progress
+    say where the time went."""
+    from types import SimpleNamespace
+
+    from simplex_core.model import FitSettings
+    from simplex_core.scale import Scale
+
+    tiny = SimpleNamespace(N=np.ones((1, 2, 2)), included=np.ones((1, 2), dtype=bool), scale=Scale((0.0, 1.0)),
+                           judges=("j",), candidates=("a", "b"))
+    settings = FitSettings(omega=1.0)
+    buf = build_buffer(tiny, settings)
+    x = np.zeros(int(sizes(buf)[-1]))
+    logp_grad(x, np.zeros_like(x), buf)
+    expand(x, np.zeros(64), buf)
 
 
 def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:

@@ -6,7 +6,16 @@ diagnostics.
 
 Engines (``FitSettings.engine``)
 --------------------------------
-``'nutpie'`` (default)
+``'fast'`` (default)
+    nutpie's Rust NUTS sampler calling the hand-written numba log density of
+    :mod:`simplex_core.fast_density` (PyMC's own parameterisation, equal to the PyMC model's logp
+    point by point), compiled once per machine and cached on disk, so no compilation per dataset or
+    setting. Before sampling, a few L-BFGS runs locate the posterior's modes and the chains start
+    there (dealt over the modes that hold non-negligible Laplace mass, so a real second mode shows in
+    R-hat instead of hiding). It implements the weight-propagation prior with fixed ω and β_max;
+    other priors and integrated mode fall back to ``'nutpie'`` (``timing['engine_used']`` says which
+    engine ran). Chosen by measurement (``bench/speed.py``, README "Engine").
+``'nutpie'``
     nutpie's Rust NUTS sampler driving a log density (and gradient) compiled by PyTensor's C
     backend. Compiling takes seconds (PyTensor caches the C modules on disk, across processes);
     chains run in threads of this process (no multiprocessing, so it is safe inside the app's
@@ -108,7 +117,10 @@ class FitResult:
         :class:`Diagnostics`.
     timing
         ``compile_s`` (building and compiling; ~0 when a compiled model was reused), ``sample_s``
-        (warm-up plus draws), ``reused_compiled`` (bool).
+        (warm-up plus draws; for the ``'fast'`` engine it includes the mode search, also given alone
+        as ``modes_s``, with ``modes`` found and ``start_modes`` used), ``reused_compiled`` (bool),
+        ``engine_used`` (the engine that ran: ``'fast'`` falls back to ``'nutpie'`` where it does not
+        apply).
     settings, counts
         The inputs.
     """
@@ -385,7 +397,7 @@ def _finished(sampler) -> bool:
 def _sample_nutpie(compiled, settings: FitSettings, data: dict[str, np.ndarray], cb: ProgressCallback | None):
     import nutpie
 
-    model = compiled.with_data(**data)
+    model = compiled.with_data(**data) if data else compiled
     cores = max(1, min(settings.chains, os.cpu_count() or 1))
     sampler = nutpie.sample(
         model,
@@ -483,14 +495,72 @@ def _finish_idata(idata, counts: CountsLike, settings: FitSettings, structure: s
             del idata[group]
     idata.add_groups({"constant_data": constant})
     idata.posterior.attrs.update({
-        "engine": settings.engine,
-        "settings": json.dumps(settings.to_dict(), sort_keys=True),
-        "settings_key": settings.key(),
+        **_settings_attrs(settings),
         "structure_key": structure,
         "scale": json.dumps(counts.scale.to_dict()),
         "families": json.dumps(dict(getattr(counts, "families", {}) or {}), sort_keys=True),
         "data_hash": str(getattr(counts, "data_hash", "") or ""),
     })
+
+
+def _settings_attrs(settings: FitSettings) -> dict[str, str]:
+    import json
+
+    return {"engine": settings.engine, "settings": json.dumps(settings.to_dict(), sort_keys=True),
+            "settings_key": settings.key()}
+
+
+def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | None) -> FitResult:
+    """The ``'fast'`` engine: mode search, then nutpie over the numba log density, one sampling run
+    per starting mode (chains of different runs have different seeds), concatenated over chains."""
+    import arviz as az
+
+    t0 = time.perf_counter()
+    reused = _FAST_LOADED.is_set()
+    _report(cb, "preparing the model" if reused else
+            "loading the compiled log density (first fit in this process; compiled once per machine)", 0.0)
+    from simplex_core import fast_density
+
+    fast_density.warm_up()  # loads (or, the first time on a machine, compiles) the numba functions
+    _FAST_LOADED.set()
+    compile_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    _report(cb, "locating the posterior's modes (optimiser)", 0.02)
+    modes = fast_density.find_modes(counts, settings, seed=settings.seed)
+    groups = fast_density.chain_starts(modes, settings.chains)
+    modes_s = time.perf_counter() - t1
+    parts = []
+    done_chains = 0
+    for g, (start, n_chains) in enumerate(groups):
+        lo = 0.05 + 0.9 * done_chains / settings.chains
+        width = 0.9 * n_chains / settings.chains
+
+        def scaled(message: str, fraction: float, lo=lo, width=width) -> None:
+            _report(cb, message + (f" (mode {g + 1} of {len(groups)})" if len(groups) > 1 else ""),
+                    lo + width * (fraction - 0.05) / 0.9)
+
+        scaled(f"sampling {n_chains} chain{'s' if n_chains > 1 else ''}", 0.05)
+        model = fast_density.compile_fast(counts, settings, start=start)
+        parts.append(_sample_nutpie(model, settings.replace(chains=n_chains, seed=settings.seed + 7919 * g), {},
+                                    scaled if cb is not None else None))
+        done_chains += n_chains
+    idata = parts[0] if len(parts) == 1 else az.concat(parts, dim="chain", reset_dim=True)
+    sample_s = time.perf_counter() - t1
+    _finish_idata(idata, counts, settings, structure_key(counts, settings))
+    diagnostics = diagnose(idata, tuple(counts.candidates))
+    _report(cb, "done: " + diagnostics.message, 1.0)
+    return FitResult(
+        idata=idata,
+        diagnostics=diagnostics,
+        timing={"compile_s": float(compile_s), "sample_s": float(sample_s), "reused_compiled": bool(reused),
+                "engine_used": "fast", "modes_s": float(modes_s), "modes": len(modes),
+                "start_modes": len(groups)},
+        settings=settings,
+        counts=counts,
+    )
+
+
+_FAST_LOADED = threading.Event()
 
 
 def fit_model(
@@ -514,6 +584,15 @@ def fit_model(
     FitResult
         Posterior with ``rank`` added, diagnostics and timing.
     """
+    if settings.engine == "fast":
+        if settings.prior == "weight-propagation" and not settings.integrated:  # fast_density.supports
+            return _fit_fast(counts, settings, progress_callback)
+        # Other priors and integrated mode: the PyMC graph through nutpie (recorded in the result)
+        result = fit_model(counts, settings.replace(engine="nutpie"), progress_callback)
+        result.settings = settings
+        result.timing["engine_used"] = "nutpie"
+        result.idata.posterior.attrs.update(_settings_attrs(settings))
+        return result
     with _CACHE_LOCK:
         known = (settings.engine, structure_key(counts, settings)) in _CACHE
     _report(progress_callback, "preparing the model" if known else
@@ -547,7 +626,8 @@ def fit_model(
     return FitResult(
         idata=idata,
         diagnostics=diagnostics,
-        timing={"compile_s": float(compile_s), "sample_s": float(sample_s), "reused_compiled": bool(reused)},
+        timing={"compile_s": float(compile_s), "sample_s": float(sample_s), "reused_compiled": bool(reused),
+                "engine_used": settings.engine},
         settings=settings,
         counts=counts,
     )

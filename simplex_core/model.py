@@ -9,6 +9,9 @@ self-family)::
 
     N[j, k, ·] ~ Multinomial(n_jk, γ_jk),   γ_jk = Σ_m π_k^(j)[m] Θ_j[m, ·]
 
+The graph is dense over all (j, k); an excluded pair enters with zero counts, and a multinomial with
+zero trials contributes exactly 0 to the log density (see :func:`model_data`).
+
 * ``π_k ~ Dirichlet(1)`` over the true levels (**our choice**; the paper does not state it).
 * Random effects (only when ω > 0 or in integrated mode; ω = 0 builds a second structure with no
   random-effect variables at all)::
@@ -27,10 +30,10 @@ self-family)::
     with one edge passes all its mass. Each row stochastically dominates the previous one.
   - ``diagonal``: independent rows ``Θ_j[m, ·] ~ Dirichlet(1 + ρ_j β_max on the correct cell)``
     (appendix E's diagonal-heavy prior; no coupling between rows).
-  - ``mixing``: first row as above; ``Θ_j[m+1, ·] = λ_jm Θ_j[m, ·] + (1 − λ_jm) η_jm`` with
-    innovations ``η_jm ~ Dirichlet(1 + ρ_j β_max on the correct cell of row m+1)`` and
-    ``λ_jm ~ Beta(1, 1)`` (appendix E's mixing prior; the exact form is **our choice**; it does not
-    enforce monotonicity).
+  - ``mixing``: first row as above; ``Θ_j[m, ·] = (1 − λ_jm) Θ_j[m−1, ·] + λ_jm ε_jm`` with
+    innovations ``ε_jm ~ Dirichlet(1 + ρ_j β_max on the correct cell of row m)`` and
+    ``λ_jm ~ Beta(1, 1)`` (appendix E's mixing prior in the form of
+    :func:`simplex_core.priors.sample_mixing`, **our reading**; it does not enforce monotonicity).
 
 * Integrated mode (**our choice** of hyperpriors): ``ω ~ Uniform(0, 8)`` and
   ``β_max ~ Uniform(0, 20)`` become random so one fit marginalises over them (the paper's setting
@@ -52,7 +55,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -64,7 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PRIORS: tuple[str, ...] = ("weight-propagation", "diagonal", "mixing")
 DELTA_PRESETS: tuple[str, ...] = ("inflation", "deflation", "central", "uniform")
-ENGINES: tuple[str, ...] = ("nutpie", "nutpie-numba", "pymc")
+ENGINES: tuple[str, ...] = ("fast", "nutpie", "nutpie-numba", "pymc")
 
 #: Integrated-mode hyperprior bounds (our choice, see the module docstring).
 OMEGA_UPPER = 8.0
@@ -111,8 +114,10 @@ class FitSettings:
     seed
         Random seed; the same data, settings and seed give identical output.
     engine
-        ``'nutpie'`` (nutpie's Rust NUTS on a PyTensor C-compiled log density, chains in threads;
-        the default), ``'nutpie-numba'`` (nutpie's numba backend: slow to compile) or ``'pymc'``
+        ``'fast'`` (the default: nutpie's Rust NUTS on the hand-written numba log density of
+        :mod:`simplex_core.fast_density`, chains started at the posterior's modes; other priors
+        and integrated mode fall back to ``'nutpie'``), ``'nutpie'`` (nutpie's Rust NUTS on a
+        PyTensor C-compiled log density, chains in threads), ``'nutpie-numba'`` (nutpie's numba backend: slow to compile) or ``'pymc'``
         (PyMC's own NUTS, chains one after another in this process). See
         :mod:`simplex_core.inference`.
     target_accept
@@ -129,7 +134,7 @@ class FitSettings:
     draws: int = 1000
     tune: int = 1000
     seed: int = 0
-    engine: str = "nutpie"
+    engine: str = "fast"
     target_accept: float = 0.8
 
     def __post_init__(self) -> None:

@@ -97,13 +97,17 @@ def test_binary_fit_with_random_effects_and_exclusions(binary_fit, binary_counts
     assert list(post["true_level"].values) == ["incorrect", "correct"]
 
 
-def test_same_seed_same_output_and_data_swap_equals_a_fresh_compile(binary_counts, binary_settings, binary_fit):
-    """A refit after an ω change reuses the compiled model (no compile time) and gives exactly what
-    a freshly compiled model gives with the same seed; another seed gives other draws."""
-    settings = binary_settings.replace(omega=2.0)
+def test_nutpie_engine_swaps_data_into_the_compiled_model_and_equals_a_fresh_compile(binary_counts, binary_settings):
+    """Engine 'nutpie' (the fallback for integrated mode and other priors): a refit after an ω change
+    reuses the compiled model (no compile time) and gives exactly what a freshly compiled model
+    gives with the same seed; another seed gives other draws."""
+    base = binary_settings.replace(engine="nutpie", draws=100, tune=100)
+    first = fit_model(binary_counts, base)  # ω = 1: compiles this structure
+    settings = base.replace(omega=2.0)
     messages = []
     swapped = fit_model(binary_counts, settings, progress_callback=lambda m, f: messages.append((m, f)))
     assert swapped.timing["reused_compiled"] and swapped.timing["compile_s"] == 0.0
+    assert swapped.timing["engine_used"] == "nutpie"
     clear_compiled_cache()
     fresh = fit_model(binary_counts, settings)
     assert not fresh.timing["reused_compiled"] and fresh.timing["compile_s"] > 0
@@ -112,9 +116,35 @@ def test_same_seed_same_output_and_data_swap_equals_a_fresh_compile(binary_count
     other = fit_model(binary_counts, settings.replace(seed=settings.seed + 1))
     assert not np.array_equal(other.idata.posterior["expected_score"].values, fresh.idata.posterior["expected_score"].values)
     # a different ω is a different posterior, not a cached copy
-    assert not np.array_equal(binary_fit.idata.posterior["R"].values, fresh.idata.posterior["R"].values)
+    assert not np.array_equal(first.idata.posterior["R"].values, fresh.idata.posterior["R"].values)
     fractions = [f for _, f in messages]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0 and messages[-1][0].startswith("done")
+
+
+def test_fast_engine_same_seed_same_output_and_progress(binary_counts, binary_settings, binary_fit):
+    """The default engine 'fast': same data, settings and seed give identical draws (chains run in
+    threads); another seed or another ω gives other draws; progress rises to 1 and ends with 'done'."""
+    assert binary_fit.timing["engine_used"] == "fast"
+    settings = binary_settings.replace(omega=2.0)
+    messages = []
+    a = fit_model(binary_counts, settings, progress_callback=lambda m, f: messages.append((m, f)))
+    b = fit_model(binary_counts, settings)
+    assert a.timing["reused_compiled"] and a.timing["modes"] >= 1 and 1 <= a.timing["start_modes"] <= settings.chains
+    assert a.idata.posterior.sizes["chain"] == settings.chains and a.idata.posterior.sizes["draw"] == settings.draws
+    for name in ("expected_score", "theta", "R", "rank"):
+        np.testing.assert_array_equal(a.idata.posterior[name].values, b.idata.posterior[name].values)
+    other = fit_model(binary_counts, settings.replace(seed=settings.seed + 1))
+    assert not np.array_equal(other.idata.posterior["expected_score"].values, a.idata.posterior["expected_score"].values)
+    assert not np.array_equal(binary_fit.idata.posterior["R"].values, a.idata.posterior["R"].values)
+    fractions = [f for _, f in messages]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and messages[-1][0].startswith("done")
+    assert any("sampling" in m for m, _ in messages)
+
+
+def test_fast_engine_falls_back_to_nutpie_where_it_does_not_apply(binary_counts, binary_settings):
+    fit = fit_model(binary_counts, binary_settings.replace(prior="diagonal", draws=50, tune=50))
+    assert fit.settings.engine == "fast" and fit.timing["engine_used"] == "nutpie"
+    assert json.loads(fit.idata.posterior.attrs["settings"])["engine"] == "fast"
 
 
 @pytest.mark.slow
