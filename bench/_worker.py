@@ -25,10 +25,9 @@ def main(spec_path: str, out_path: str) -> None:
 
     from bench.cases import make_case
     from simplex_core.inference import fit_model
-    from simplex_core.model import ENGINES
 
     spec = json.loads(open(spec_path).read())
-    engine = spec["engine"] if spec["engine"] in ENGINES else ENGINES[0]  # bench-only engines: see below
+    engine = spec["engine"]
     case = make_case(spec["case"], seed=spec["data_seed"], chains=spec["chains"], draws=spec["draws"],
                      tune=spec["tune"], engine=engine)
     overrides = spec.get("overrides") or [{}] * len(spec["seeds"])
@@ -39,22 +38,13 @@ def main(spec_path: str, out_path: str) -> None:
         t0 = time.perf_counter()
         if first_start is None:
             first_start = t0 - T_START
-        if spec["engine"] in ("fast", "fast-lowrank") and spec["engine"] not in ENGINES:
-            # engine not (yet) in fit_model: the bench adapter over simplex_core.fast_density
-            from bench.fast_fit import fit_fast
-
-            r = fit_fast(case.counts, settings, low_rank=spec["engine"] == "fast-lowrank")
-            wall = time.perf_counter() - t0
-            es = r["es"]
-            timing = {"compile_s": r["compile_s"], "sample_s": r["sample_s"], "divergences": r["divergences"],
-                      "reused": r["reused"], "init_s": r["init_s"]}
-        else:
-            result = fit_model(case.counts, settings)
-            wall = time.perf_counter() - t0
-            es = np.asarray(result.idata.posterior["expected_score"].values)
-            timing = {"compile_s": float(result.timing["compile_s"]), "sample_s": float(result.timing["sample_s"]),
-                      "divergences": int(result.diagnostics.divergences),
-                      "reused": bool(result.timing.get("reused_compiled", False))}
+        result = fit_model(case.counts, settings)
+        wall = time.perf_counter() - t0
+        es = np.asarray(result.idata.posterior["expected_score"].values)
+        timing = {"compile_s": float(result.timing["compile_s"]), "sample_s": float(result.timing["sample_s"]),
+                  "divergences": int(result.diagnostics.divergences),
+                  "reused": bool(result.timing.get("reused_compiled", False)),
+                  "engine_used": result.timing.get("engine_used", settings.engine)}
         arrays[f"es_{i}"] = es
         runs.append({"seed": int(seed), **{k: v for k, v in extra.items()}, **timing, "wall_s": wall})
         print(json.dumps(runs[-1]), file=sys.stderr, flush=True)

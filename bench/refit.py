@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--case", default="gpqa", choices=CASES)
-    p.add_argument("--engine", default=FitSettings().engine, choices=sorted(set(ENGINES) | {"fast"}))
+    p.add_argument("--engine", default=FitSettings().engine, choices=ENGINES)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--draws", type=int, default=1000)

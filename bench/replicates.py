@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=20)
     p.add_argument("--first-seed", type=int, default=0)
-    p.add_argument("--engine", default=FitSettings().engine, choices=sorted(set(ENGINES) | {"fast"}))
+    p.add_argument("--engine", default=FitSettings().engine, choices=ENGINES)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--tune", type=int, default=1000)
@@ -42,18 +42,11 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for i in range(args.n):
         seed = args.first_seed + i
-        engine = args.engine if args.engine in ENGINES else ENGINES[0]
-        case = make_case("gpqa", seed=seed, chains=args.chains, draws=args.draws, tune=args.tune, engine=engine)
+        case = make_case("gpqa", seed=seed, chains=args.chains, draws=args.draws, tune=args.tune, engine=args.engine)
         t0 = time.perf_counter()
-        if args.engine in ENGINES:
-            res = fit_model(case.counts, case.settings.replace(seed=seed))
-            es = np.asarray(res.idata.posterior["expected_score"].values)
-            sample_s, div = res.timing["sample_s"], res.diagnostics.divergences
-        else:  # the fast path through the bench adapter (fit_model does not offer it yet)
-            from bench.fast_fit import fit_fast
-
-            r = fit_fast(case.counts, case.settings.replace(seed=seed))
-            es, sample_s, div = r["es"], r["sample_s"], r["divergences"]
+        res = fit_model(case.counts, case.settings.replace(seed=seed))
+        es = np.asarray(res.idata.posterior["expected_score"].values)
+        sample_s, div = res.timing["sample_s"], res.diagnostics.divergences
         wall = time.perf_counter() - t0
         c = metrics.convergence(es)
         cov = metrics.coverage(es, case.true_ranks)

@@ -41,9 +41,6 @@ from bench import metrics
 from bench.cases import CASES, make_case
 
 REPO = Path(__file__).resolve().parent.parent
-#: Engines the bench can run besides fit_model's: the fast path with a low-rank mass matrix, and the
-#: fast path through the bench adapter while fit_model does not offer it.
-BENCH_ENGINES = ("fast", "fast-lowrank")
 RESULTS = REPO / "bench" / "results"
 
 
@@ -176,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
     p.add_argument("--engines", nargs="+", default=["stan", *ENGINES],
-                   help=f"stan and/or {', '.join(ENGINES)} (bench-only: {', '.join(BENCH_ENGINES)})")
+                   help=f"stan and/or {', '.join(ENGINES)}")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--draws", type=int, default=1000)
@@ -190,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.quick:
         args.chains, args.draws, args.tune, args.repeats, args.cold = 2, 300, 300, 1, False
-    unknown = [e for e in args.engines if e not in ("stan", *BENCH_ENGINES) and e not in ENGINES]
+    unknown = [e for e in args.engines if e != "stan" and e not in ENGINES]
     if unknown:
         p.error(f"unknown engine(s) {unknown}; expected stan or one of {', '.join(ENGINES)}")
     seeds = [args.seed + i for i in range(args.repeats)]

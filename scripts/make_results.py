@@ -18,7 +18,7 @@ Bayesian fits with ``--bayes-ci-resamples``)::
     python -m simplex_core evaluate triviaqa-v1 --out tqa1.csv --ci-resamples 50 --bayes-ci-resamples 5 \\
         --chains 2 --draws 500 --tune 500
     python -m simplex_core experiment self-preference triviaqa-v1 --out sp.csv --bayes-ci-resamples 0
-    python -m simplex_core experiment priors triviaqa-v1 --out priors.csv --ci-resamples 3
+    python -m simplex_core experiment priors triviaqa-v1 --out priors.csv --ci-resamples 5
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform
+import re
 import sys
 import time
 import traceback
@@ -53,8 +55,44 @@ DATASETS_WITH_TRUTH = [
 ]
 
 
+LOG_FILE: Path | None = None  # set by run_jobs: every log line also goes to <work>/log.txt
+
+
 def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+    line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+    print(line, flush=True)
+    if LOG_FILE is not None:
+        with LOG_FILE.open("a") as fh:
+            fh.write(line + "\n")
+
+
+_FIT_LINE = re.compile(
+    r"fit \d+ done \((?P<time>[^)]*)\); (?P<conv>NOT converged|converged) "
+    r"\(R-hat (?P<rhat>[\d.]+|nan), ESS (?P<ess>\d+|nan), (?P<div>\d+) divergent\)"
+)
+
+
+def convergence_summary(work: Path) -> pd.DataFrame:
+    """Per job, the Bayesian fits it made (cache hits not counted), parsed from the run logs."""
+    rows: dict[str, dict] = {}
+    logs = sorted(work.glob("*.log")) + ([work / "log.txt"] if (work / "log.txt").exists() else [])
+    for path in logs:
+        job = None
+        for line in path.read_text(errors="replace").splitlines():
+            m = re.search(r"job (\S+): start", line)
+            if m:
+                job = m.group(1)
+                continue
+            f = _FIT_LINE.search(line)
+            if f and job and f.group("time") != "cache":
+                r = rows.setdefault(job, {"job": job, "fits": 0, "not_converged": 0, "max_rhat": 0.0,
+                                          "min_ess": math.inf, "divergent_fits": 0})
+                r["fits"] += 1
+                r["not_converged"] += f.group("conv") == "NOT converged"
+                r["max_rhat"] = max(r["max_rhat"], float(f.group("rhat")))
+                r["min_ess"] = min(r["min_ess"], float(f.group("ess")))
+                r["divergent_fits"] += int(f.group("div")) > 0
+    return pd.DataFrame(list(rows.values()))
 
 
 # -- jobs ----------------------------------------------------------------------------------------
@@ -79,10 +117,10 @@ def jobs(args) -> list[tuple[str, callable]]:
             return evaluate_table(t, table_baseline_methods(t), ci_resamples=args.baseline_resamples, seed=args.seed)
         return run
 
-    def bayes_job(name, crit, n_resamples):
+    def bayes_job(name, crit, n_resamples, which=("bayesian_integrated", "bayesian")):
         def run():
             t = load(name, crit)
-            methods = bayesian_methods(t, ("bayesian_integrated", "bayesian"), cache=cache, progress=log, **fit)
+            methods = bayesian_methods(t, which, cache=cache, progress=log, **fit)
             return evaluate_table(t, methods, ci_resamples=n_resamples, expensive=methods, seed=args.seed)
         return run
 
@@ -112,13 +150,28 @@ def jobs(args) -> list[tuple[str, callable]]:
     for name, crit in DATASETS_WITH_TRUTH[1:]:
         out.append((f"baselines__{name}__{crit}", baselines_job(name, crit)))
         out.append((f"bayes_point__{name}__{crit}", bayes_job(name, crit, 0)))
+    # Intervals: the base method (engine 'fast', seconds per fit) on every dataset, the integrated
+    # method (PyMC graph through nutpie, tens of seconds per fit) where --integrated-ci-datasets says.
     for name, crit in [DATASETS_WITH_TRUTH[i] for i in args.ci_datasets]:
-        out.append((f"bayes_ci__{name}__{crit}", bayes_job(name, crit, args.bayes_resamples)))
+        out.append((f"bayes_ci_base__{name}__{crit}", bayes_job(name, crit, args.bayes_resamples, ("bayesian",))))
+    for name, crit in [DATASETS_WITH_TRUTH[i] for i in args.integrated_ci_datasets]:
+        out.append((f"bayes_ci_integrated__{name}__{crit}",
+                    bayes_job(name, crit, args.integrated_resamples, ("bayesian_integrated",))))
     # The binary TriviaQA scale leaves the three priors little room to differ (2 × 2 matrices):
     # also the integrated method there, and the base method on a 5-level dataset.
     out.append((f"priors_integrated_point__{first[0]}__{first[1]}", priors_job(*first, 0, "bayesian_integrated")))
     out.append(("priors_point__hanna__coherence", priors_job("hanna", "coherence", 0)))
     out.append((f"priors_ci__{first[0]}__{first[1]}", priors_job(*first, args.prior_resamples)))
+    # The self-preference fit after injection without exclusion had chains in different modes at the
+    # small fit size (R-hat 1.9): the same fit with 4 chains × 1000 draws after 1000 warm-up.
+    def selfpref_check():
+        t = load(*first)
+        big = dict(fit, chains=4, draws=1000, tune=1000)
+        return self_preference_experiment(
+            t, settings=("after/no-exclusion",), baselines=False, ci_resamples=0, resample_seed=args.seed,
+            cache=cache, progress=log, **big,
+        )
+    out.append((f"selfpref_check_4x1000__{first[0]}__{first[1]}", selfpref_check))
     if args.selfpref_second:
         sec = DATASETS_WITH_TRUTH[1]
         out.append((f"selfpref_point__{sec[0]}__{sec[1]}", selfpref_job(*sec, 0)))
@@ -126,8 +179,10 @@ def jobs(args) -> list[tuple[str, callable]]:
 
 
 def run_jobs(args) -> None:
+    global LOG_FILE
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    LOG_FILE = work / "log.txt"
     timings_path = work / "timings.json"
     timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
     for name, fn in jobs(args):
@@ -174,11 +229,15 @@ def _ci(row, col) -> str:
 def _dataset_rows(work: Path, name: str, crit: str) -> pd.DataFrame | None:
     """Every method's row for one dataset: Bayesian with intervals if available, else point."""
     parts = []
-    bayes = _read(work, f"bayes_ci__{name}__{crit}")
-    if bayes is None:
-        bayes = _read(work, f"bayes_point__{name}__{crit}")
-    if bayes is not None:
-        parts.append(bayes)
+    by_method: dict[str, pd.Series] = {}
+    for job in ("bayes_point", "bayes_ci_base", "bayes_ci_integrated"):  # later jobs (with intervals) win
+        frame = _read(work, f"{job}__{name}__{crit}")
+        if frame is not None:
+            for _, row in frame.iterrows():
+                by_method[row["method"]] = row
+    if by_method:
+        order = [m for m in ("bayesian_integrated", "bayesian") if m in by_method]
+        parts.append(pd.DataFrame([by_method[m] for m in order]).reset_index(drop=True))
     base = _read(work, f"baselines__{name}__{crit}")
     if base is not None:
         parts.append(base)
@@ -327,14 +386,35 @@ def render(args) -> None:
     w("```")
     w(f".venv/bin/python scripts/make_results.py --work {args.work} --chains {args.chains} --draws {args.draws} "
       f"--tune {args.tune} --baseline-resamples {args.baseline_resamples} --bayes-resamples {args.bayes_resamples} "
-      f"--prior-resamples {args.prior_resamples} --prior-method {args.prior_method} --seed {args.seed}")
+      f"--prior-resamples {args.prior_resamples} --prior-method {args.prior_method} --seed {args.seed} "
+      f"--ci-datasets {' '.join(map(str, args.ci_datasets))} --integrated-resamples {args.integrated_resamples} "
+      f"--integrated-ci-datasets {' '.join(map(str, args.integrated_ci_datasets))}"
+      + (" --selfpref-second" if args.selfpref_second else ""))
+    w("```")
+    w("")
+    w(f"It runs the jobs listed under *wall time* below in that order, one CSV per job in `{args.work}` (fits cached "
+      f"in `{args.work}/fits`; a job whose CSV exists is skipped, `--render-only` rebuilds this page). The same "
+      "figures one dataset at a time from the command line (the defaults of `evaluate` / `experiment` are the fit "
+      "size used here):")
+    w("")
+    w("```")
+    w(f"python -m simplex_core evaluate triviaqa-v1 --out tqa1.csv --ci-resamples {args.baseline_resamples} "
+      f"--bayes-ci-resamples {args.bayes_resamples}")
+    w("python -m simplex_core evaluate hanna --criterion coherence --out hanna-coherence.csv --bayes-ci-resamples 0")
+    w(f"python -m simplex_core experiment self-preference triviaqa-v1 --out sp.csv --ci-resamples {args.baseline_resamples} "
+      "--bayes-ci-resamples 0")
+    w(f"python -m simplex_core experiment priors triviaqa-v1 --out priors.csv --ci-resamples {args.prior_resamples}")
+    w("python -m simplex_core experiment priors triviaqa-v1 --bayes-method bayesian_integrated --out priors-int.csv --ci-resamples 0")
+    w("python -m simplex_core experiment priors hanna --criterion coherence --out priors-hanna.csv --ci-resamples 0")
     w("```")
     w("")
     w("## What was run")
     w("")
-    w(f"- Machine: {platform.machine()}, 2 cores shared with other work (the fit times below include that contention).")
+    w(f"- Machine: {platform.machine()}, {os.cpu_count()} cores (wall times below; earlier jobs may have shared "
+      "the machine with other work).")
     w(f"- Bayesian fits: {args.chains} chains × {args.draws} draws after {args.tune} warm-up iterations "
-      f"(seed {args.seed}, nutpie engine), self-family pairs excluded unless said otherwise. `bayesian_integrated` "
+      f"(seed {args.seed}; `bayesian` on engine 'fast', `bayesian_integrated` on the PyMC graph through nutpie, "
+      "where 'fast' falls back), self-family pairs excluded unless said otherwise. `bayesian_integrated` "
       "= hyperpriors ω ~ U(0, 8), β_max ~ U(0, 20) (the paper's Table 1 method); `bayesian` = base setting ω = 0, β_max = 5. "
       "These are small fits: several did not meet the strict convergence thresholds (R-hat ≤ 1.01, bulk ESS ≥ 400); "
       "rank intervals from 1000 draws are still usable but the last digit of coverage can move with the seed.")
@@ -343,8 +423,9 @@ def render(args) -> None:
       "Self-family pairs excluded, as for the model.")
     w(f"- Intervals of Spearman and coverage: items resampled with replacement, every method re-run, 2.5%/97.5% quantiles. "
       f"Baselines: {args.baseline_resamples} resamples on every dataset. Bayesian: the number of resamples is in the "
-      "`resamples` column of each table — 0 means the point figure only (no interval), because each resample costs "
-      "a full MCMC fit (tens of seconds here).")
+      "`resamples` column of each table — 0 means the point figure only (no interval): each resample is a full "
+      f"MCMC fit; `bayesian` got {args.bayes_resamples} on every dataset listed by `--ci-datasets`, "
+      f"`bayesian_integrated` {args.integrated_resamples} on those listed by `--integrated-ci-datasets`.")
     w("- Coverage = share of candidates whose true rank is inside the method's 95% rank interval; a method without "
       "intervals (simple average, single judge) covers a candidate only when its point rank equals the true rank.")
     w("- True ranking = mean `true_score` per candidate (human labels).")
@@ -356,6 +437,17 @@ def render(args) -> None:
         w("|---|---|")
         for k, v in timings.items():
             w(f"| `{k}` | {v:.0f} |")
+        w("")
+
+    conv = convergence_summary(work)
+    if not conv.empty:
+        w("Convergence of the Bayesian fits each job made (parsed from the run logs in the work directory; "
+          "thresholds: R-hat ≤ 1.01, bulk ESS ≥ 400 over the expected scores, no divergent transitions):")
+        w("")
+        w("| job | fits | not converged | worst R-hat | lowest bulk ESS | fits with divergences |")
+        w("|---|---|---|---|---|---|")
+        for _, r in conv.iterrows():
+            w(f"| `{r['job']}` | {r['fits']} | {r['not_converged']} | {r['max_rhat']:.3f} | {r['min_ess']:.0f} | {r['divergent_fits']} |")
         w("")
 
     # -- compact Table 1
@@ -467,6 +559,13 @@ def render(args) -> None:
             if r["method"] in MAIN_ORDER:
                 w(f"| {r['setting']} | {r['method']} | {_ci(r, 'spearman')} | {_ci(r, 'coverage')} | {int(r['resamples'])} |")
         w("")
+    chk = _read(work, f"selfpref_check_4x1000__{DATASETS_WITH_TRUTH[0][0]}__{DATASETS_WITH_TRUTH[0][1]}")
+    if chk is not None:
+        r = chk.iloc[0]
+        w(f"Check of the one badly mixed fit above (TriviaQA V1, after injection, no exclusion, `bayesian_integrated`; "
+          f"its two chains sat in different modes, R-hat 1.9): refitted with 4 chains × 1000 draws after 1000 warm-up, "
+          f"Spearman {_fmt(r['spearman'])}, coverage {_fmt(r['coverage'])}.")
+        w("")
     w("The paper's table (GPQA, after injection):")
     w("")
     L.extend(PAPER_SELFPREF.strip("\n").split("\n"))
@@ -524,8 +623,10 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--baseline-resamples", type=int, default=50)
     p.add_argument("--bayes-resamples", type=int, default=5, help="item resamples for the Bayesian intervals")
-    p.add_argument("--ci-datasets", type=int, nargs="*", default=[0], help="indices into the dataset list that get Bayesian intervals (default: TriviaQA V1)")
-    p.add_argument("--prior-resamples", type=int, default=3)
+    p.add_argument("--ci-datasets", type=int, nargs="*", default=[0], help="indices into the dataset list where the base Bayesian method gets intervals (default: TriviaQA V1)")
+    p.add_argument("--integrated-resamples", type=int, default=5, help="item resamples for the integrated method's intervals")
+    p.add_argument("--integrated-ci-datasets", type=int, nargs="*", default=[0], help="indices into the dataset list where the integrated method gets intervals")
+    p.add_argument("--prior-resamples", type=int, default=5)
     p.add_argument("--prior-method", default="bayesian", choices=["bayesian", "bayesian_integrated"])
     p.add_argument("--selfpref-second", action="store_true", help="also run the self-preference experiment on TriviaQA V2")
     p.add_argument("--only", nargs="*", help="only jobs whose name starts with one of these")
