@@ -512,7 +512,12 @@ def _settings_attrs(settings: FitSettings) -> dict[str, str]:
 
 def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | None) -> FitResult:
     """The ``'fast'`` engine: mode search, then nutpie over the numba log density, one sampling run
-    per starting mode (chains of different runs have different seeds), concatenated over chains."""
+    per starting mode (chains of different runs have different seeds), concatenated over chains.
+
+    When the chains have not converged and more draws can help (no divergences, not chains sitting
+    in separate modes), up to ``settings.extra_rounds`` more rounds of ``settings.chains`` chains
+    are sampled from the same starts with new seeds and pooled: the posterior then has 2× or 3×
+    the chains asked for (``timing['rounds']`` says how many rounds ran)."""
     import arviz as az
 
     t0 = time.perf_counter()
@@ -529,34 +534,55 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     modes = fast_density.find_modes(counts, settings, seed=settings.seed)
     groups = fast_density.chain_starts(modes, settings.chains)
     modes_s = time.perf_counter() - t1
-    parts = []
-    done_chains = 0
-    for g, (start, n_chains) in enumerate(groups):
-        lo = 0.05 + 0.9 * done_chains / settings.chains
-        width = 0.9 * n_chains / settings.chains
+    by_group: list[list] = [[] for _ in groups]  # the sampling runs of each starting mode, over rounds
 
-        def scaled(message: str, fraction: float, lo=lo, width=width) -> None:
-            _report(cb, message + (f" (mode {g + 1} of {len(groups)})" if len(groups) > 1 else ""),
-                    lo + width * (fraction - 0.05) / 0.9)
+    def sample_round(r: int, lo: float, hi: float, note: str) -> None:
+        done_chains = 0
+        for g, (start, n_chains) in enumerate(groups):
+            a = lo + (hi - lo) * done_chains / settings.chains
+            width = (hi - lo) * n_chains / settings.chains
 
-        scaled(f"sampling {n_chains} chain{'s' if n_chains > 1 else ''}", 0.05)
-        model = fast_density.compile_fast(counts, settings, start=start)
-        parts.append(_sample_nutpie(model, settings.replace(chains=n_chains, seed=settings.seed + 7919 * g), {},
-                                    scaled if cb is not None else None))
-        done_chains += n_chains
-    idata = parts[0] if len(parts) == 1 else az.concat(parts, dim="chain", reset_dim=True)
+            def scaled(message: str, fraction: float, a=a, width=width, g=g) -> None:
+                where = f" (mode {g + 1} of {len(groups)})" if len(groups) > 1 else ""
+                _report(cb, note + message + where, a + width * (fraction - 0.05) / 0.9)
+
+            scaled(f"sampling {n_chains} chain{'s' if n_chains > 1 else ''}", 0.05)
+            model = fast_density.compile_fast(counts, settings, start=start)
+            seed = settings.seed + 7919 * g + 104729 * r
+            by_group[g].append(_sample_nutpie(model, settings.replace(chains=n_chains, seed=seed), {},
+                                              scaled if cb is not None else None))
+            done_chains += n_chains
+
+    def pooled():
+        runs = [run for r in range(len(by_group[0])) for runs_g in by_group for run in runs_g[r:r + 1]]
+        return runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
+
+    def per_group():
+        return [g[0] if len(g) == 1 else az.concat(g, dim="chain", reset_dim=True) for g in by_group]
+
+    sample_round(0, 0.05, 0.90, "")
+    idata = pooled()
+    diagnostics = diagnose(idata, tuple(counts.candidates))
+    rounds = 1
+    while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
+           and _separate_modes(diagnostics, per_group()) is None):
+        step = 0.1 / settings.extra_rounds
+        sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
+                     f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): more chains, ")
+        rounds += 1
+        idata = pooled()
+        diagnostics = diagnose(idata, tuple(counts.candidates))
     sample_s = time.perf_counter() - t1
     _finish_idata(idata, counts, settings, structure_key(counts, settings))
-    diagnostics = diagnose(idata, tuple(counts.candidates))
-    if not diagnostics.converged and len(parts) > 1:
-        diagnostics = _explain_separate_modes(diagnostics, parts, modes)
+    if not diagnostics.converged and len(groups) > 1:
+        diagnostics = _explain_separate_modes(diagnostics, per_group(), modes)
     _report(cb, "done: " + diagnostics.message, 1.0)
     return FitResult(
         idata=idata,
         diagnostics=diagnostics,
         timing={"compile_s": float(compile_s), "sample_s": float(sample_s), "reused_compiled": bool(reused),
                 "engine_used": "fast", "modes_s": float(modes_s), "modes": len(modes),
-                "start_modes": len(groups)},
+                "start_modes": len(groups), "rounds": rounds},
         settings=settings,
         counts=counts,
     )
@@ -565,24 +591,35 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 _FAST_LOADED = threading.Event()
 
 
+def _separate_modes(diagnostics: Diagnostics, parts: list) -> float | None:
+    """The largest within-mode R-hat when chains started at different modes each mix well
+    (R-hat ≤ 1.01 within each) but disagree across modes (pooled R-hat > 1.05); else None."""
+    import arviz as az
+
+    if len(parts) < 2 or diagnostics.converged or not (diagnostics.max_rhat > 1.05):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        within = [float(np.nanmax(az.rhat(p.posterior[["expected_score"]])["expected_score"].values))
+                  for p in parts if p.posterior.sizes.get("chain", 1) > 1]
+    if not within or max(within) > RHAT_MAX:
+        return None
+    return max(within)
+
+
 def _explain_separate_modes(diagnostics: Diagnostics, parts: list, modes: list) -> Diagnostics:
     """When chains started at different modes each mix well but disagree with each other, say so:
     the posterior has separate modes of comparable mass that NUTS cannot cross, and more draws
     will not help (measured on GPQA-like data: "judge 1 is the perturbed one" against "judge 2 is")."""
     import dataclasses
 
-    import arviz as az
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        within = [float(np.nanmax(az.rhat(p.posterior[["expected_score"]])["expected_score"].values))
-                  for p in parts if p.posterior.sizes.get("chain", 1) > 1]
-    if not within or max(within) > RHAT_MAX or diagnostics.max_rhat <= 1.05:
+    within = _separate_modes(diagnostics, parts)
+    if within is None:
         return diagnostics
     gap = abs(modes[0].log_mass - modes[1].log_mass) if len(modes) > 1 else float("nan")
     note = (f"not converged: the posterior has {len(parts)} separate modes of comparable mass (Laplace estimate: "
             f"they differ by {gap:.1f} log units) and the chains started in each stay there (R-hat within each "
-            f"mode ≤ {max(within):.3f}, across modes {diagnostics.max_rhat:.3f} on candidate "
+            f"mode ≤ {within:.3f}, across modes {diagnostics.max_rhat:.3f} on candidate "
             f"{diagnostics.worst_rhat_candidate}). More draws will not fix this: the data support two "
             "explanations of the judges (often: which judge is the noisy one). The pooled draws give each mode "
             "the share of its chains, not its (unknown) mass: read the rank intervals as covering both "

@@ -122,6 +122,10 @@ class FitSettings:
         :mod:`simplex_core.inference`.
     target_accept
         Target acceptance rate of the step-size adaptation.
+    extra_rounds
+        Engine ``'fast'`` only: when the first ``chains`` chains have not converged and more draws
+        can help (no divergences, chains not sitting in separate modes), up to this many more
+        rounds of ``chains`` chains are sampled and pooled (0 = never).
     """
 
     omega: float = 0.0
@@ -136,6 +140,7 @@ class FitSettings:
     seed: int = 0
     engine: str = "fast"
     target_accept: float = 0.8
+    extra_rounds: int = 2
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -183,7 +188,7 @@ class FitSettings:
                     problems.append(
                         f"delta needs one positive finite number per true level (at least 2); got {self.delta!r}."
                     )
-        for name in ("chains", "draws", "tune", "seed"):
+        for name in ("chains", "draws", "tune", "seed", "extra_rounds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 problems.append(f"{name} must be a whole number; got {value!r}.")
@@ -191,6 +196,8 @@ class FitSettings:
             problems.append(f"chains must be ≥ 1; got {self.chains}.")
         if isinstance(self.draws, (int, np.integer)) and self.draws < 1:
             problems.append(f"draws must be ≥ 1; got {self.draws}.")
+        if isinstance(self.extra_rounds, (int, np.integer)) and not (0 <= self.extra_rounds <= 10):
+            problems.append(f"extra_rounds must be between 0 and 10; got {self.extra_rounds}.")
         if isinstance(self.tune, (int, np.integer)) and self.tune < 0:
             problems.append(f"tune must be ≥ 0; got {self.tune}.")
         if isinstance(self.seed, (int, np.integer)) and not (0 <= self.seed < 2**32):
@@ -204,7 +211,7 @@ class FitSettings:
         object.__setattr__(self, "beta_max", float(self.beta_max))
         object.__setattr__(self, "delta", delta)
         object.__setattr__(self, "target_accept", float(self.target_accept))
-        for name in ("chains", "draws", "tune", "seed"):
+        for name in ("chains", "draws", "tune", "seed", "extra_rounds"):
             object.__setattr__(self, name, int(getattr(self, name)))
         object.__setattr__(self, "integrated", bool(self.integrated))
         object.__setattr__(self, "self_exclusion", bool(self.self_exclusion))

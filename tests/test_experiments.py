@@ -31,7 +31,7 @@ from simplex_core.simulate import simulate
 
 BINARY = Scale((0.0, 1.0), ("incorrect", "correct"))
 FAMILIES = {"j1": "A", "j2": "B", "j3": "C", "c1": "A", "c2": "B", "c3": "C"}
-TINY_FIT = ["--chains", "2", "--draws", "150", "--tune", "150"]
+TINY_FIT = ["--chains", "2", "--draws", "150", "--tune", "150", "--extra-rounds", "0"]
 
 
 # -- a tiny simulated table with truth -------------------------------------------------------------
@@ -270,7 +270,7 @@ def test_evaluate_cli_baselines_only(tiny_files, tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def bayes_base(tiny_table):
-    return bayesian_methods(tiny_table, ("bayesian",), chains=2, draws=150, tune=150)["bayesian"]
+    return bayesian_methods(tiny_table, ("bayesian",), chains=2, draws=150, tune=150, extra_rounds=0)["bayesian"]
 
 
 @pytest.mark.slow

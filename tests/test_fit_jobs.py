@@ -324,7 +324,7 @@ def test_a_real_fit_in_the_worker_equals_a_direct_fit_with_the_same_seed(tmp_pat
     from simplex_core.model import FitSettings
 
     counts = _small_real_counts()
-    settings = FitSettings(chains=2, draws=150, tune=150, seed=11)
+    settings = FitSettings(chains=2, draws=150, tune=150, seed=11, extra_rounds=0)
     manager = FitManager(PickleStore(str(tmp_path / "store")))  # the default fit function: simplex_core.inference
     try:
         job = manager.submit(counts, settings, label="small")

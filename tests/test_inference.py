@@ -162,6 +162,24 @@ def test_fast_engine_same_seed_same_output_and_progress(binary_counts, binary_se
     assert any("sampling" in m for m, _ in messages)
 
 
+def test_fast_engine_samples_more_chains_until_converged(binary_counts, binary_settings):
+    """Too few draws to converge: with extra rounds the engine pools more chains (2× or 3× the
+    chains asked for, each round's chains with their own seeds); with none it stops after one."""
+    short = binary_settings.replace(omega=1.0, chains=2, draws=60, tune=150)
+    once = fit_model(binary_counts, short.replace(extra_rounds=0))
+    assert not once.diagnostics.converged, "the test needs a first round that does not converge"
+    assert once.timing["rounds"] == 1 and once.idata.posterior.sizes["chain"] == 2
+    more = fit_model(binary_counts, short.replace(extra_rounds=2))
+    rounds = more.timing["rounds"]
+    assert rounds in (2, 3) and more.idata.posterior.sizes["chain"] == 2 * rounds
+    # the first round is the same run as without extension; later chains are new draws
+    np.testing.assert_array_equal(more.idata.posterior["expected_score"].values[:2], once.idata.posterior["expected_score"].values)
+    assert not np.array_equal(more.idata.posterior["expected_score"].values[2:4], once.idata.posterior["expected_score"].values)
+    assert more.diagnostics.min_ess_bulk > once.diagnostics.min_ess_bulk
+    with pytest.raises(ValueError, match="extra_rounds must be between 0 and 10"):
+        FitSettings(extra_rounds=11)
+
+
 def test_fast_engine_falls_back_to_nutpie_where_it_does_not_apply(binary_counts, binary_settings):
     fit = fit_model(binary_counts, binary_settings.replace(prior="diagonal", draws=50, tune=50))
     assert fit.settings.engine == "fast" and fit.timing["engine_used"] == "nutpie"
@@ -188,7 +206,7 @@ def test_rank_intervals_cover_the_population_ranks_over_replicates():
     for rep in range(20):
         sim = scenario("three-level", seed=1000 + rep, n_items=120)
         counts = counts_from_simulation(sim)
-        fit = fit_model(counts, FitSettings(chains=2, draws=150, tune=150, seed=rep))
+        fit = fit_model(counts, FitSettings(chains=2, draws=150, tune=150, seed=rep, extra_rounds=0))
         table = candidate_summary(fit, sort=False)
         truth = sim.ranks
         covered += int(((table["rank_lo"] <= truth) & (truth <= table["rank_hi"])).sum())
@@ -210,7 +228,7 @@ def test_two_levels_strong_constancy_large_n_recovers_the_true_order():
     sim = simulate(scale=Scale((0.0, 1.0)), n_items=1000, candidates=["w", "x", "y", "z"], judges=["solo"],
                    pi=np.stack([1 - accuracy, accuracy], axis=1), theta=np.array([[0.7, 0.3], [0.35, 0.65]]),
                    omega=0.0, rng=7)
-    fit = fit_model(counts_from_simulation(sim), FitSettings(chains=2, draws=150, tune=150, seed=1))
+    fit = fit_model(counts_from_simulation(sim), FitSettings(chains=2, draws=150, tune=150, seed=1, extra_rounds=0))
     table = candidate_summary(fit, sort=False).set_index("candidate")
     assert table["point_rank"].tolist() == [3, 1, 4, 2]
     pairwise = pairwise_probabilities(fit)
@@ -231,7 +249,7 @@ def three_level_csv(three_level_sim, tmp_path_factory):
 def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_path, capsys):
     out, nc = tmp_path / "result.json", tmp_path / "posterior.nc"
     code = main(["fit", str(three_level_csv), "--out", str(out), "--idata", str(nc), "--chains", "2",
-                 "--draws", "60", "--tune", "60", "--seed", "1", "--quiet"])
+                 "--draws", "60", "--tune", "60", "--seed", "1", "--extra-rounds", "0", "--quiet"])
     assert code == 0
     doc = json.loads(out.read_text())
     assert set(doc) == {"candidates", "pairwise", "judges", "excluded_pairs", "diagnostics", "settings", "timing"}
@@ -240,7 +258,7 @@ def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_pa
         assert isinstance(c["rank_lo"], int) and isinstance(c["rank_hi"], int) and c["rank_lo"] <= c["rank_hi"]
     assert doc["settings"]["options"]["draws"] == 60 and doc["settings"]["seed"] == 1
     assert doc["settings"]["command_line"].startswith("python -m simplex_core fit ")
-    assert "--draws=60" in doc["settings"]["command_line"]
+    assert "--draws=60" in doc["settings"]["command_line"] and "--extra-rounds=0" in doc["settings"]["command_line"]
     assert doc["settings"]["data_hash"] and doc["settings"]["scale"]["values"] == [1.0, 2.0, 3.0]
     assert set(doc["timing"]) == {"compile_s", "sample_s"}
     assert doc["judges"]["judge-1"]["levels"] == ["1", "2", "3"]
@@ -270,7 +288,7 @@ def test_cli_fit_missing_data_exits_2(tmp_path, capsys):
 def test_cli_sensitivity_writes_the_sweep(three_level_csv, three_level_fit, tmp_path):
     out = tmp_path / "sens.json"
     code = main(["sensitivity", str(three_level_csv), "--out", str(out), "--omegas", "0", "--beta-maxes", "0,5",
-                 "--chains", "2", "--draws", "50", "--tune", "50", "--quiet"])
+                 "--chains", "2", "--draws", "50", "--tune", "50", "--extra-rounds", "0", "--quiet"])
     assert code == 0
     doc = json.loads(out.read_text())
     assert doc["base"]["omega"] == 0.0 and doc["base"]["beta_max"] == 5.0

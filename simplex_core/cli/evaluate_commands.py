@@ -37,6 +37,9 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--draws", type=int, default=500, help="kept draws per chain (default 500)")
     g.add_argument("--tune", type=int, default=500, help="warm-up iterations per chain (default 500)")
     g.add_argument("--fit-seed", type=int, default=0, help="seed of every fit (default 0)")
+    g.add_argument("--extra-rounds", type=int, default=2, metavar="N",
+                   help="a fit that has not converged gets up to N more rounds of --chains chains where that can help "
+                        "(default 2; 0 = never)")
     g.add_argument("--fit-cache", metavar="DIR", help="keep fits on disk in DIR and reuse them in later runs")
 
 
@@ -123,7 +126,7 @@ def _progress(args):
 
 
 def _fit_options(args) -> dict:
-    return dict(chains=args.chains, draws=args.draws, tune=args.tune, seed=args.fit_seed)
+    return dict(chains=args.chains, draws=args.draws, tune=args.tune, seed=args.fit_seed, extra_rounds=args.extra_rounds)
 
 
 def _cache(args):

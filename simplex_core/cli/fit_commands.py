@@ -33,6 +33,9 @@ def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--draws", type=int, default=1000, help="kept draws per chain (default 1000)")
     p.add_argument("--tune", type=int, default=1000, help="warm-up iterations per chain (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--extra-rounds", type=int, default=2, metavar="N",
+                   help="if the chains have not converged and more draws can help, sample up to N more rounds of "
+                        "--chains chains and pool them (default 2; 0 = never)")
     p.add_argument("--engine", choices=ENGINES, default=ENGINES[0], help=argparse.SUPPRESS)
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
 
@@ -89,7 +92,8 @@ def _prepare(args: argparse.Namespace, **fixed):
     try:
         settings = FitSettings(
             prior=args.prior, delta=delta, self_exclusion=not args.no_self_exclusion, chains=args.chains,
-            draws=args.draws, tune=args.tune, seed=args.seed, engine=args.engine, **fixed,
+            draws=args.draws, tune=args.tune, seed=args.seed, engine=args.engine, extra_rounds=args.extra_rounds,
+            **fixed,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -122,7 +126,7 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
             parts.append(f"--{opt.replace('_', '-')}={value}")
     parts += extra
     parts += [f"--prior={args.prior}", f"--delta={args.delta}", f"--chains={args.chains}", f"--draws={args.draws}",
-              f"--tune={args.tune}", f"--seed={args.seed}"]
+              f"--tune={args.tune}", f"--seed={args.seed}", f"--extra-rounds={args.extra_rounds}"]
     if args.no_self_exclusion:
         parts.append("--no-self-exclusion")
     if args.engine != ENGINES[0]:
