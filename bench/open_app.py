@@ -1,0 +1,100 @@
+"""Opening benchmark of issue 5: how long until a visitor sees a meaningful result on the default
+dataset. Prints figures; asserts nothing.
+
+Usage (repo root, project venv, Debian's Chromium)::
+
+    .venv/bin/python -m bench.open_app            # 3 fresh servers, 3 visits each
+
+For each of ``--servers`` fresh ``streamlit run app.py`` processes (default settings: real fit
+sizes, an empty fit cache, no background grid so the machine stays as a first visitor finds it),
+it waits until the server answers its health check, then opens the app ``--visits`` times in a
+new headless Chromium page and measures, from ``page.goto``:
+
+* ``title``: the page title is drawn (the app answered);
+* ``ranking``: the ranking figure holds the Bayesian posterior (the precomputed default fit).
+
+The first visit of a server pays Python's imports of the page modules; later visits do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.speed import uptime
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy  # noqa: E402
+
+RANKING_READY = ("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                 ".some(d => d.data && d.data.some(t => String(t.name).startsWith('bayesian')))")
+
+
+def one_server(visits: int) -> tuple[float, list[dict]]:
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="open-app-") as cache:
+        env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache, SIMPLEX_JUDGE_BACKGROUND_GRID="0")
+        env.pop("SIMPLEX_JUDGE_FAST", None)
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                 "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_healthy(url, proc)
+            healthy = time.perf_counter() - t0
+            rows = []
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+                for _ in range(visits):
+                    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+                    page = ctx.new_page()
+                    t1 = time.perf_counter()
+                    page.goto(url)
+                    page.wait_for_selector('[data-testid="stMain"] h1', timeout=120_000)
+                    title = time.perf_counter() - t1
+                    page.wait_for_function(RANKING_READY, timeout=120_000)
+                    rows.append({"title": title, "ranking": time.perf_counter() - t1})
+                    ctx.close()
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    return healthy, rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--servers", type=int, default=3)
+    p.add_argument("--visits", type=int, default=3)
+    args = p.parse_args(argv)
+    print(f"# bench.open_app  {time.strftime('%Y-%m-%d %H:%M:%S')}  servers={args.servers} visits={args.visits}")
+    print(f"# load before: {uptime()}")
+    print("| server | start to healthy (s) | visit | title drawn (s) | Bayesian ranking drawn (s) |")
+    print("|---|---|---|---|---|")
+    first, later, starts = [], [], []
+    for s in range(args.servers):
+        healthy, rows = one_server(args.visits)
+        starts.append(healthy)
+        for v, r in enumerate(rows):
+            (first if v == 0 else later).append(r)
+            print(f"| {s} | {healthy:.1f} | {v + 1} | {r['title']:.1f} | {r['ranking']:.1f} |", flush=True)
+    med = lambda rows, k: float(np.median([r[k] for r in rows])) if rows else float("nan")  # noqa: E731
+    print(f"server start to healthy: median {np.median(starts):.1f} s")
+    print(f"first visit of a fresh server: title {med(first, 'title'):.1f} s, Bayesian ranking {med(first, 'ranking'):.1f} s (medians)")
+    print(f"later visits: title {med(later, 'title'):.1f} s, Bayesian ranking {med(later, 'ranking'):.1f} s (medians)")
+    print(f"# load after: {uptime()}")
+
+
+if __name__ == "__main__":
+    main()
