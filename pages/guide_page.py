@@ -86,8 +86,14 @@ st.markdown(
 st.header("When to distrust a fit", anchor="distrust")
 st.markdown(
     "- **Not converged.** The app checks the expected scores: R-hat ≤ 1.01, bulk effective sample size ≥ 400 and no "
-    "divergent transitions. Otherwise a warning says which check failed; the intervals may be wrong. Refit with more "
-    "draws.\n"
+    "divergent transitions. Otherwise a warning says which check failed; the intervals may be wrong. The default "
+    "engine already samples up to two more rounds of chains before it gives up; refit with more draws if it still "
+    "fails.\n"
+    "- **Separate modes.** When the warning says the posterior has separate modes, more draws will not help: the data "
+    "support two explanations of the judges (with two judges, often \"judge A is the noisy one\" against \"judge B "
+    "is\"), and the chains, started in both, cannot cross between them. The pooled rank intervals span both "
+    "explanations with weights set by the chains, not by the evidence. Adding a third judge or a few labelled items "
+    "tells them apart.\n"
     "- **Posterior predictive misfit.** If the fitted score distribution of a (judge, candidate) pair is far from the "
     "observed one, the model cannot explain that pair: often a self-preference not covered by the families, or a "
     "judge that treats one candidate differently. Raise ω, check the families, or drop that judge.\n"
