@@ -279,18 +279,15 @@ def table_key(table: JudgmentTable) -> str:
     return key
 
 
-def truth_ranks(table: JudgmentTable) -> pd.Series | None:
+@st.cache_data(show_spinner=False, max_entries=16)
+def truth_ranks(_table: JudgmentTable, table_key: str) -> pd.Series | None:
     """True ranks (rank 1 = best; mean true_score per candidate) when the table has truth."""
-    if not table.has_truth:
+    if not _table.has_truth:
         return None
-    try:
-        from simplex_core.evaluation import true_ranks
-        from simplex_core.data import item_view
+    from simplex_core.data import item_view
+    from simplex_core.evaluation import true_ranks
 
-        return true_ranks(item_view(table))
-    except Exception:  # noqa: BLE001 — fall back to the definition
-        means = table.frame.groupby("candidate", sort=False)["true_score"].mean().reindex(list(table.candidates))
-        return means.rank(ascending=False, method="average")
+    return true_ranks(item_view(_table))
 
 
 @st.cache_data(show_spinner="Running the baselines…", max_entries=16)

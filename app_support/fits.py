@@ -20,7 +20,7 @@ from typing import Any
 import streamlit as st
 
 from simplex_core.data import Counts, JudgmentTable, count_tensor
-from simplex_core.fit_jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, fit_key, grid_settings
+from simplex_core.fit_jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, data_key, fit_key, grid_settings
 from simplex_core.model import FitSettings
 
 from . import data_access as da
@@ -137,8 +137,7 @@ def settings_label(settings: FitSettings) -> str:
 
 
 def _data_key(counts: Counts) -> str:
-    key = fit_key(counts, FitSettings())
-    return key.rsplit("-", 1)[0]
+    return data_key(counts)
 
 
 def cached_result(counts: Counts, settings: FitSettings) -> Any | None:

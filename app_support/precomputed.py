@@ -43,10 +43,9 @@ def model_fields(settings: Any) -> dict:
 
 def data_key(counts: Any) -> str:
     """The data part of the fit key (data hash and included mask), as the script records it."""
-    from simplex_core.fit_jobs import fit_key
-    from simplex_core.model import FitSettings
+    from simplex_core.fit_jobs import data_key as fit_data_key
 
-    return fit_key(counts, FitSettings()).rsplit("-", 1)[0]
+    return fit_data_key(counts)
 
 
 @st.cache_resource(show_spinner=False)

@@ -24,7 +24,7 @@ if not (require_table(ctx) and require_settings(ctx)):
     st.stop()
 data_caption(ctx)
 table, settings = ctx.table, ctx.settings
-truth = da.truth_ranks(table)
+truth = da.truth_ranks(table, da.table_key(table))
 
 view = None
 with guard("preparing the fit"):

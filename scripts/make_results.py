@@ -570,12 +570,11 @@ def render(args) -> None:
             if r["method"] in MAIN_ORDER:
                 w(f"| {r['setting']} | {r['method']} | {_ci(r, 'spearman')} | {_ci(r, 'coverage')} | {int(r['resamples'])} |")
         w("")
-    chk = _read(work, f"selfpref_check_4x1000__{DATASETS_WITH_TRUTH[0][0]}__{DATASETS_WITH_TRUTH[0][1]}")
+    check_job = f"selfpref_check_4x1000__{DATASETS_WITH_TRUTH[0][0]}__{DATASETS_WITH_TRUTH[0][1]}"
+    chk = _read(work, check_job)
     if chk is not None:
         r = chk.iloc[0]
-        conv = convergence_summary(work)
-        job = f"selfpref_check_4x1000__{DATASETS_WITH_TRUTH[0][0]}__{DATASETS_WITH_TRUTH[0][1]}"
-        row = conv[conv["job"] == job] if not conv.empty else conv
+        row = conv[conv["job"] == check_job] if not conv.empty else conv  # conv: parsed once above
         mixed = ""
         if len(row):
             rh = float(row.iloc[0]["max_rhat"])

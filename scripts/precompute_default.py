@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from simplex_core import datasets, summaries
     from simplex_core.data import count_tensor
-    from simplex_core.fit_jobs import fit_key
+    from simplex_core.fit_jobs import data_key
     from simplex_core.inference import fit_model
     from simplex_core.model import FitSettings
 
@@ -80,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         "what": "The default dataset fitted at the default settings; the app shows it on opening.",
         "dataset": name,
         "criterion": info.default_criterion,
-        "data_hash": table.data_hash(),
-        "data_key": fit_key(counts, FitSettings()).rsplit("-", 1)[0],
+        "data_hash": counts.data_hash,
+        "data_key": data_key(counts),
         "settings": settings.to_dict(),
         "diagnostics": result.diagnostics.to_dict() if hasattr(result.diagnostics, "to_dict") else dict(result.diagnostics),
         "timing": {k: (v if isinstance(v, str) else float(v)) for k, v in dict(getattr(result, "timing", {}) or {}).items()},

@@ -126,13 +126,26 @@ def _sigmoid(u):
 
 
 @njit(cache=True, error_model="numpy")
+def _offsets(J, K, M, T, E):
+    """Where each block of the unconstrained vector starts (the layout of the module docstring)."""
+    o_pi = 0
+    o_rho = o_pi + K * (T - 1)
+    o_first = o_rho + J
+    o_edge = o_first + J * (M - 1)
+    o_Z = o_edge + J * (T - 1) * E
+    o_R = o_Z + K * (T - 1)
+    o_W = o_R + J
+    return o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W
+
+
+@njit(cache=True, error_model="numpy")
 def sizes(buf):
     J = int(buf[1]); K = int(buf[2]); M = int(buf[3]); T = int(buf[4]); P = int(buf[5])
     use_re = buf[6] > 0.5
     E = M * (M - 1) // 2
-    n = K * (T - 1) + J + J * (M - 1) + J * (T - 1) * E
-    if use_re:
-        n += K * (T - 1) + J + K
+    offsets = _offsets(J, K, M, T, E)
+    o_Z, o_W = offsets[4], offsets[6]
+    n = o_W + K if use_re else o_Z  # without random effects the vector ends where Z would start
     return J, K, M, T, P, use_re, E, n
 
 
@@ -153,13 +166,7 @@ def logp_grad(x, g, buf):
         g[i] = 0.0
     lp = 0.0
     # offsets in x
-    o_pi = 0
-    o_rho = o_pi + K * (T - 1)
-    o_first = o_rho + J
-    o_edge = o_first + J * (M - 1)
-    o_Z = o_edge + J * (T - 1) * E
-    o_R = o_Z + K * (T - 1)
-    o_W = o_R + J
+    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E)
 
     pi = np.empty((K, T))
     gpi = np.zeros((K, T))
@@ -354,13 +361,7 @@ def expand(x, out, buf):
     o += T
     tv = buf[o:o + T]; o += T
     correct = buf[o:o + T]
-    o_pi = 0
-    o_rho = o_pi + K * (T - 1)
-    o_first = o_rho + J
-    o_edge = o_first + J * (M - 1)
-    o_Z = o_edge + J * (T - 1) * E
-    o_R = o_Z + K * (T - 1)
-    o_W = o_R + J
+    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E)
     w = 0
     tmp = np.empty(max(M, T))
     for k in range(K):

@@ -108,9 +108,9 @@ class FitCacheStore:
         self._cache().put(result)
 
 
-def fit_key(counts: Any, settings: Any) -> str:
-    """The identity of a fit: the data hash of the counts (which covers the table, the scale and
-    the families) plus the included mask, and the settings key."""
+def data_key(counts: Any) -> str:
+    """The data part of a fit's identity: the data hash of the counts (which covers the table, the
+    scale and the families) plus the included mask."""
     import hashlib
 
     import numpy as np
@@ -120,7 +120,12 @@ def fit_key(counts: Any, settings: Any) -> str:
     mask = hashlib.sha256(np.packbits(included).tobytes() + str(included.shape).encode()).hexdigest()[:12]
     if not data_hash:  # counts built by hand: hash the tensor itself
         data_hash = hashlib.sha256(np.asarray(counts.N, dtype=np.int64).tobytes()).hexdigest()
-    return f"{data_hash[:24]}-{mask}-{settings.key()}"
+    return f"{data_hash[:24]}-{mask}"
+
+
+def fit_key(counts: Any, settings: Any) -> str:
+    """The identity of a fit: :func:`data_key` and the settings key."""
+    return f"{data_key(counts)}-{settings.key()}"
 
 
 # -- status snapshots ----------------------------------------------------------------------------

@@ -163,11 +163,11 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
         warnings.simplefilter("ignore", category=RuntimeWarning)
         warnings.simplefilter("ignore", category=UserWarning)
         es = post[["expected_score"]]
-        rhat = np.asarray(az.rhat(es)["expected_score"].values, dtype=float)
+        params = [v for v in post.data_vars if v != "rank" and np.issubdtype(post[v].dtype, np.floating)]
+        rhat_all_ds = az.rhat(post[params])  # expected_score is among the params: one R-hat pass
+        rhat = np.asarray(rhat_all_ds["expected_score"].values, dtype=float)
         ess_bulk = np.asarray(az.ess(es, method="bulk")["expected_score"].values, dtype=float)
         ess_tail = np.asarray(az.ess(es, method="tail")["expected_score"].values, dtype=float)
-        params = [v for v in post.data_vars if v != "rank" and np.issubdtype(post[v].dtype, np.floating)]
-        rhat_all_ds = az.rhat(post[params])
         rhat_all = [np.asarray(rhat_all_ds[v].values, dtype=float).ravel() for v in params]
     rhat_all_flat = np.concatenate(rhat_all) if rhat_all else np.array([np.nan])
     max_rhat = float(np.nanmax(rhat)) if np.isfinite(rhat).any() else float("nan")
@@ -234,12 +234,6 @@ def clear_compiled_cache() -> None:
     """Forget every compiled sampler of this process (the next fit compiles again)."""
     with _CACHE_LOCK:
         _CACHE.clear()
-
-
-def compiled_cache_info() -> list[dict[str, Any]]:
-    """What the process-level cache holds: engine, structure key, compile seconds."""
-    with _CACHE_LOCK:
-        return [{"engine": c.engine, "structure": c.structure, "compile_s": c.compile_s} for c in _CACHE.values()]
 
 
 def _get_compiled(counts: CountsLike, settings: FitSettings) -> tuple[_Compiled, bool]:
@@ -435,7 +429,7 @@ def _sample_nutpie(compiled, settings: FitSettings, data: dict[str, np.ndarray],
     return idata
 
 
-def _sample_pymc(model, settings: FitSettings, data: dict[str, np.ndarray], cb: ProgressCallback | None):
+def _sample_pymc(model, settings: FitSettings, cb: ProgressCallback | None):
     import pymc as pm
 
     total = settings.chains * (settings.draws + settings.tune)
@@ -534,11 +528,12 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     modes = fast_density.find_modes(counts, settings, seed=settings.seed)
     groups = fast_density.chain_starts(modes, settings.chains)
     modes_s = time.perf_counter() - t1
-    by_group: list[list] = [[] for _ in groups]  # the sampling runs of each starting mode, over rounds
+    models = [fast_density.compile_fast(counts, settings, start=start) for start, _ in groups]
+    runs: list = []  # round by round, one sampling run per starting mode
 
     def sample_round(r: int, lo: float, hi: float, note: str) -> None:
         done_chains = 0
-        for g, (start, n_chains) in enumerate(groups):
+        for g, ((_, n_chains), model) in enumerate(zip(groups, models)):
             a = lo + (hi - lo) * done_chains / settings.chains
             width = (hi - lo) * n_chains / settings.chains
 
@@ -547,35 +542,34 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
                 _report(cb, note + message + where, a + width * (fraction - 0.05) / 0.9)
 
             scaled(f"sampling {n_chains} chain{'s' if n_chains > 1 else ''}", 0.05)
-            model = fast_density.compile_fast(counts, settings, start=start)
             seed = settings.seed + 7919 * g + 104729 * r
-            by_group[g].append(_sample_nutpie(model, settings.replace(chains=n_chains, seed=seed), {},
-                                              scaled if cb is not None else None))
+            runs.append(_sample_nutpie(model, settings.replace(chains=n_chains, seed=seed), {},
+                                       scaled if cb is not None else None))
             done_chains += n_chains
 
-    def pooled():
-        runs = [run for r in range(len(by_group[0])) for runs_g in by_group for run in runs_g[r:r + 1]]
-        return runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
-
-    def per_group():
-        return [g[0] if len(g) == 1 else az.concat(g, dim="chain", reset_dim=True) for g in by_group]
+    def group_draws() -> list[np.ndarray]:
+        """E_k draws [chains, draws, K] of each starting mode, over every round so far."""
+        return [np.concatenate([run.posterior["expected_score"].values for run in runs[g::len(groups)]])
+                for g in range(len(groups))]
 
     sample_round(0, 0.05, 0.90, "")
-    idata = pooled()
+    idata = runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
     diagnostics = diagnose(idata, tuple(counts.candidates))
+    within = _separate_modes(diagnostics, group_draws())
     rounds = 1
     while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
-           and _separate_modes(diagnostics, per_group()) is None):
+           and within is None):
         step = 0.1 / settings.extra_rounds
         sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
                      f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): more chains, ")
         rounds += 1
-        idata = pooled()
+        idata = az.concat(runs, dim="chain", reset_dim=True)
         diagnostics = diagnose(idata, tuple(counts.candidates))
+        within = _separate_modes(diagnostics, group_draws())
     sample_s = time.perf_counter() - t1
     _finish_idata(idata, counts, settings, structure_key(counts, settings))
-    if not diagnostics.converged and len(groups) > 1:
-        diagnostics = _explain_separate_modes(diagnostics, per_group(), modes)
+    if within is not None:
+        diagnostics = _explain_separate_modes(diagnostics, within, len(groups), modes)
     _report(cb, "done: " + diagnostics.message, 1.0)
     return FitResult(
         idata=idata,
@@ -591,33 +585,32 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 _FAST_LOADED = threading.Event()
 
 
-def _separate_modes(diagnostics: Diagnostics, parts: list) -> float | None:
+def _separate_modes(diagnostics: Diagnostics, group_draws: list[np.ndarray]) -> float | None:
     """The largest within-mode R-hat when chains started at different modes each mix well
-    (R-hat ≤ 1.01 within each) but disagree across modes (pooled R-hat > 1.05); else None."""
+    (R-hat ≤ 1.01 within each) but disagree across modes (pooled R-hat > 1.05); else None.
+    ``group_draws`` holds each starting mode's E_k draws ``[chains, draws, K]``."""
     import arviz as az
 
-    if len(parts) < 2 or diagnostics.converged or not (diagnostics.max_rhat > 1.05):
+    if len(group_draws) < 2 or diagnostics.converged or not (diagnostics.max_rhat > 1.05):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        within = [float(np.nanmax(az.rhat(p.posterior[["expected_score"]])["expected_score"].values))
-                  for p in parts if p.posterior.sizes.get("chain", 1) > 1]
+        within = [float(np.nanmax(az.rhat(az.convert_to_dataset({"es": d}))["es"].values))
+                  for d in group_draws if d.shape[0] > 1]
     if not within or max(within) > RHAT_MAX:
         return None
     return max(within)
 
 
-def _explain_separate_modes(diagnostics: Diagnostics, parts: list, modes: list) -> Diagnostics:
-    """When chains started at different modes each mix well but disagree with each other, say so:
-    the posterior has separate modes of comparable mass that NUTS cannot cross, and more draws
-    will not help (measured on GPQA-like data: "judge 1 is the perturbed one" against "judge 2 is")."""
+def _explain_separate_modes(diagnostics: Diagnostics, within: float, n_modes: int, modes: list) -> Diagnostics:
+    """Say that chains started at different modes each mix well (within-mode R-hat ``within``) but
+    disagree with each other: the posterior has separate modes of comparable mass that NUTS cannot
+    cross, and more draws will not help (measured on GPQA-like data: "judge 1 is the perturbed one"
+    against "judge 2 is")."""
     import dataclasses
 
-    within = _separate_modes(diagnostics, parts)
-    if within is None:
-        return diagnostics
     gap = abs(modes[0].log_mass - modes[1].log_mass) if len(modes) > 1 else float("nan")
-    note = (f"not converged: the posterior has {len(parts)} separate modes of comparable mass (Laplace estimate: "
+    note = (f"not converged: the posterior has {n_modes} separate modes of comparable mass (Laplace estimate: "
             f"they differ by {gap:.1f} log units) and the chains started in each stay there (R-hat within each "
             f"mode ≤ {within:.3f}, across modes {diagnostics.max_rhat:.3f} on candidate "
             f"{diagnostics.worst_rhat_candidate}). More draws will not fix this: the data support two "
@@ -649,7 +642,9 @@ def fit_model(
         Posterior with ``rank`` added, diagnostics and timing.
     """
     if settings.engine == "fast":
-        if settings.prior == "weight-propagation" and not settings.integrated:  # fast_density.supports
+        from simplex_core.fast_density import supports
+
+        if supports(settings):
             return _fit_fast(counts, settings, progress_callback)
         # Other priors and integrated mode: the PyMC graph through nutpie (recorded in the result)
         result = fit_model(counts, settings.replace(engine="nutpie"), progress_callback)
@@ -674,7 +669,7 @@ def fit_model(
         pm.set_data(data, model=compiled.model)
         t1 = time.perf_counter()
         if settings.engine == "pymc":
-            idata, first_draw = _sample_pymc(compiled.obj, settings, data, progress_callback)
+            idata, first_draw = _sample_pymc(compiled.obj, settings, progress_callback)
             t2 = time.perf_counter()
             if first_draw is not None:  # pm.sample compiles its functions before the first draw
                 compile_s += first_draw - t1

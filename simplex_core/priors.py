@@ -206,11 +206,6 @@ class WeightPropagationGraph:
         trans = self.edge_mask[None, :, :] * (1.0 + boost * self.boost_mask)
         return first, trans
 
-    @property
-    def n_dirichlet_nodes(self) -> int:
-        """How many nodes carry a Dirichlet (excluding the first row's Dirichlet)."""
-        return sum(len(tr.dirichlet_nodes) for tr in self.transitions)
-
 
 def weight_propagation_graph(scale: Scale) -> WeightPropagationGraph:
     """The weight-propagation DAG for ``scale`` (see the module docstring for the reading of the

@@ -74,17 +74,13 @@ class SensitivityResult:
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
     """Spearman correlation of two rankings (NaN when either is constant)."""
-    from scipy.stats import spearmanr
+    from simplex_core.evaluation import spearman as matched_spearman
 
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    return float(spearmanr(a, b).statistic)
+    return matched_spearman(pd.Series(np.asarray(a, dtype=float)), pd.Series(np.asarray(b, dtype=float)))
 
 
-def _point_ranks_in_data_order(fit: FitResult) -> np.ndarray:
-    table = candidate_summary(fit, sort=False)
-    return table["point_rank"].to_numpy()
+def _point_ranks_in_data_order(summary: pd.DataFrame, candidates: Sequence[str]) -> np.ndarray:
+    return summary.set_index("candidate")["point_rank"].reindex(list(candidates)).to_numpy()
 
 
 def sensitivity_sweep(
@@ -137,7 +133,8 @@ def sensitivity_sweep(
                                   (i + fraction) / len(distinct))
 
         fits[(o, b)] = fit_fn(counts, base.replace(omega=o, beta_max=b), progress_callback=sub)
-    base_ranks = _point_ranks_in_data_order(fits[(base.omega, base.beta_max)])
+    summaries = {key: candidate_summary(fit) for key, fit in fits.items()}  # the base is in both sweeps
+    base_ranks = _point_ranks_in_data_order(summaries[(base.omega, base.beta_max)], counts.candidates)
     rows = []
     for sweep, o, b in plan:
         fit = fits[(o, b)]
@@ -145,8 +142,8 @@ def sensitivity_sweep(
             sweep=sweep,
             omega=o,
             beta_max=b,
-            spearman_vs_base=spearman(_point_ranks_in_data_order(fit), base_ranks),
-            candidates=candidate_summary(fit),
+            spearman_vs_base=spearman(_point_ranks_in_data_order(summaries[(o, b)], counts.candidates), base_ranks),
+            candidates=summaries[(o, b)],
             diagnostics=fit.diagnostics,
             timing=dict(fit.timing),
             fit=fit if keep_fits else None,

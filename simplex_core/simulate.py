@@ -158,11 +158,6 @@ class SimulatedData:
         order = np.argsort(-self.expected_scores, kind="stable")
         return [self.candidates[i] for i in order]
 
-    def truth_table(self) -> pd.DataFrame:
-        """One row per candidate: ``candidate, expected_score, rank``."""
-        return pd.DataFrame(
-            {"candidate": list(self.candidates), "expected_score": self.expected_scores, "rank": self.ranks}
-        )
 
 
 # ------------------------------------------------------------------------------------------------

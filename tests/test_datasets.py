@@ -400,3 +400,20 @@ def test_shipped_assets_are_what_the_script_produces(tmp_path):
         for name in fresh:
             a, b = (tmp_path / info.name / name).read_bytes(), (info.folder / name).read_bytes()
             assert a == b, f"{info.name}/{name} differs from a fresh conversion: run scripts/convert_datasets.py"
+
+
+def test_cli_true_levels_alone_take_the_observed_levels_from_the_data(tmp_path, capsys):
+    """--true-levels without --levels: the observed levels come from the data (a built-in with a
+    criterion, and a file with several criteria read with --criterion)."""
+    from simplex_core.cli import main
+
+    assert main(["describe", "hanna", "--criterion", "coherence", "--true-levels=1,3,5"]) == 0
+    assert "5 observed levels: 1, 2, 3, 4, 5; 3 true levels: 1, 3, 5" in capsys.readouterr().out
+    path = tmp_path / "two_criteria.csv"
+    rows = [{"item": f"i{i}", "candidate": c, "judge": "j", "score": s, "criterion": crit}
+            for i in range(3) for c, s in (("a", 1), ("b", 2), ("c", 3)) for crit in ("x", "y")]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    assert main(["describe", str(path), "--criterion", "x", "--true-levels=1,3"]) == 0
+    assert "3 observed levels: 1, 2, 3; 2 true levels: 1, 3" in capsys.readouterr().out
+    assert main(["describe", str(path), "--criterion", "x", "--true-levels=1,9"]) == 2
+    assert "True levels [9] are not observed levels [1, 2, 3]" in capsys.readouterr().err

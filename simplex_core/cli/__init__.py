@@ -43,17 +43,23 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
 
     data = args.data
     try:
-        scale = scale_from_options(args.levels, args.true_levels)
+        # --true-levels alone is completed below from the data's observed levels
+        scale = None if (args.true_levels and not args.levels) else scale_from_options(args.levels, args.true_levels)
     except ScaleError as exc:
         raise UsageError(str(exc)) from None
+    def with_true_levels(load) -> None:
+        """--true-levels without --levels: read once to learn the observed levels."""
+        nonlocal scale
+        if scale is None and args.true_levels:
+            scale = scale_from_options(None, args.true_levels, load().frame["score"].tolist())
+
     try:
         if Path(data).exists():
-            if scale is None and args.true_levels:
-                raw = load_table(data)  # read once to learn the observed levels
-                scale = scale_from_options(None, args.true_levels, raw.frame["score"].tolist())
+            with_true_levels(lambda: load_table(data, criterion=args.criterion))
             return load_table(data, scale=scale, families=args.families, criterion=args.criterion)
         names = [d.name for d in datasets.list_datasets()]
         if data in names:
+            with_true_levels(lambda: datasets.load_dataset(data, criterion=args.criterion))
             options = {}
             if scale is not None:
                 options["scale"] = scale
