@@ -63,10 +63,10 @@ else:
         rho = sweep_df["spearman_vs_base"].dropna()
         if len(ready) > 1 and len(rho):
             worst = rho.min()
-            verdict = ("stable: the ranking barely moves across the settings fitted so far" if worst >= 0.95 else
+            verdict = ("is stable: it barely moves across the settings fitted so far" if worst >= 0.95 else
                        "moves noticeably: the order of some candidates depends on what is assumed about the judges"
                        if worst >= 0.8 else "depends strongly on the assumptions: read the intervals below with care")
-            st.markdown(f"Lowest Spearman with the base ranking: **{worst:.2f}**, so the ranking is {verdict}.")
+            st.markdown(f"Lowest Spearman with the base ranking: **{worst:.2f}**, so the ranking {verdict}.")
         not_converged = sweep_df[~sweep_df["converged"].astype(bool)]
         if len(not_converged):
             st.warning("Not converged (read these points with care): " + "; ".join(
