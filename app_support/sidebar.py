@@ -9,7 +9,7 @@ settings themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import streamlit as st
 
@@ -188,9 +188,11 @@ def fit_slot() -> Any:
     return st.session_state.get(K.FIT_SLOT) or st.sidebar
 
 
-def build_context(dataset: da.DatasetChoice | None = None, criterion: str | None = None) -> AnalysisContext:
-    """Load the table and build the settings from the session state (no widgets drawn)."""
-    ss = st.session_state
+def build_context(dataset: da.DatasetChoice | None = None, criterion: str | None = None,
+                  state: Mapping[str, Any] | None = None) -> AnalysisContext:
+    """Load the table and build the settings from the session state (no widgets drawn); ``state``
+    replaces the session state (the server's warm-up builds a new visitor's context without one)."""
+    ss = st.session_state if state is None else state
     if dataset is None and ss.get(K.DATASET) not in (None, UPLOAD):
         dataset = da.dataset_choice(ss.get(K.DATASET))
         if dataset is not None and criterion is None:
@@ -230,15 +232,15 @@ def build_context(dataset: da.DatasetChoice | None = None, criterion: str | None
                 ctx.notes.append(f"The level mapping could not be applied ({exc}); the full scale is used.")
     # settings
     try:
-        ctx.settings = settings_from_state(ctx.table)
+        ctx.settings = settings_from_state(ctx.table, ss)
     except ValueError as exc:
         ctx.settings_error = str(exc)
     return ctx
 
 
-def settings_from_state(table: JudgmentTable | None) -> FitSettings:
+def settings_from_state(table: JudgmentTable | None, state: Mapping[str, Any] | None = None) -> FitSettings:
     """The FitSettings the sidebar describes (ValueError in plain words when invalid)."""
-    ss = st.session_state
+    ss = st.session_state if state is None else state
     off_grid = bool(ss.get(K.OFF_GRID))
     omega = float(ss.get(K.OMEGA_FREE if off_grid else K.OMEGA, 0.0))
     beta_max = float(ss.get(K.BETA_MAX_FREE if off_grid else K.BETA_MAX, 5.0))

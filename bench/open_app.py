@@ -3,9 +3,11 @@ dataset. Prints figures; asserts nothing.
 
 Usage (repo root, project venv, Debian's Chromium)::
 
-    .venv/bin/python -m bench.open_app            # 3 fresh servers, 3 visits each
+    .venv/bin/python -m bench.open_app                    # 3 fresh servers of serve.py, 3 visits each
+    .venv/bin/python -m bench.open_app --entry app.py     # the same without the warm start
 
-For each of ``--servers`` fresh ``streamlit run app.py`` processes (default settings: real fit
+For each of ``--servers`` fresh ``streamlit run <entry>`` processes (``serve.py``, the README's
+command, warms the process at start-up; ``app.py`` does not) (default settings: real fit
 sizes, an empty fit cache, no background grid so the machine stays as a first visitor finds it),
 it waits until the server answers its health check, then opens the app ``--visits`` times in a
 new headless Chromium page and measures, from ``page.goto``:
@@ -13,7 +15,10 @@ new headless Chromium page and measures, from ``page.goto``:
 * ``title``: the page title is drawn (the app answered);
 * ``ranking``: the ranking figure holds the Bayesian posterior (the precomputed default fit).
 
-The first visit of a server pays Python's imports of the page modules; later visits do not.
+With ``app.py`` the first visit of a server pays Python's imports of the page modules, the
+dataset load and the baselines; later visits do not. ``--first-visit-after`` waits that many
+seconds after the health check before the first visit (a visitor who does not come within a second
+of the server starting).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ RANKING_READY = ("() => Array.from(document.querySelectorAll('.js-plotly-plot'))
                  ".some(d => d.data && d.data.some(t => String(t.name).startsWith('bayesian')))")
 
 
-def one_server(visits: int) -> tuple[float, list[dict]]:
+def one_server(visits: int, entry: str = "serve.py", first_visit_after: float = 0.0) -> tuple[float, list[dict]]:
     from playwright.sync_api import sync_playwright
 
     port = _free_port()
@@ -46,13 +51,14 @@ def one_server(visits: int) -> tuple[float, list[dict]]:
         env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache, SIMPLEX_JUDGE_BACKGROUND_GRID="0")
         env.pop("SIMPLEX_JUDGE_FAST", None)
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", entry, "--server.headless", "true",
                                  "--server.port", str(port), "--browser.gatherUsageStats", "false"],
                                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}"
         try:
             _wait_healthy(url, proc)
             healthy = time.perf_counter() - t0
+            time.sleep(first_visit_after)
             rows = []
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
@@ -77,14 +83,17 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--servers", type=int, default=3)
     p.add_argument("--visits", type=int, default=3)
+    p.add_argument("--entry", default="serve.py", choices=("serve.py", "app.py"))
+    p.add_argument("--first-visit-after", type=float, default=0.0)
     args = p.parse_args(argv)
-    print(f"# bench.open_app  {time.strftime('%Y-%m-%d %H:%M:%S')}  servers={args.servers} visits={args.visits}")
+    print(f"# bench.open_app  {time.strftime('%Y-%m-%d %H:%M:%S')}  entry={args.entry} servers={args.servers} "
+          f"visits={args.visits} first visit {args.first_visit_after:g} s after healthy")
     print(f"# load before: {uptime()}")
     print("| server | start to healthy (s) | visit | title drawn (s) | Bayesian ranking drawn (s) |")
     print("|---|---|---|---|---|")
     first, later, starts = [], [], []
     for s in range(args.servers):
-        healthy, rows = one_server(args.visits)
+        healthy, rows = one_server(args.visits, args.entry, args.first_visit_after)
         starts.append(healthy)
         for v, r in enumerate(rows):
             (first if v == 0 else later).append(r)

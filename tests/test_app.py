@@ -374,3 +374,39 @@ def test_the_export_files_of_the_default_fit_open_again(tmp_path):
     doc = json.loads(json.dumps(summaries.result_json(pre, command_line="test", counts=counts)))
     assert [c["candidate"] for c in doc["candidates"]] == list(summaries.candidate_summary(pre)["candidate"])
     assert doc["diagnostics"]["converged"] is True
+
+
+def test_the_warm_start_does_the_first_visitors_work_before_they_come(monkeypatch):
+    """``serve.py`` warms a new server (app_support.warmup): afterwards a first visitor's run of the
+    Rankings page shows the precomputed Bayesian ranking without loading the dataset or running the
+    baselines again (both are served from the process's shared caches)."""
+    import streamlit as st
+
+    from app_support import warmup
+    from simplex_core import baselines, datasets
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    calls = {"load": 0, "baselines": 0}
+    real_load, real_run = datasets.load_dataset, baselines.run_methods
+
+    def counting_load(*a, **k):
+        calls["load"] += 1
+        return real_load(*a, **k)
+
+    def counting_run(*a, **k):
+        calls["baselines"] += 1
+        return real_run(*a, **k)
+
+    monkeypatch.setattr(datasets, "load_dataset", counting_load)
+    monkeypatch.setattr(baselines, "run_methods", counting_run)
+    steps = warmup.warm_default_view()
+    assert set(steps) == {"imports", "dataset", "posterior", "baselines"}
+    assert calls["load"] == 1 and calls["baselines"] >= 1
+    after_warm = dict(calls)
+
+    at = new_app()
+    assert_clean(at)
+    assert calls == after_warm  # the visitor did neither again
+    assert any(str(t.get("name", "")).startswith("bayesian")
+               for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"])

@@ -1,4 +1,5 @@
-"""The running app in a real browser: ``streamlit run app.py`` driven by Playwright in Debian's Chromium.
+"""The running app in a real browser: ``streamlit run serve.py`` (the README's start command: the app
+of ``app.py`` with a warm start) driven by Playwright in Debian's Chromium, and ``streamlit run app.py``.
 
 Visits every page (no exception box, a screenshot each under ``tests/artifacts/screenshots/``),
 moves the ω slider and waits until the ranking figure's data change after the refit, and uploads a
@@ -14,7 +15,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -61,8 +64,9 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 120) -> Non
     raise TimeoutError("streamlit did not become healthy")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+@contextmanager
+def _running(entry: str, tmp_path_factory) -> Iterator[str]:
+    """``streamlit run <entry>`` on a free port with small fits and a fresh fit cache; yields its URL."""
     reason = _skip_reason()
     if reason:
         print(f"SKIP browser tests: {reason}")
@@ -75,7 +79,7 @@ def server(tmp_path_factory):
                PYTHONUNBUFFERED="1")
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
     with open(log, "w") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", entry, "--server.headless", "true",
                                  "--server.port", str(port), "--browser.gatherUsageStats", "false"],
                                 cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -91,7 +95,13 @@ def server(tmp_path_factory):
             proc.wait(timeout=10)
         text = log.read_text(errors="replace")
         # The app logs failures with tracebacks server-side (never on the page): show them when a test fails.
-        print("---- streamlit log (tail) ----\n" + text[-4000:])
+        print(f"---- streamlit run {entry}: log (tail) ----\n" + text[-4000:])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with _running("serve.py", tmp_path_factory) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -167,21 +177,33 @@ def test_every_page_renders_without_an_exception(server, page):
         _shot(page, name)
 
 
+BAYESIAN_DRAWN = ("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                  ".some(d => d.data && d.data.some(t => String(t.name).startsWith('bayesian')))")
+
+
 def test_opening_the_app_shows_a_fitted_ranking_at_once(server, page):
     page.goto(server)
     _settle(page)
-    page.wait_for_function(
-        "() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(d => d.data && d.data.some(t => String(t.name).startsWith('bayesian')))",
-        timeout=30_000)
+    page.wait_for_function(BAYESIAN_DRAWN, timeout=30_000)
     assert "Fitting" not in page.locator('[data-testid="stMain"]').inner_text()
+    _no_exception_box(page)
+
+
+def test_the_app_also_runs_without_the_launcher(tmp_path_factory, page):
+    """``streamlit run app.py`` (no warm start) serves the same app: the precomputed ranking and no
+    exception box on the landing page."""
+    with _running("app.py", tmp_path_factory) as url:
+        page.goto(url)
+        _settle(page)
+        page.wait_for_function(BAYESIAN_DRAWN, timeout=60_000)
+        _no_exception_box(page)
+        assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Rankings"
 
 
 def test_moving_omega_refits_and_changes_the_ranking_figure(server, page):
     page.goto(server)  # Rankings is the default page (its address is the root)
     _settle(page)
-    page.wait_for_function(
-        "() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(d => d.data && d.data.some(t => String(t.name).startsWith('bayesian')))",
-        timeout=60_000)
+    page.wait_for_function(BAYESIAN_DRAWN, timeout=60_000)
     before = _figure_data(page, "rank distributions")
     assert before is not None and "ω = 0" in page.locator('[data-testid="stMain"]').inner_text()
     # Streamlit's slider thumb is a visually hidden <input type="range"> labelled with the widget's label
