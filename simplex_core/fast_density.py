@@ -152,6 +152,13 @@ def sizes(buf):
 @njit(cache=True, error_model="numpy")
 def logp_grad(x, g, buf):
     """Log density at the unconstrained point ``x``; writes its gradient into ``g``."""
+    return tempered_logp_grad(x, g, buf, 1.0)[0]
+
+
+@njit(cache=True, error_model="numpy")
+def tempered_logp_grad(x, g, buf, power):
+    """``(log prior + power · log likelihood, log likelihood)`` at ``x``, the gradient of the first
+    into ``g``: the tempered densities of :mod:`simplex_core.tempering` (``power = 1``: the posterior)."""
     J, K, M, T, P, use_re, E, n = sizes(buf)
     omega = buf[7]
     beta = buf[8]
@@ -165,6 +172,7 @@ def logp_grad(x, g, buf):
     for i in range(n):
         g[i] = 0.0
     lp = 0.0
+    lik = 0.0
     # offsets in x
     o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E)
 
@@ -270,8 +278,8 @@ def logp_grad(x, g, buf):
         for m in range(M):
             nm = counts[p * M + m]
             if nm > 0:
-                lp += nm * math.log(gam[m])
-                gam[m] = nm / gam[m]
+                lik += nm * math.log(gam[m])
+                gam[m] = power * nm / gam[m]
             else:
                 gam[m] = 0.0
         for t in range(T):
@@ -325,7 +333,7 @@ def logp_grad(x, g, buf):
         for k in range(K):
             w = W[k]
             g[o_W + k] = gW[k] * w * (1.0 - w) + aK * (1.0 - w) - bK * w
-    return lp
+    return lp + power * lik, lik
 
 
 
@@ -428,6 +436,213 @@ def expand_c(dim, n_exp, x_, out_, ud_):
     return 0
 
 
+# -- parallel tempering kernels (the sampler of simplex_core.tempering) --------------------------------
+# They live here, not in tempering.py, because numba's on-disk cache tracks only the source file of a
+# function: a kernel in another file would keep running a stale copy of tempered_logp_grad after it
+# changes.
+
+#: Longest HMC trajectory, in the units of the adapted mass matrix (about one posterior SD per unit).
+TRAJECTORY = 2.5
+TARGET_ACCEPT = 0.75
+MAX_LEAPFROG = 128
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tempered_hmc_step(x, g, tl, lik, inv_mass, eps, n_steps, b, buf, xn, gn, p):
+    """One HMC transition of the replica at power ``b`` (in place), diagonal metric ``inv_mass``
+    (the variance scale of each coordinate). Returns (acceptance probability, divergent 0/1)."""
+    n = x.shape[0]
+    kin0 = 0.0
+    for i in range(n):
+        p[i] = np.random.standard_normal() / math.sqrt(inv_mass[i])
+        kin0 += 0.5 * p[i] * p[i] * inv_mass[i]
+        xn[i] = x[i]
+        gn[i] = g[i]
+    tln, likn = tl[0], lik[0]
+    for i in range(n):
+        p[i] += 0.5 * eps * gn[i]
+    for s in range(n_steps):
+        for i in range(n):
+            xn[i] += eps * inv_mass[i] * p[i]
+        tln, likn = tempered_logp_grad(xn, gn, buf, b)
+        if not math.isfinite(tln):
+            return 0.0, 1
+        scale = eps if s < n_steps - 1 else 0.5 * eps
+        for i in range(n):
+            p[i] += scale * gn[i]
+    kin1 = 0.0
+    for i in range(n):
+        if not math.isfinite(gn[i]):
+            return 0.0, 1
+        kin1 += 0.5 * p[i] * p[i] * inv_mass[i]
+    log_a = (tln - kin1) - (tl[0] - kin0)
+    if not math.isfinite(log_a):
+        return 0.0, 1
+    divergent = 1 if log_a < -1000.0 else 0
+    acc = 1.0 if log_a >= 0.0 else math.exp(log_a)
+    if np.random.random() < acc:
+        for i in range(n):
+            x[i] = xn[i]
+            g[i] = gn[i]
+        tl[0] = tln
+        lik[0] = likn
+    return acc, divergent
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tempering_ladder(betas, rejections):
+    """Syed et al.'s schedule update: place the powers at equal steps of the estimated communication
+    barrier (cumulative swap rejection rate between neighbours). ``betas`` descend from 1."""
+    R = betas.shape[0]
+    asc = betas[::-1].copy()          # ascending: B_MIN .. 1
+    rej = rejections[::-1].copy()      # rej[i]: between asc[i] and asc[i + 1]
+    lam = np.zeros(R)
+    for i in range(R - 1):
+        lam[i + 1] = lam[i] + max(rej[i], 1e-3)
+    out = np.empty(R)
+    out[0] = asc[0]
+    out[R - 1] = 1.0
+    for k in range(1, R - 1):
+        target = lam[R - 1] * k / (R - 1)
+        i = 0
+        while i < R - 2 and lam[i + 1] < target:
+            i += 1
+        w = (target - lam[i]) / (lam[i + 1] - lam[i])
+        out[k] = asc[i] + w * (asc[i + 1] - asc[i])
+    return out[::-1].copy()
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, draws_out, stats_out, swaps_out, betas_out):
+    """One tempered chain. ``x0`` [R, n] start states; writes the cold replica's draws [n_draws, n],
+    per draw (acceptance, divergent, step size, leapfrog steps) into ``stats_out`` [n_draws, 4], the
+    swap acceptance rate of each neighbour pair over the draws into ``swaps_out`` [R − 1], and the
+    final ladder into ``betas_out``."""
+    np.random.seed(seed)
+    R, n = x0.shape
+    betas = betas0.copy()
+    x = x0.copy()
+    g = np.zeros((R, n))
+    tl = np.zeros((R, 1))
+    lik = np.zeros((R, 1))
+    for r in range(R):
+        tl[r, 0], lik[r, 0] = tempered_logp_grad(x[r], g[r], buf, betas[r])
+    inv_mass = np.ones((R, n))
+    xn = np.empty(n)
+    gn = np.empty(n)
+    p = np.empty(n)
+    # dual averaging of the step size (Hoffman & Gelman 2014, as in Stan)
+    log_eps = np.full(R, math.log(0.1))
+    mu = np.full(R, math.log(1.0))
+    hbar = np.zeros(R)
+    log_eps_bar = np.zeros(R)
+    da_t = np.zeros(R)
+    # Stan's adaptation windows: 15% initial, then doubling windows, 10% terminal (of n_tune)
+    init_buf = max(1, int(0.15 * n_tune))
+    term_buf = max(1, int(0.1 * n_tune))
+    win_end = init_buf + 25
+    win_size = 25
+    w_count = 0
+    # windowed variances of the position and of the gradient (nutpie's diagonal estimate:
+    # sqrt(var x / var ∇), which reads the scale of each coordinate from the curvature too)
+    w_mean = np.zeros((R, n))
+    w_m2 = np.zeros((R, n))
+    wg_mean = np.zeros((R, n))
+    wg_m2 = np.zeros((R, n))
+    windows_done = 0
+    swap_try = np.zeros(R - 1)
+    swap_acc = np.zeros(R - 1)
+    for it in range(n_tune + n_draws):
+        tuning = it < n_tune
+        for r in range(R):
+            eps = math.exp(log_eps[r])
+            lmax = min(MAX_LEAPFROG, max(1, int(math.ceil(TRAJECTORY / eps))))
+            n_steps = 1 + int(np.random.random() * lmax)
+            acc, div = tempered_hmc_step(x[r], g[r], tl[r], lik[r], inv_mass[r], eps, n_steps, betas[r], buf, xn, gn, p)
+            if tuning:
+                da_t[r] += 1.0
+                t = da_t[r]
+                eta = 1.0 / (t + 10.0)
+                hbar[r] = (1.0 - eta) * hbar[r] + eta * (TARGET_ACCEPT - acc)
+                log_eps[r] = mu[r] - math.sqrt(t) / 0.05 * hbar[r]
+                k = t ** -0.75
+                log_eps_bar[r] = k * log_eps[r] + (1.0 - k) * log_eps_bar[r]
+                if init_buf <= it < n_tune - term_buf:  # Welford's variance updates
+                    for i in range(n):
+                        d = x[r, i] - w_mean[r, i]
+                        w_mean[r, i] += d / (w_count + 1)
+                        w_m2[r, i] += d * (x[r, i] - w_mean[r, i])
+                        d = g[r, i] - wg_mean[r, i]
+                        wg_mean[r, i] += d / (w_count + 1)
+                        wg_m2[r, i] += d * (g[r, i] - wg_mean[r, i])
+            elif r == 0:
+                j = it - n_tune
+                draws_out[j] = x[0]
+                stats_out[j, 0] = acc
+                stats_out[j, 1] = div
+                stats_out[j, 2] = eps
+                stats_out[j, 3] = n_steps
+        if tuning and init_buf <= it < n_tune - term_buf:
+            w_count += 1
+        # non-reversible swaps: even pairs on even iterations, odd pairs on odd ones
+        for r in range(it % 2, R - 1, 2):
+            log_a = (betas[r] - betas[r + 1]) * (lik[r + 1, 0] - lik[r, 0])
+            a = 1.0 if log_a >= 0.0 else math.exp(log_a)
+            swap_try[r] += 1.0
+            swap_acc[r] += a
+            if np.random.random() < a:
+                for i in range(n):
+                    tmp = x[r, i]
+                    x[r, i] = x[r + 1, i]
+                    x[r + 1, i] = tmp
+                tl[r, 0], lik[r, 0] = tempered_logp_grad(x[r], g[r], buf, betas[r])
+                tl[r + 1, 0], lik[r + 1, 0] = tempered_logp_grad(x[r + 1], g[r + 1], buf, betas[r + 1])
+        # end of an adaptation window: new metrics (and, in the first windows, a new ladder)
+        if tuning and it + 1 == win_end and it + 1 <= n_tune - term_buf:
+            for r in range(R):
+                for i in range(n):
+                    vx = w_m2[r, i] / max(w_count - 1, 1)
+                    vg = wg_m2[r, i] / max(w_count - 1, 1)
+                    inv_mass[r, i] = min(max(math.sqrt(vx / vg) if vg > 0.0 and vx > 0.0 else 1.0, 1e-10), 1e10)
+                mu[r] = math.log(10.0) + log_eps[r]
+                hbar[r] = 0.0
+                log_eps_bar[r] = 0.0
+                da_t[r] = 0.0
+            if windows_done < 3 and R > 2:
+                rej = np.empty(R - 1)
+                for r in range(R - 1):
+                    rej[r] = 1.0 - swap_acc[r] / max(swap_try[r], 1.0)
+                betas = tempering_ladder(betas, rej)
+                for r in range(R):
+                    tl[r, 0], lik[r, 0] = tempered_logp_grad(x[r], g[r], buf, betas[r])
+            windows_done += 1
+            w_count = 0
+            w_mean[:, :] = 0.0
+            w_m2[:, :] = 0.0
+            wg_mean[:, :] = 0.0
+            wg_m2[:, :] = 0.0
+            swap_try[:] = 0.0
+            swap_acc[:] = 0.0
+            win_size *= 2
+            win_end = it + 1 + win_size
+            if win_end + 2 * win_size > n_tune - term_buf:
+                win_end = n_tune - term_buf
+        if it + 1 == n_tune:
+            for r in range(R):
+                log_eps[r] = log_eps_bar[r]
+            swap_try[:] = 0.0
+            swap_acc[:] = 0.0
+    for r in range(R - 1):
+        swaps_out[r] = swap_acc[r] / max(swap_try[r], 1.0)
+    betas_out[:] = betas
+
+
+@njit(cache=True, error_model="numpy")
+def expand_all(draws, out, buf):
+    C, S, _ = draws.shape
+    for c in range(C):
+        for s in range(S):
+            expand(draws[c, s], out[c, s], buf)
 
 
 # -- Python side -------------------------------------------------------------------------------------

@@ -508,10 +508,13 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     """The ``'fast'`` engine: mode search, then nutpie over the numba log density, one sampling run
     per starting mode (chains of different runs have different seeds), concatenated over chains.
 
-    When the chains have not converged and more draws can help (no divergences, not chains sitting
-    in separate modes), up to ``settings.extra_rounds`` more rounds of ``settings.chains`` chains
-    are sampled from the same starts with new seeds and pooled: the posterior then has 2× or 3×
-    the chains asked for (``timing['rounds']`` says how many rounds ran)."""
+    When chains started at different modes of comparable mass have not converged, the posterior is
+    sampled again by parallel tempering (:mod:`simplex_core.tempering`; ``timing['sampler']``),
+    whose chains cross between modes. When chains from a single start have not converged and more
+    draws can help (no divergences), up to ``settings.extra_rounds`` more rounds of
+    ``settings.chains`` chains are sampled from the same start with new seeds and pooled: the
+    posterior then has 2× or 3× the chains asked for (``timing['rounds']`` says how many rounds
+    ran)."""
     import arviz as az
 
     t0 = time.perf_counter()
@@ -552,31 +555,45 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         return [np.concatenate([run.posterior["expected_score"].values for run in runs[g::len(groups)]])
                 for g in range(len(groups))]
 
-    sample_round(0, 0.05, 0.90, "")
+    sample_round(0, 0.05, 0.90 if len(groups) == 1 else 0.30, "")
     idata = runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
     diagnostics = diagnose(idata, tuple(counts.candidates))
-    within = _separate_modes(diagnostics, group_draws())
-    rounds = 1
-    while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
-           and within is None):
-        step = 0.1 / settings.extra_rounds
-        sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
-                     f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): more chains, ")
-        rounds += 1
-        idata = az.concat(runs, dim="chain", reset_dim=True)
-        diagnostics = diagnose(idata, tuple(counts.candidates))
+    rounds, tempered_s = 1, 0.0
+    if not diagnostics.converged and len(groups) > 1:
+        # Modes of comparable mass and chains that disagree: NUTS cannot cross between them (more
+        # rounds make it worse, measured on GPQA-like replicates); parallel tempering can.
+        from simplex_core.tempering import TEMPERED_THIN, sample_tempered
+
+        nuts_note = diagnostics.message
+        _report(cb, f"the posterior has {len(groups)} separate modes that NUTS chains cannot cross: sampling them "
+                    "together by parallel tempering (no progress updates until it ends; about 5 × the time so far)", 0.30)
+        t2 = time.perf_counter()
+        idata = sample_tempered(counts, settings, [start for start, _ in groups], thin=TEMPERED_THIN)
+        tempered_s = time.perf_counter() - t2
+        diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), len(groups), nuts_note)
+    else:
         within = _separate_modes(diagnostics, group_draws())
+        while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
+               and within is None):
+            step = 0.1 / settings.extra_rounds
+            sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
+                         f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): more chains, ")
+            rounds += 1
+            idata = az.concat(runs, dim="chain", reset_dim=True)
+            diagnostics = diagnose(idata, tuple(counts.candidates))
+            within = _separate_modes(diagnostics, group_draws())
+        if within is not None:
+            diagnostics = _explain_separate_modes(diagnostics, within, len(groups), modes)
     sample_s = time.perf_counter() - t1
     _finish_idata(idata, counts, settings, structure_key(counts, settings))
-    if within is not None:
-        diagnostics = _explain_separate_modes(diagnostics, within, len(groups), modes)
     _report(cb, "done: " + diagnostics.message, 1.0)
     return FitResult(
         idata=idata,
         diagnostics=diagnostics,
         timing={"compile_s": float(compile_s), "sample_s": float(sample_s), "reused_compiled": bool(reused),
                 "engine_used": "fast", "modes_s": float(modes_s), "modes": len(modes),
-                "start_modes": len(groups), "rounds": rounds},
+                "start_modes": len(groups), "rounds": rounds, "tempered_s": float(tempered_s),
+                "sampler": "parallel tempering" if tempered_s else "nuts"},
         settings=settings,
         counts=counts,
     )
@@ -618,6 +635,21 @@ def _explain_separate_modes(diagnostics: Diagnostics, within: float, n_modes: in
             "the share of its chains, not its (unknown) mass: read the rank intervals as covering both "
             "explanations, or add a judge or labelled items to tell them apart.")
     return dataclasses.replace(diagnostics, message=note)
+
+
+def _explain_tempering(diagnostics: Diagnostics, n_modes: int, nuts_note: str) -> Diagnostics:
+    """Say that the posterior was sampled by parallel tempering because NUTS chains started in its
+    ``n_modes`` modes disagreed (``nuts_note``: NUTS's own diagnostics)."""
+    import dataclasses
+
+    why = (f"the posterior has {n_modes} separate modes (often: which judge is the noisy one) and NUTS chains "
+           f"could not cross between them ({nuts_note.removeprefix('not converged: ').split(';')[0]}), so it was "
+           "sampled by parallel tempering, whose chains visit every mode in proportion to its mass")
+    if diagnostics.converged:
+        message = diagnostics.message.rstrip(".") + f"; {why}."
+    else:
+        message = diagnostics.message.rstrip(".") + f". Note: {why}; more draws give its chains more crossings."
+    return dataclasses.replace(diagnostics, message=message)
 
 
 def fit_model(
