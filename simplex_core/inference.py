@@ -550,11 +550,6 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
                                        scaled if cb is not None else None))
             done_chains += n_chains
 
-    def group_draws() -> list[np.ndarray]:
-        """E_k draws [chains, draws, K] of each starting mode, over every round so far."""
-        return [np.concatenate([run.posterior["expected_score"].values for run in runs[g::len(groups)]])
-                for g in range(len(groups))]
-
     sample_round(0, 0.05, 0.90 if len(groups) == 1 else 0.30, "")
     idata = runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
     diagnostics = diagnose(idata, tuple(counts.candidates))
@@ -566,24 +561,19 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
         nuts_note = diagnostics.message
         _report(cb, f"the posterior has {len(groups)} separate modes that NUTS chains cannot cross: sampling them "
-                    "together by parallel tempering (no progress updates until it ends; about 5 × the time so far)", 0.30)
+                    "together by parallel tempering (slower: about 15 s on GPQA-size data; no updates until it ends)", 0.30)
         t2 = time.perf_counter()
         idata = sample_tempered(counts, settings, [start for start, _ in groups], thin=TEMPERED_THIN)
         tempered_s = time.perf_counter() - t2
         diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), len(groups), nuts_note)
     else:
-        within = _separate_modes(diagnostics, group_draws())
-        while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
-               and within is None):
+        while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
             step = 0.1 / settings.extra_rounds
             sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
                          f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): more chains, ")
             rounds += 1
             idata = az.concat(runs, dim="chain", reset_dim=True)
             diagnostics = diagnose(idata, tuple(counts.candidates))
-            within = _separate_modes(diagnostics, group_draws())
-        if within is not None:
-            diagnostics = _explain_separate_modes(diagnostics, within, len(groups), modes)
     sample_s = time.perf_counter() - t1
     _finish_idata(idata, counts, settings, structure_key(counts, settings))
     _report(cb, "done: " + diagnostics.message, 1.0)
@@ -600,41 +590,6 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
 
 _FAST_LOADED = threading.Event()
-
-
-def _separate_modes(diagnostics: Diagnostics, group_draws: list[np.ndarray]) -> float | None:
-    """The largest within-mode R-hat when chains started at different modes each mix well
-    (R-hat ≤ 1.01 within each) but disagree across modes (pooled R-hat > 1.05); else None.
-    ``group_draws`` holds each starting mode's E_k draws ``[chains, draws, K]``."""
-    import arviz as az
-
-    if len(group_draws) < 2 or diagnostics.converged or not (diagnostics.max_rhat > 1.05):
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        within = [float(np.nanmax(az.rhat(az.convert_to_dataset({"es": d}))["es"].values))
-                  for d in group_draws if d.shape[0] > 1]
-    if not within or max(within) > RHAT_MAX:
-        return None
-    return max(within)
-
-
-def _explain_separate_modes(diagnostics: Diagnostics, within: float, n_modes: int, modes: list) -> Diagnostics:
-    """Say that chains started at different modes each mix well (within-mode R-hat ``within``) but
-    disagree with each other: the posterior has separate modes of comparable mass that NUTS cannot
-    cross, and more draws will not help (measured on GPQA-like data: "judge 1 is the perturbed one"
-    against "judge 2 is")."""
-    import dataclasses
-
-    gap = abs(modes[0].log_mass - modes[1].log_mass) if len(modes) > 1 else float("nan")
-    note = (f"not converged: the posterior has {n_modes} separate modes of comparable mass (Laplace estimate: "
-            f"they differ by {gap:.1f} log units) and the chains started in each stay there (R-hat within each "
-            f"mode ≤ {within:.3f}, across modes {diagnostics.max_rhat:.3f} on candidate "
-            f"{diagnostics.worst_rhat_candidate}). More draws will not fix this: the data support two "
-            "explanations of the judges (often: which judge is the noisy one). The pooled draws give each mode "
-            "the share of its chains, not its (unknown) mass: read the rank intervals as covering both "
-            "explanations, or add a judge or labelled items to tell them apart.")
-    return dataclasses.replace(diagnostics, message=note)
 
 
 def _explain_tempering(diagnostics: Diagnostics, n_modes: int, nuts_note: str) -> Diagnostics:

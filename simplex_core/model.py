@@ -123,9 +123,10 @@ class FitSettings:
     target_accept
         Target acceptance rate of the step-size adaptation.
     extra_rounds
-        Engine ``'fast'`` only: when the first ``chains`` chains have not converged and more draws
-        can help (no divergences, chains not sitting in separate modes), up to this many more
-        rounds of ``chains`` chains are sampled and pooled (0 = never).
+        Engine ``'fast'`` only: when the first ``chains`` chains, all started at the posterior's
+        one mode, have not converged and more draws can help (no divergences), up to this many
+        more rounds of ``chains`` chains are sampled and pooled (0 = never). (Chains started at
+        separate modes that disagree are replaced by parallel tempering instead.)
     """
 
     omega: float = 0.0

@@ -46,28 +46,6 @@ def test_diagnose_well_mixed_chains_converge():
                                 "converged", "message"}
 
 
-def test_separate_modes_are_named_as_such_not_as_too_few_draws():
-    """Chains from two starting modes that each mix but disagree: the message says 'separate modes',
-    not 'run more draws'; when the chains within a mode disagree too, the generic message stays."""
-    from simplex_core.fast_density import Mode
-
-    rng = np.random.default_rng(2)
-    a, b = rng.normal(size=(2, 1000, 3)), rng.normal(size=(2, 1000, 3))
-    b[..., 1] += 4.0
-    modes = [Mode(point=np.zeros(1), logp=-10.0, log_mass=-20.0, hits=3), Mode(point=np.ones(1), logp=-10.5, log_mass=-20.4, hits=2)]
-    pooled = diagnose(_idata(np.concatenate([a, b])))
-    within = inference._separate_modes(pooled, [a, b])
-    assert within is not None and within <= 1.01
-    explained = inference._explain_separate_modes(pooled, within, 2, modes)
-    assert not explained.converged and explained.max_rhat == pooled.max_rhat
-    assert explained.message.startswith("not converged: the posterior has 2 separate modes")
-    assert "differ by 0.4 log units" in explained.message and "candidate c1" in explained.message
-    b_bad = b.copy()
-    b_bad[1, :, 2] += 3.0  # the second mode's own chains disagree: not a clean two-mode case
-    mixed = diagnose(_idata(np.concatenate([a, b_bad])))
-    assert inference._separate_modes(mixed, [a, b_bad]) is None  # so the fit keeps the generic message
-
-
 def test_diagnose_names_the_failures_in_plain_words():
     rng = np.random.default_rng(1)
     e = rng.normal(size=(4, 1000, 3))
