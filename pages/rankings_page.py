@@ -46,6 +46,13 @@ elif view is not None and view.result is None:
 
 methods = ({"bayesian": bayes} if bayes is not None else {}) | dict(baseline)
 
+if bayes is not None:  # the answer in one line, drawn before the figures' script loads in the browser
+    with guard("summarising the ranking"):
+        from simplex_core.summaries import ranking_sentence
+
+        st.markdown(f"**Bayesian ranking** (best first; median rank and 95% rank interval): "
+                    f"{ranking_sentence(results.candidate_table(view.result, view.result_key))}")
+
 # -- rank distributions -----------------------------------------------------------------------
 with guard("drawing the rank distributions"):
     from simplex_core.evaluation import method_rank_draws
