@@ -540,7 +540,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, draws_out, stats_out,
     # Stan's adaptation windows: 15% initial, then doubling windows, 10% terminal (of n_tune)
     init_buf = max(1, int(0.15 * n_tune))
     term_buf = max(1, int(0.1 * n_tune))
-    win_end = init_buf + 25
+    win_end = min(init_buf + 25, n_tune - term_buf)  # a short warm-up gets one window
     win_size = 25
     w_count = 0
     # windowed variances of the position and of the gradient (nutpie's diagonal estimate:
@@ -600,6 +600,8 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, draws_out, stats_out,
         # end of an adaptation window: new metrics (and, in the first windows, a new ladder)
         if tuning and it + 1 == win_end and it + 1 <= n_tune - term_buf:
             for r in range(R):
+                if w_count < 10:  # too few draws to estimate a metric: keep the one there is
+                    break
                 for i in range(n):
                     vx = w_m2[r, i] / max(w_count - 1, 1)
                     vg = wg_m2[r, i] / max(w_count - 1, 1)
@@ -608,7 +610,9 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, draws_out, stats_out,
                 hbar[r] = 0.0
                 log_eps_bar[r] = 0.0
                 da_t[r] = 0.0
-            if windows_done < 3 and R > 2:
+            # the ladder moves in the first windows only, never at the last one: the metrics of the
+            # last window must belong to the final powers
+            if windows_done < 3 and R > 2 and it + 1 < n_tune - term_buf:
                 rej = np.empty(R - 1)
                 for r in range(R - 1):
                     rej[r] = 1.0 - swap_acc[r] / max(swap_try[r], 1.0)
@@ -669,6 +673,24 @@ def warm_up() -> None:
     x = np.zeros(int(sizes(buf)[-1]))
     logp_grad(x, np.zeros_like(x), buf)
     expand(x, np.zeros(64), buf)
+
+
+def warm_up_tempering() -> None:
+    """Load (or, the first time on a machine, compile) the tempered sampler's numba kernels by one
+    tiny run, so their cost is counted as compilation, not sampling."""
+    from types import SimpleNamespace
+
+    from simplex_core.model import FitSettings
+    from simplex_core.scale import Scale
+
+    tiny = SimpleNamespace(N=np.ones((1, 2, 2)), included=np.ones((1, 2), dtype=bool), scale=Scale((0.0, 1.0)),
+                           judges=("j",), candidates=("a", "b"))
+    buf = build_buffer(tiny, FitSettings(omega=1.0))
+    n = int(sizes(buf)[-1])
+    draws = np.zeros((1, 2, n))
+    tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.5]), 2, 2, 1, draws[0], np.zeros((2, 4)), np.zeros(1),
+                   np.zeros(2))
+    expand_all(draws, np.zeros((1, 2, 64)), buf)
 
 
 def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
