@@ -149,9 +149,10 @@ def sizes(buf):
     return J, K, M, T, P, use_re, E, n
 
 
-@njit(cache=True, error_model="numpy")
 def logp_grad(x, g, buf):
-    """Log density at the unconstrained point ``x``; writes its gradient into ``g``."""
+    """Log density at the unconstrained point ``x``; writes its gradient into ``g``. (A Python
+    wrapper, not a numba function: one more compiled copy of the density would cost seconds of
+    compilation on a new machine, and every caller of this one is Python.)"""
     return tempered_logp_grad(x, g, buf, 1.0)[0]
 
 
@@ -349,7 +350,7 @@ def logp_c(dim, x_, out_, logp_, ud_):
     buf = numba.carray(ud_, (int(head[0]),))
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
-    lp = logp_grad(x, out, buf)
+    lp = tempered_logp_grad(x, out, buf, 1.0)[0]
     logp_[0] = lp
     if not math.isfinite(lp):
         return 4
