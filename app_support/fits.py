@@ -136,10 +136,6 @@ def settings_label(settings: FitSettings) -> str:
     return head + (f" ({', '.join(extra)})" if extra else "")
 
 
-def _data_key(counts: Counts) -> str:
-    return data_key(counts)
-
-
 def cached_result(counts: Counts, settings: FitSettings) -> Any | None:
     """A finished fit from memory or the disk cache, never starting a worker."""
     key = fit_key(counts, settings)
@@ -192,7 +188,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
         view.job = job = replace(job, state="failed", message="The fit finished but its result could not be read "
                                  "back from the fit cache. Try again; if it keeps happening, clear the cache folder.")
     # the last result shown for this data, while the new one is fitted
-    shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((_data_key(counts), purpose))
+    shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((data_key(counts), purpose))
     if shown is not None:
         old_settings = FitSettings.from_dict(shown)
         old = cached_result(counts, old_settings) or precomputed.match(table, counts, old_settings)
@@ -204,7 +200,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
 def remember_shown(view: FitView, purpose: str = "main") -> None:
     """Remember the fit a page showed (the fallback while the next one is fitted)."""
     if view.current:
-        st.session_state.setdefault(K.SHOWN_FITS, {})[(_data_key(view.counts), purpose)] = view.requested.to_dict()
+        st.session_state.setdefault(K.SHOWN_FITS, {})[(data_key(view.counts), purpose)] = view.requested.to_dict()
 
 
 def retry(view: FitView) -> None:
@@ -220,7 +216,7 @@ def retry(view: FitView) -> None:
 def grid_group(counts: Counts, settings: FitSettings) -> str:
     """Name of the background-grid group of this data and these non-grid settings."""
     rest = settings.replace(omega=0.0, beta_max=5.0, integrated=False)
-    return f"grid:{_data_key(counts)}:{rest.key()}"
+    return f"grid:{data_key(counts)}:{rest.key()}"
 
 
 def start_grid(view: FitView) -> str | None:

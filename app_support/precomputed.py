@@ -15,6 +15,8 @@ from typing import Any
 
 import streamlit as st
 
+from simplex_core.fit_jobs import data_key
+
 from . import data_access as da
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets" / "precomputed"
@@ -39,13 +41,6 @@ class PrecomputedResult:
 def model_fields(settings: Any) -> dict:
     d = settings.to_dict() if hasattr(settings, "to_dict") else dict(settings)
     return {k: d.get(k) for k in MODEL_FIELDS}
-
-
-def data_key(counts: Any) -> str:
-    """The data part of the fit key (data hash and included mask), as the script records it."""
-    from simplex_core.fit_jobs import data_key as fit_data_key
-
-    return fit_data_key(counts)
 
 
 @st.cache_resource(show_spinner=False)

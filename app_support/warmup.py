@@ -28,9 +28,6 @@ MODULES = (
     "app_support.page_parts", "app_support.results", "app_support.downloads", "app_support.guide_links",
 )
 
-_done = threading.Event()
-
-
 def warm_default_view() -> dict[str, float]:
     """Import the page modules and fill the caches of the default view; returns seconds per step."""
     timings: dict[str, float] = {}
@@ -80,14 +77,7 @@ def start_in_background() -> threading.Thread:
                       ", ".join(f"{k} {v:.1f} s" for k, v in steps.items()))
         except Exception:  # noqa: BLE001 — the first visitor then does the work, and sees any error
             _LOG.exception("warm-up failed; the first visitor will load the default view instead")
-        finally:
-            _done.set()
 
     thread = threading.Thread(target=run, name="simplex-judge-warmup", daemon=True)
     thread.start()
     return thread
-
-
-def wait(timeout: float | None = None) -> bool:
-    """Block until the warm-up has ended (for tests); whether it did within ``timeout``."""
-    return _done.wait(timeout)

@@ -39,12 +39,11 @@ from bench.speed import uptime
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from tests.test_browser import BAYESIAN_DRAWN as RANKING_READY  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy  # noqa: E402
 
 HEADLINE_READY = ("() => (document.querySelector('[data-testid=\"stMain\"]') || {innerText: ''})"
                   ".innerText.includes('Bayesian ranking (best first')")
-RANKING_READY = ("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
-                 ".some(d => d.data && d.data.some(t => String(t.name).startsWith('bayesian')))")
 
 
 def one_server(visits: int, entry: str = "serve.py", first_visit_after: float = 0.0) -> tuple[float, list[dict]]:

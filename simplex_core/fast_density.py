@@ -62,7 +62,10 @@ __all__ = [
     "chain_starts",
     "find_modes",
     "n_unconstrained",
+    "stored_coords",
+    "stored_slices",
     "stored_variables",
+    "tempered_logp_grad",
     "supports",
     "warm_up",
 ]
@@ -658,10 +661,9 @@ def supports(settings: "FitSettings") -> bool:
     return settings.prior == "weight-propagation" and not settings.integrated
 
 
-def warm_up() -> None:
-    """Make every numba function ready in this process (loaded from the on-disk cache, or compiled
-    the first time on a machine) by one call on a tiny model, so the first fit's timing and progress
-    say where the time went."""
+def _tiny_buffer() -> np.ndarray:
+    """The data buffer of a one-judge, two-candidate, two-level model: enough to make numba load
+    (or compile) a kernel, whatever the data, since the machine code does not depend on them."""
     from types import SimpleNamespace
 
     from simplex_core.model import FitSettings
@@ -669,8 +671,14 @@ def warm_up() -> None:
 
     tiny = SimpleNamespace(N=np.ones((1, 2, 2)), included=np.ones((1, 2), dtype=bool), scale=Scale((0.0, 1.0)),
                            judges=("j",), candidates=("a", "b"))
-    settings = FitSettings(omega=1.0)
-    buf = build_buffer(tiny, settings)
+    return build_buffer(tiny, FitSettings(omega=1.0))
+
+
+def warm_up() -> None:
+    """Make every numba function ready in this process (loaded from the on-disk cache, or compiled
+    the first time on a machine) by one call on a tiny model, so the first fit's timing and progress
+    say where the time went."""
+    buf = _tiny_buffer()
     x = np.zeros(int(sizes(buf)[-1]))
     logp_grad(x, np.zeros_like(x), buf)
     expand(x, np.zeros(64), buf)
@@ -679,14 +687,7 @@ def warm_up() -> None:
 def warm_up_tempering() -> None:
     """Load (or, the first time on a machine, compile) the tempered sampler's numba kernels by one
     tiny run, so their cost is counted as compilation, not sampling."""
-    from types import SimpleNamespace
-
-    from simplex_core.model import FitSettings
-    from simplex_core.scale import Scale
-
-    tiny = SimpleNamespace(N=np.ones((1, 2, 2)), included=np.ones((1, 2), dtype=bool), scale=Scale((0.0, 1.0)),
-                           judges=("j",), candidates=("a", "b"))
-    buf = build_buffer(tiny, FitSettings(omega=1.0))
+    buf = _tiny_buffer()
     n = int(sizes(buf)[-1])
     draws = np.zeros((1, 2, n))
     tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.5]), 2, 2, 1, draws[0], np.zeros((2, 4)), np.zeros(1),
@@ -772,6 +773,18 @@ def stored_variables(counts: "CountsLike", settings: "FitSettings") -> tuple[lis
     return names, shapes, dims
 
 
+def stored_slices(shapes: list[tuple[int, ...]]) -> list[slice]:
+    """Where each stored variable sits in the flat vector that :func:`expand` writes."""
+    ends = np.cumsum([int(np.prod(shape)) for shape in shapes])
+    return [slice(int(end - np.prod(shape)), int(end)) for shape, end in zip(shapes, ends)]
+
+
+def stored_coords(counts: "CountsLike") -> dict[str, list[str]]:
+    """The coordinates of the stored variables' dimensions."""
+    return {"candidate": list(counts.candidates), "judge": list(counts.judges),
+            "true_level": list(counts.scale.true_labels), "level": list(counts.scale.labels)}
+
+
 def compile_fast(counts: "CountsLike", settings: "FitSettings", start: np.ndarray | None = None,
                  jitter: float = START_JITTER):
     """A nutpie compiled model over the cached numba callbacks for these counts and settings.
@@ -788,15 +801,8 @@ def compile_fast(counts: "CountsLike", settings: "FitSettings", start: np.ndarra
     buf = build_buffer(counts, settings)
     J, K, M, T, P, use_re, E, n = sizes(buf)
     names, shapes, dims = stored_variables(counts, settings)
-    sizes_ = [int(np.prod(s)) for s in shapes]
-    starts = np.cumsum([0] + sizes_)
-    slices = [slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])]
-    coords = {
-        "candidate": pd.Index(list(counts.candidates)),
-        "judge": pd.Index(list(counts.judges)),
-        "true_level": pd.Index(list(counts.scale.true_labels)),
-        "level": pd.Index(list(counts.scale.labels)),
-    }
+    slices = stored_slices(shapes)
+    coords = {dim: pd.Index(values) for dim, values in stored_coords(counts).items()}
     if start is None:
         centre = np.zeros(n)
         if use_re:
@@ -815,7 +821,7 @@ def compile_fast(counts: "CountsLike", settings: "FitSettings", start: np.ndarra
     return CompiledPyMCModel(
         _n_dim=int(n), dims=dims, _coords=coords, _shapes=dict(zip(names, shapes)),
         compiled_logp_func=logp_c, compiled_expand_func=expand_c, initial_point_func=initial_point,
-        shared_data={}, user_data=buf, n_expanded=int(starts[-1]), shape_info=(names, slices, shapes),
+        shared_data={}, user_data=buf, n_expanded=slices[-1].stop, shape_info=(names, slices, shapes),
         logp_func=None, expand_func=None,
     )
 

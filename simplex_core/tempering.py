@@ -31,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from simplex_core.fast_density import build_buffer, expand_all, sizes, stored_variables, tempered_chain
+from simplex_core.fast_density import (build_buffer, expand_all, sizes, stored_coords, stored_slices,
+                                       stored_variables, tempered_chain)
 
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.model import CountsLike, FitSettings
@@ -87,22 +88,16 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
     stats[:, :, 1] = diverged
     S = draws.shape[1]
     names, shapes, dims = stored_variables(counts, settings)
-    n_exp = int(sum(int(np.prod(s)) for s in shapes))
-    flat = np.zeros((C, S, n_exp))
+    slices = stored_slices(shapes)
+    flat = np.zeros((C, S, slices[-1].stop))
     expand_all(draws, flat, buf)
-    posterior: dict[str, Any] = {}
-    pos = 0
-    for name, shape in zip(names, shapes):
-        size = int(np.prod(shape))
-        posterior[name] = flat[:, :, pos:pos + size].reshape((C, S) + tuple(shape))
-        pos += size
-    coords = {"candidate": list(counts.candidates), "judge": list(counts.judges),
-              "true_level": list(counts.scale.true_labels), "level": list(counts.scale.labels)}
+    posterior: dict[str, Any] = {name: flat[:, :, sl].reshape((C, S) + tuple(shape))
+                                 for name, sl, shape in zip(names, slices, shapes)}
     idata = az.from_dict(
         posterior=posterior,
         sample_stats={"diverging": stats[:, :, 1] > 0.5, "acceptance_rate": stats[:, :, 0],
                       "step_size": stats[:, :, 2], "n_steps": stats[:, :, 3]},
-        coords=coords, dims={k: list(v) for k, v in dims.items()},
+        coords=stored_coords(counts), dims={k: list(v) for k, v in dims.items()},
     )
     idata.sample_stats.attrs.update({
         "sampler": "parallel tempering (simplex_core.tempering)",

@@ -1,6 +1,6 @@
 """Parallel tempering (``simplex_core.tempering``): the tempered densities are what they claim, the
-tempered chains sample the same posterior as NUTS where NUTS works, and they weigh two mirror-image
-modes equally where NUTS chains stay in the mode they start in."""
+tempered chains sample the same posterior as NUTS where NUTS works, cross between two modes where
+NUTS chains stay in the mode they start in, and are reproducible with an ordered ladder."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from simplex_core.simulate import simulate
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
 
 
-def _counts(sim) -> Counts:
+def _counts(sim, self_exclusion: bool = False) -> Counts:
     from simplex_core.data import count_tensor, load_table
 
-    return count_tensor(load_table(sim.frame, scale=sim.scale), self_exclusion=False)
+    return count_tensor(load_table(sim.frame, scale=sim.scale, families=sim.families), self_exclusion=self_exclusion)
 
 
 def test_the_tempered_density_is_prior_plus_power_times_likelihood():
@@ -93,9 +93,7 @@ def test_tempered_chains_cross_between_modes_that_stop_nuts():
     from simplex_core.simulate import scenario
 
     sim = scenario("gpqa-like", 2, rho=0.8, omega=2.0, beta_max=5.0, delta="uniform")
-    from simplex_core.data import count_tensor, load_table
-
-    counts = count_tensor(load_table(sim.frame, scale=sim.scale, families=sim.families), self_exclusion=True)
+    counts = _counts(sim, self_exclusion=True)
     settings = FitSettings(omega=2.0, beta_max=5.0, delta="uniform", chains=4, draws=1000, tune=1000, seed=2)
     modes = fast_density.find_modes(counts, settings, seed=2)
     assert len(fast_density.chain_starts(modes, 4)) == 2  # two modes of comparable mass
