@@ -447,7 +447,6 @@ def expand_c(dim, n_exp, x_, out_, ud_):
 
 #: Longest HMC trajectory, in the units of the adapted mass matrix (about one posterior SD per unit).
 TRAJECTORY = 2.5
-TARGET_ACCEPT = 0.75
 MAX_LEAPFROG = 128
 
 
@@ -517,8 +516,9 @@ def tempering_ladder(betas, rejections):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, draws_out, stats_out, swaps_out, betas_out):
-    """One tempered chain. ``x0`` [R, n] start states; writes the cold replica's draws [n_draws, n],
+def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_out, stats_out, swaps_out, betas_out):
+    """One tempered chain. ``x0`` [R, n] start states; every replica's step size is adapted towards
+    the acceptance rate ``target_accept``; writes the cold replica's draws [n_draws, n],
     per draw (acceptance, divergent, step size, leapfrog steps) into ``stats_out`` [n_draws, 4], the
     swap acceptance rate of each neighbour pair over the draws into ``swaps_out`` [R − 1], and the
     final ladder into ``betas_out``."""
@@ -567,7 +567,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, draws_out, stats_out,
                 da_t[r] += 1.0
                 t = da_t[r]
                 eta = 1.0 / (t + 10.0)
-                hbar[r] = (1.0 - eta) * hbar[r] + eta * (TARGET_ACCEPT - acc)
+                hbar[r] = (1.0 - eta) * hbar[r] + eta * (target_accept - acc)
                 log_eps[r] = mu[r] - math.sqrt(t) / 0.05 * hbar[r]
                 k = t ** -0.75
                 log_eps_bar[r] = k * log_eps[r] + (1.0 - k) * log_eps_bar[r]
@@ -690,7 +690,7 @@ def warm_up_tempering() -> None:
     buf = _tiny_buffer()
     n = int(sizes(buf)[-1])
     draws = np.zeros((1, 2, n))
-    tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.5]), 2, 2, 1, draws[0], np.zeros((2, 4)), np.zeros(1),
+    tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.5]), 2, 2, 1, 0.8, draws[0], np.zeros((2, 4)), np.zeros(1),
                    np.zeros(2))
     expand_all(draws, np.zeros((1, 2, 64)), buf)
 

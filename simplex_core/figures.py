@@ -693,7 +693,10 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     K = len(order)
     fig.update_layout(
         boxmode="group", boxgroupgap=0.25, boxgap=0.1,
-        title=dict(text=title or "Rank distributions by method", y=0.98, yanchor="top"),
+        # the title sits at the top edge in pixels (a fraction of a tall figure's height would put it
+        # inside the legend, which grows to two or three rows when every single judge is shown)
+        title=dict(text=title or "Rank distributions by method", y=1.0, yref="container", yanchor="top",
+                   pad=dict(t=12)),
         xaxis=dict(title="rank (1 = best)", range=[0.4, K + 0.6], dtick=1 if K <= 25 else 5, zeroline=False),
         yaxis=dict(title="", categoryorder="array", categoryarray=order, autorange="reversed"),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0.0, xanchor="left"),

@@ -16,7 +16,7 @@ down: the cold replica (``b = 1``) is an MCMC chain of the posterior that visits
 proportion to its mass, so R-hat and ESS over such chains mean what they usually mean.
 
 During warm-up every replica adapts its step size (dual averaging, Hoffman & Gelman 2014, towards
-an acceptance of 0.75) and a diagonal mass matrix in Stan's doubling windows, estimated as nutpie
+the acceptance rate ``settings.target_accept``, as NUTS does) and a diagonal mass matrix in Stan's doubling windows, estimated as nutpie
 does from the variances of the position and of the gradient (sqrt(var x / var ∇): measured here,
 it triples the step size of a plain variance estimate); the ladder itself is moved so that every
 pair of neighbours swaps about equally often (Syed et al.'s schedule update). Everything runs in
@@ -75,7 +75,8 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
     ladders = np.zeros((C, replicas))
 
     def run(c: int) -> None:
-        tempered_chain(np.ascontiguousarray(x0[c]), buf, betas, W, S, int(seeds[c]), draws[c], stats[c], swaps[c], ladders[c])
+        tempered_chain(np.ascontiguousarray(x0[c]), buf, betas, W, S, int(seeds[c]), float(settings.target_accept),
+                       draws[c], stats[c], swaps[c], ladders[c])
 
     workers = max(1, min(C, os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
