@@ -16,8 +16,14 @@ import streamlit as st
 
 @asynccontextmanager
 async def warm_start(_app):
+    from streamlit.runtime.pages_manager import PagesManager
+
     from app_support.warmup import start_in_background
 
+    # app.py routes with st.navigation, which sets this flag on its first run; until then Streamlit
+    # treats the pages/ folder as old-style pages, so a first visitor's link to /data or
+    # /sensitivity?omega=2 on a fresh server got "Page not found" and the main page. Set it now.
+    PagesManager.uses_pages_directory = False
     start_in_background()  # a thread: the server takes visitors at once
     yield
 

@@ -189,6 +189,18 @@ def test_opening_the_app_shows_a_fitted_ranking_at_once(server, page):
     _no_exception_box(page)
 
 
+def test_a_link_to_a_page_works_as_a_fresh_servers_first_visit(tmp_path_factory, page):
+    """A shared link (page and settings in the URL) opened as the first visit of a freshly started
+    server shows that page with those settings, not Streamlit's "Page not found" and the main page."""
+    with _running("serve.py", tmp_path_factory) as url:
+        page.goto(f"{url}/sensitivity?omega=2")
+        _settle(page)
+        assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Sensitivity"
+        assert page.get_by_text("Page not found").count() == 0
+        assert "omega=2" in page.url
+        _no_exception_box(page)
+
+
 def test_the_app_also_runs_without_the_launcher(tmp_path_factory, page):
     """``streamlit run app.py`` (no warm start) serves the same app: the precomputed ranking and no
     exception box on the landing page."""
