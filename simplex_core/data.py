@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .scale import Scale, ScaleError, collapse_scale
+from .patterns import NO_SCORE, ScorePatterns, patterns_from_answers
 
 REQUIRED_COLUMNS = ("item", "candidate", "judge", "score")
 OPTIONAL_COLUMNS = ("true_score", "candidate_family", "judge_family", "criterion")
@@ -483,6 +484,9 @@ class Counts:
     excluded_pairs: tuple[tuple[str, str], ...] = ()
     families: Mapping[str, str] = field(default_factory=dict)
     data_hash: str = ""
+    #: Each candidate's distinct answer patterns (the shared-truth likelihood's data); None when the
+    #: counts were built without item-level data.
+    patterns: ScorePatterns | None = None
 
     @property
     def n_items(self) -> int:
@@ -525,7 +529,25 @@ def count_tensor(table: JudgmentTable, self_exclusion: bool = True) -> Counts:
         if problems:
             raise ValidationError(problems)
     return Counts(N=N, included=included, judges=table.judges, candidates=table.candidates, scale=table.scale,
-                  excluded_pairs=tuple(excluded), families=dict(table.families), data_hash=table.data_hash())
+                  excluded_pairs=tuple(excluded), families=dict(table.families), data_hash=table.data_hash(),
+                  patterns=_answer_patterns(table, j_idx, k_idx, m_idx, included))
+
+
+def _answer_patterns(table: JudgmentTable, j_idx: np.ndarray, k_idx: np.ndarray, m_idx: np.ndarray,
+                     included: np.ndarray) -> ScorePatterns:
+    """The table's answers (item, candidate) as score patterns over the judges, gold answers with
+    their true level (see :mod:`simplex_core.patterns`)."""
+    K = len(table.candidates)
+    i_idx = pd.Categorical(table.frame["item"], categories=table.items).codes.astype(np.int64)
+    answers, row_answer = np.unique(i_idx * K + k_idx, return_inverse=True)
+    scores = np.full((answers.size, len(table.judges)), NO_SCORE, dtype=np.int64)
+    scores[row_answer, j_idx] = m_idx
+    truth = np.full(answers.size, NO_SCORE, dtype=np.int64)
+    if "gold" in table.frame.columns:
+        gold = table.frame["gold"].to_numpy(dtype=bool)
+        true_values = np.asarray(table.scale.true_values, dtype=float)
+        truth[row_answer[gold]] = np.searchsorted(true_values, table.frame["true_score"].to_numpy(dtype=float)[gold])
+    return patterns_from_answers(answers % K, scores, truth, included)
 
 
 def item_view(table: JudgmentTable, self_exclusion: bool = False) -> pd.DataFrame:

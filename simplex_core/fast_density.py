@@ -76,7 +76,8 @@ START_JITTER = 0.1
 #: Modes with less than e^-NEGLIGIBLE_LOG_MASS (0.7 %) of the best mode's (Laplace) mass get no chain.
 NEGLIGIBLE_LOG_MASS = 5.0
 
-#: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, reserved...]
+#: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, shared truth 0/1,
+#: pattern rows Q, reserved]
 HEADER = 12
 
 
@@ -239,13 +240,14 @@ def tempered_logp_grad(x, g, buf, power):
                 v = theta[j, t, m2]
                 for c in range(m2, M):
                     theta[j, t + 1, c] += v * A[j, t, m2, c]
+    Z = np.zeros((K, T))
+    gZ = np.zeros((K, T))
+    R = np.zeros(J)
+    gR = np.zeros(J)
+    W = np.zeros(K)
+    gW = np.zeros(K)
+    aJ, bJ, aK, bK = 0.0, 0.0, 0.0, 0.0
     if use_re:
-        Z = np.empty((K, T))
-        gZ = np.zeros((K, T))
-        R = np.empty(J)
-        gR = np.zeros(J)
-        W = np.empty(K)
-        gW = np.zeros(K)
         for k in range(K):
             lp += _simplex(x[o_Z + k * (T - 1): o_Z + (k + 1) * (T - 1)], Z[k])
             for t in range(T):
@@ -261,6 +263,9 @@ def tempered_logp_grad(x, g, buf, power):
             w = _sigmoid(x[o_W + k])
             W[k] = w
             lp += aK * math.log(w) + bK * math.log1p(-w)
+    if buf[9] > 0.5:  # shared truth: the answers' score patterns follow the per-pair counts
+        lik += _shared_truth_loglik(buf[o + P * M:], int(buf[10]), J, K, M, T, pi, theta, use_re, Z, R, W, power,
+                                    gpi, gtheta, gZ, gR, gW)
     q = np.empty(T)
     gq = np.empty(T)
     gam = np.empty(M)
@@ -340,6 +345,96 @@ def tempered_logp_grad(x, g, buf, power):
     return lp + power * lik, lik
 
 
+
+
+@njit(cache=True, error_model="numpy")
+def _shared_truth_loglik(rows, Q, J, K, M, T, pi, theta, use_re, Z, R, W, power, gpi, gtheta, gZ, gR, gW):
+    """The shared-truth log likelihood Σ_q weight_q · log Σ_t π_k[t] Π_j L[j, k, t, s_qj] of the
+    ``Q`` pattern rows ``rows`` (each: candidate, gold true level or −1, weight, J scores or −1; see
+    :func:`simplex_core.model.shared_truth_emission` for L); adds ``power`` times its gradient into
+    the gradient arrays of π, Θ, Z, R and W."""
+    KL = K if use_re else 1  # without random effects L does not depend on the candidate
+    L = np.empty((J, KL, T, M))
+    zeta = np.zeros((J, KL, M))
+    for j in range(J):
+        for kl in range(KL):
+            mix = W[kl] * R[j] if use_re else 0.0
+            for m in range(M):
+                z = 0.0
+                if use_re:
+                    for t in range(T):
+                        z += Z[kl, t] * theta[j, t, m]
+                zeta[j, kl, m] = z
+                for t in range(T):
+                    L[j, kl, t, m] = (1.0 - mix) * theta[j, t, m] + mix * z
+    logL = np.log(L)
+    logpi = np.log(pi)
+    gL = np.zeros((J, KL, T, M))
+    a = np.empty(T)
+    width = 3 + J
+    lik = 0.0
+    for q in range(Q):
+        base = q * width
+        k = int(rows[base])
+        tr = int(rows[base + 1])
+        w = rows[base + 2]
+        kl = k if use_re else 0
+        for t in range(T):
+            a[t] = logpi[k, t]
+        for j in range(J):
+            s = int(rows[base + 3 + j])
+            if s >= 0:
+                for t in range(T):
+                    a[t] += logL[j, kl, t, s]
+        if tr >= 0:  # gold: the true level is observed
+            ll = a[tr]
+            for t in range(T):
+                a[t] = 0.0
+            a[tr] = 1.0
+        else:  # responsibilities P(t | the answer's scores)
+            amax = a[0]
+            for t in range(1, T):
+                if a[t] > amax:
+                    amax = a[t]
+            tot = 0.0
+            for t in range(T):
+                tot += math.exp(a[t] - amax)
+            ll = amax + math.log(tot)
+            for t in range(T):
+                a[t] = math.exp(a[t] - ll)
+        lik += w * ll
+        for t in range(T):
+            r = power * w * a[t]
+            if r == 0.0:
+                continue
+            gpi[k, t] += r / pi[k, t]
+            for j in range(J):
+                s = int(rows[base + 3 + j])
+                if s >= 0:
+                    gL[j, kl, t, s] += r / L[j, kl, t, s]
+    for j in range(J):
+        for kl in range(KL):
+            if use_re:
+                mix = W[kl] * R[j]
+                gmix = 0.0
+                for m in range(M):
+                    gz = 0.0
+                    for t in range(T):
+                        gl = gL[j, kl, t, m]
+                        gtheta[j, t, m] += (1.0 - mix) * gl
+                        gmix += gl * (zeta[j, kl, m] - theta[j, t, m])
+                        gz += gl
+                    gz *= mix
+                    for t in range(T):
+                        gZ[kl, t] += gz * theta[j, t, m]
+                        gtheta[j, t, m] += Z[kl, t] * gz
+                gW[kl] += gmix * R[j]
+                gR[j] += gmix * W[kl]
+            else:
+                for t in range(T):
+                    for m in range(M):
+                        gtheta[j, t, m] += gL[j, 0, t, m]
+    return lik
 
 
 _C_SIG = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.double),
@@ -697,7 +792,7 @@ def warm_up_tempering() -> None:
 
 def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
     """The float64 data buffer the compiled callbacks read (see the module docstring)."""
-    from simplex_core.model import included_pairs, resolve_delta
+    from simplex_core.model import included_pairs, require_patterns, resolve_delta
 
     if not supports(settings):
         raise ValueError("the fast path implements the weight-propagation prior with fixed omega and beta_max only.")
@@ -705,15 +800,22 @@ def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
     N = np.asarray(counts.N, dtype=np.float64)
     J, K, M = N.shape
     T = scale.n_true
-    jj, kk = included_pairs(counts)
     head = np.zeros(HEADER)
+    if settings.likelihood == "shared-truth":
+        patterns = require_patterns(counts)
+        jj = kk = np.zeros(0, dtype=np.int64)  # no per-pair multinomials
+        rows = np.column_stack([patterns.candidate, patterns.truth, patterns.weight, patterns.scores])
+        head[9], head[10] = 1.0, patterns.n_patterns
+    else:
+        jj, kk = included_pairs(counts)
+        rows = np.zeros((0, 0))
     head[1:7] = [J, K, M, T, len(jj), 1.0 if settings.has_random_effects else 0.0]
     head[7] = settings.omega
     head[8] = settings.beta_max
     buf = np.concatenate([
         head, resolve_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
-        N[jj, kk].ravel(),
+        N[jj, kk].ravel(), np.asarray(rows, dtype=np.float64).ravel(),
     ])
     buf[0] = buf.size
     return np.ascontiguousarray(buf)

@@ -10,7 +10,24 @@ self-family)::
     N[j, k, ·] ~ Multinomial(n_jk, γ_jk),   γ_jk = Σ_m π_k^(j)[m] Θ_j[m, ·]
 
 The graph is dense over all (j, k); an excluded pair enters with zero counts, and a multinomial with
-zero trials contributes exactly 0 to the log density (see :func:`model_data`).
+zero trials contributes exactly 0 to the log density (see :func:`model_data`). That is the paper's
+likelihood, ``likelihood='per-judge'``: each judge's counts are an independent sample, so the same
+answers are counted once per judge, and a large panel of good judges makes π_k far too certain.
+
+``likelihood='shared-truth'`` reads the same model per answer. Each answer (item i, candidate k)
+has one latent true level t_ik ~ Categorical(π_k), shared by every judge who scored it; judge j's
+score comes from Θ_j[t_ik, ·] with probability 1 − W_k R_j and, with probability W_k R_j, from
+Θ_j[z, ·] with z ~ Z_k drawn for that judgment (the random effects read per judgment), so that each
+judge's marginal is exactly the paper's γ_jk. Marginalising t_ik::
+
+    log p(data) = Σ_answers log Σ_t π_k[t] Π_j L[j, k, t, s_ij],
+    L[j, k, t, ·] = (1 − W_k R_j) Θ_j[t, ·] + W_k R_j Σ_z Z_k[z] Θ_j[z, ·]
+
+(judges with no score — missing, or an excluded self-family pair — drop out of the product; a gold
+answer keeps only its known t). Answers with the same scores are summed once with a weight: the
+score patterns of :mod:`simplex_core.patterns` are the sufficient statistics. Joint score patterns
+of three or more judges identify the confusion matrices (Dawid–Skene; Kruskal), which the
+per-judge marginals cannot (the paper's theorem 2).
 
 * ``π_k ~ Dirichlet(1)`` over the true levels (**our choice**; the paper does not state it).
 * Random effects (only when ω > 0 or in integrated mode; ω = 0 builds a second structure with no
@@ -63,11 +80,13 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import pymc as pm
 
+    from simplex_core.patterns import ScorePatterns
     from simplex_core.scale import Scale
 
 PRIORS: tuple[str, ...] = ("weight-propagation", "diagonal", "mixing")
 DELTA_PRESETS: tuple[str, ...] = ("inflation", "deflation", "central", "uniform")
 ENGINES: tuple[str, ...] = ("fast", "nutpie", "nutpie-numba", "pymc")
+LIKELIHOODS: tuple[str, ...] = ("shared-truth", "per-judge")
 
 #: Integrated-mode hyperprior bounds (our choice, see the module docstring).
 OMEGA_UPPER = 8.0
@@ -83,6 +102,7 @@ class CountsLike(Protocol):
     candidates: tuple[str, ...]
     scale: "Scale"
     excluded_pairs: tuple[tuple[str, str], ...]
+    patterns: "ScorePatterns | None"
 
 
 # -- settings ------------------------------------------------------------------------------------
@@ -122,6 +142,11 @@ class FitSettings:
         :mod:`simplex_core.inference`.
     target_accept
         Target acceptance rate of the step-size adaptation.
+    likelihood
+        ``'shared-truth'``: one latent true level per answer (item, candidate), seen by every judge
+        (the judges' scores of one answer are one observation, not J); needs item-level data
+        (``counts.patterns``). ``'per-judge'``: the paper's likelihood, each judge's counts an
+        independent multinomial (counts the same answers once per judge). See the module docstring.
     extra_rounds
         Engine ``'fast'`` only: when the first ``chains`` chains, all started at the posterior's
         one mode, have not converged and more draws can help (no divergences), up to this many
@@ -142,6 +167,7 @@ class FitSettings:
     engine: str = "fast"
     target_accept: float = 0.8
     extra_rounds: int = 2
+    likelihood: str = "per-judge"
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -165,6 +191,8 @@ class FitSettings:
             problems.append(f"beta_max must be ≥ 0 (0 = uniform judge prior); got {self.beta_max!r}.")
         if self.prior not in PRIORS:
             problems.append(f"prior must be one of {', '.join(PRIORS)}; got {self.prior!r}.")
+        if self.likelihood not in LIKELIHOODS:
+            problems.append(f"likelihood must be one of {', '.join(LIKELIHOODS)}; got {self.likelihood!r}.")
         if self.engine not in ENGINES:
             problems.append(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}.")
         delta = self.delta
@@ -342,6 +370,20 @@ def _check_counts(counts: CountsLike, settings: FitSettings) -> None:
         raise ValueError("Cannot build the model:\n- " + "\n- ".join(problems))
 
 
+def require_patterns(counts: CountsLike) -> "ScorePatterns":
+    """The counts' score patterns, or a clear error when they were built without item-level data."""
+    patterns = getattr(counts, "patterns", None)
+    if patterns is None:
+        raise ValueError(
+            "the shared-truth likelihood needs each answer's scores from every judge (item-level data), "
+            "but these counts carry only per-judge totals: build them with data.count_tensor(table), or "
+            "use likelihood='per-judge'."
+        )
+    if patterns.n_patterns == 0:
+        raise ValueError("no answer has a score or a gold label: nothing to fit.")
+    return patterns
+
+
 def model_data(counts: CountsLike, settings: FitSettings) -> dict[str, np.ndarray]:
     """Values of the model's ``pm.Data`` variables for these counts and settings.
 
@@ -351,10 +393,17 @@ def model_data(counts: CountsLike, settings: FitSettings) -> dict[str, np.ndarra
     compiled model of the same :func:`structure_key` gives the model :func:`build_model` would build
     for ``(counts, settings)``.
     """
-    included = np.asarray(counts.included, dtype=bool)
-    data: dict[str, np.ndarray] = {
-        "counts_obs": np.where(included[:, :, None], np.asarray(counts.N, dtype=np.int64), 0)
-    }
+    if settings.likelihood == "shared-truth":
+        patterns = require_patterns(counts)
+        data: dict[str, np.ndarray] = {
+            "pattern_candidate": patterns.candidate.astype(np.int64),
+            "pattern_scores": patterns.scores.astype(np.int64),
+            "pattern_truth": patterns.truth.astype(np.int64),
+            "pattern_weight": patterns.weight.astype(np.float64),
+        }
+    else:
+        included = np.asarray(counts.included, dtype=bool)
+        data = {"counts_obs": np.where(included[:, :, None], np.asarray(counts.N, dtype=np.int64), 0)}
     if not settings.integrated:
         data["beta_max"] = np.asarray(settings.beta_max, dtype=float)
     if settings.has_random_effects:
@@ -382,6 +431,7 @@ def structure_key(counts: CountsLike, settings: FitSettings) -> str:
         "prior": settings.prior,
         "random_effects": settings.has_random_effects,
         "integrated": settings.integrated,
+        "likelihood": settings.likelihood,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -427,7 +477,6 @@ def build_model(counts: CountsLike, settings: FitSettings) -> "pm.Model":
         "level": list(scale.labels),
     }
     with pm.Model(coords=coords) as model:
-        counts_obs = pm.Data("counts_obs", data["counts_obs"], dims=("judge", "candidate", "level"))
         if settings.integrated:
             beta_max = pm.Uniform("beta_max", 0.0, BETA_MAX_UPPER)
         else:
@@ -450,16 +499,67 @@ def build_model(counts: CountsLike, settings: FitSettings) -> "pm.Model":
             Z = pm.Dirichlet("Z", a=pt.ones((K, 1)) * delta[None, :], dims=("candidate", "true_level"))
             R = pm.Beta("R", alpha=omega * J, beta=float(J), dims="judge")
             W = pm.Beta("W", alpha=omega * K, beta=float(K), dims="candidate")
-            mix = (R[:, None] * W[None, :])[:, :, None]  # [J, K, 1]
-            pi_jk = (1.0 - mix) * pi[None, :, :] + mix * Z[None, :, :]  # [J, K, T]
-            gamma = (pi_jk[:, :, :, None] * theta[:, None, :, :]).sum(axis=2)
+            mix = R[:, None] * W[None, :]  # [J, K]
         else:
-            gamma = (pi[None, :, :, None] * theta[:, None, :, :]).sum(axis=2)
-        # γ_jk = Σ_m π_k^(j)[m] Θ_j[m, ·] [J, K, M]; excluded pairs have zero counts (n = 0).
-        pm.Multinomial(
-            "y", n=counts_obs.sum(axis=-1), p=gamma, observed=counts_obs, dims=("judge", "candidate", "level")
-        )
+            Z = mix = None
+        if settings.likelihood == "shared-truth":
+            pm.Potential("shared_truth_loglik", _shared_truth_loglik(pi, theta, mix, Z, data))
+        else:
+            if mix is not None:
+                m = mix[:, :, None]
+                pi_jk = (1.0 - m) * pi[None, :, :] + m * Z[None, :, :]  # [J, K, T]
+                gamma = (pi_jk[:, :, :, None] * theta[:, None, :, :]).sum(axis=2)
+            else:
+                gamma = (pi[None, :, :, None] * theta[:, None, :, :]).sum(axis=2)
+            # γ_jk = Σ_m π_k^(j)[m] Θ_j[m, ·] [J, K, M]; excluded pairs have zero counts (n = 0).
+            counts_obs = pm.Data("counts_obs", data["counts_obs"], dims=("judge", "candidate", "level"))
+            pm.Multinomial(
+                "y", n=counts_obs.sum(axis=-1), p=gamma, observed=counts_obs, dims=("judge", "candidate", "level")
+            )
     return model
+
+
+def shared_truth_emission(theta, mix=None, Z=None):
+    """``L[j, k, t, s]``: probability that judge j scores s an answer of candidate k whose true level
+    is t, under the shared-truth likelihood (works on numpy arrays and pytensor tensors).
+
+    With random effects, the judge sees the true level with probability ``1 − mix_jk`` (``mix_jk =
+    W_k R_j``) and, with probability ``mix_jk``, a level z ~ Z_k drawn afresh for that judgment::
+
+        L[j, k, t, ·] = (1 − mix_jk) Θ_j[t, ·] + mix_jk Σ_z Z_k[z] Θ_j[z, ·]
+
+    so that averaging over t ~ π_k gives the paper's γ_jk exactly. Without random effects L is
+    Θ_j[t, ·] for every k (returned as ``[J, 1, T, M]``).
+    """
+    if mix is None:
+        return theta[:, None, :, :]
+    zeta = (Z[None, :, :, None] * theta[:, None, :, :]).sum(axis=2)  # [J, K, M]
+    m = mix[:, :, None, None]
+    return (1.0 - m) * theta[:, None, :, :] + m * zeta[:, :, None, :]
+
+
+def _shared_truth_loglik(pi, theta, mix, Z, data):
+    """Σ over patterns of weight · log Σ_t π_k[t] Π_j L[j, k, t, s_j] (judges with no score drop
+    out; a gold answer keeps only its true level t)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    cand = pm.Data("pattern_candidate", data["pattern_candidate"])
+    scores = pm.Data("pattern_scores", data["pattern_scores"])
+    truth = pm.Data("pattern_truth", data["pattern_truth"])
+    weight = pm.Data("pattern_weight", data["pattern_weight"])
+    J = theta.shape[0]
+    T = theta.shape[1]
+    log_L = pt.log(shared_truth_emission(theta, mix, Z))  # [J, K or 1, T, M]
+    log_Lt = log_L.dimshuffle(0, 1, 3, 2)  # [J, K', M, T]
+    k_index = cand if mix is not None else pt.zeros_like(cand)
+    scored = pt.ge(scores, 0)  # [P, J]
+    picked = log_Lt[pt.arange(J)[None, :], k_index[:, None], pt.maximum(scores, 0)]  # [P, J, T]
+    per_level = (picked * scored[:, :, None]).sum(axis=1) + pt.log(pi)[cand]  # [P, T]
+    gold = pt.ge(truth, 0)[:, None]
+    keep = pt.or_(pt.bitwise_not(gold), pt.eq(pt.arange(T)[None, :], truth[:, None]))
+    per_level = pt.switch(keep, per_level, -np.inf)
+    return (weight * pt.logsumexp(per_level, axis=1)).sum()
 
 
 def _judge_prior(prior: str, scale: "Scale", strength, J: int, T: int, M: int, correct: np.ndarray):

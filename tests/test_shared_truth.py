@@ -1,0 +1,192 @@
+"""The shared-truth likelihood: one latent true level per answer, seen by every judge.
+
+Checked here: the score patterns are the sufficient statistics (they give back the count tensor);
+each judge's marginal is the paper's γ_jk exactly; the PyMC graph equals a brute-force sum over the
+latent true levels; with one judge it is the per-judge likelihood; gold answers keep only their true
+level; and the numba kernel of the fast engine equals the PyMC graph point by point, value and
+gradient, for every scale shape, with and without random effects, with missing scores, excluded pairs
+and gold labels.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from simplex_core.data import Counts, count_tensor, load_table
+from simplex_core.model import FitSettings, build_model, shared_truth_emission
+from simplex_core.patterns import NO_SCORE, patterns_from_answers
+from simplex_core.scale import Scale
+from simplex_core.simulate import simulate
+
+fast_density = pytest.importorskip("simplex_core.fast_density")
+
+BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
+
+
+def _answers_counts(scale: Scale, J: int, K: int, n: int, seed: int, exclude=(), missing=0.1, gold=0.0) -> Counts:
+    """Counts with score patterns from random answers (some scores missing, some answers gold)."""
+    rng = np.random.default_rng(seed)
+    M, T = scale.n_levels, scale.n_true
+    cand = np.repeat(np.arange(K), n)
+    scores = rng.integers(0, M, size=(K * n, J))
+    scores[rng.random(scores.shape) < missing] = NO_SCORE
+    truth = np.where(rng.random(K * n) < gold, rng.integers(0, T, size=K * n), NO_SCORE)
+    included = np.ones((J, K), dtype=bool)
+    for j, k in exclude:
+        included[j, k] = False
+    patterns = patterns_from_answers(cand, scores, truth, included)
+    judges = tuple(f"judge{j}" for j in range(J))
+    cands = tuple(f"cand{k}" for k in range(K))
+    return Counts(N=patterns.count_tensor(J, K, M), included=included, judges=judges, candidates=cands, scale=scale,
+                  excluded_pairs=tuple((judges[j], cands[k]) for j, k in exclude), patterns=patterns)
+
+
+def _evaluate(model, names, point):
+    """Values of model variables (deterministics, potentials) at a point of the value variables."""
+    outs = model.replace_rvs_by_values([model[n] for n in names])
+    return model.compile_fn(outs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)
+
+
+def _value_grads(model, point):
+    logp_fn = model.compile_logp()
+    flat = model.compile_dlogp()(point)
+    grads, start = {}, 0
+    for v in model.value_vars:
+        shape = np.shape(point[v.name])
+        size = int(np.prod(shape))
+        grads[v.name] = flat[start:start + size].reshape(shape)
+        start += size
+    return float(logp_fn(point)), grads
+
+
+def test_patterns_give_back_the_count_tensor_and_skip_empty_answers():
+    sim = simulate(n_items=60, candidates=3, judges=4, scale=Scale((1.0, 2.0, 3.0)), rng=2)
+    # knock out some scores: those answers keep their other judges' scores
+    frame = sim.frame.drop(index=sim.frame.index[::7]).reset_index(drop=True)
+    table = load_table(frame, scale=sim.scale)
+    counts = count_tensor(table, self_exclusion=False)
+    p = counts.patterns
+    np.testing.assert_array_equal(p.count_tensor(*counts.N.shape), counts.N)
+    assert p.n_answers == frame.groupby(["item", "candidate"]).ngroups
+    assert len({tuple(r) for r in np.column_stack([p.candidate, p.truth, p.scores])}) == p.n_patterns
+    # an answer with no score and no label carries nothing
+    empty = patterns_from_answers(np.array([0, 0]), np.array([[NO_SCORE, NO_SCORE], [1, NO_SCORE]]))
+    assert empty.n_answers == 1
+
+
+def test_excluded_pairs_drop_out_of_the_patterns():
+    patterns = patterns_from_answers(np.array([0, 1]), np.array([[1, 0], [1, 1]]),
+                                     included=np.array([[True, False], [True, True]]))
+    rows = {(int(c), tuple(int(s) for s in sc)) for c, sc in zip(patterns.candidate, patterns.scores)}
+    assert rows == {(0, (1, 0)), (1, (NO_SCORE, 1))}
+
+
+@pytest.mark.parametrize("use_re", [False, True])
+def test_each_judge_marginal_is_the_papers_gamma(use_re):
+    rng = np.random.default_rng(0)
+    J, K, T, M = 3, 4, 3, 5
+    pi = rng.dirichlet(np.ones(T), size=K)
+    theta = rng.dirichlet(np.ones(M), size=(J, T))
+    Z = rng.dirichlet(np.ones(T), size=K) if use_re else None
+    mix = rng.uniform(size=(J, K)) if use_re else None
+    L = shared_truth_emission(theta, mix, Z)
+    marginal = np.einsum("kt,jktm->jkm", pi, np.broadcast_to(L, (J, K, T, M)))
+    pi_jk = pi[None] if not use_re else (1 - mix[..., None]) * pi[None] + mix[..., None] * Z[None]
+    gamma = np.einsum("jkt,jtm->jkm", np.broadcast_to(pi_jk, (J, K, T)), theta)
+    np.testing.assert_allclose(marginal, gamma, rtol=1e-12)
+
+
+@pytest.mark.parametrize("omega", [0.0, 1.5])
+def test_pymc_graph_equals_a_brute_force_sum_over_true_levels(omega):
+    scale = Scale((1.0, 2.0, 3.0))
+    counts = _answers_counts(scale, J=3, K=2, n=12, seed=4, exclude=((2, 1),), gold=0.2)
+    settings = FitSettings(omega=omega, likelihood="shared-truth", delta="uniform")
+    model = build_model(counts, settings)
+    point = {k: v + np.random.default_rng(1).normal(0, 0.7, np.shape(v)) for k, v in model.initial_point().items()}
+    values = _evaluate(model, ["pi", "theta", "shared_truth_loglik"] + (["Z", "R", "W"] if omega else []), point)
+    pi, theta, potential = values[:3]
+    L = shared_truth_emission(theta, *( (np.outer(values[4], values[5]), values[3]) if omega else ()))
+    p = counts.patterns
+    total = 0.0
+    for k, t_gold, w, scores in zip(p.candidate, p.truth, p.weight, p.scores):
+        kl = k if omega else 0
+        terms = []
+        for t in range(scale.n_true):
+            if t_gold >= 0 and t != t_gold:
+                continue
+            prob = pi[k, t]
+            for j, s in enumerate(scores):
+                if s >= 0:
+                    prob *= L[j, kl, t, s]
+            terms.append(prob)
+        total += w * np.log(sum(terms))
+    assert potential == pytest.approx(total, rel=1e-10)
+
+
+def test_one_judge_shared_truth_is_the_per_judge_likelihood():
+    """With one judge there is nothing to share: both likelihoods differ by a constant only."""
+    counts = _answers_counts(Scale((0.0, 1.0, 2.0)), J=1, K=3, n=30, seed=5, missing=0.0)
+    diffs = []
+    shared = build_model(counts, FitSettings(omega=2.0, likelihood="shared-truth", delta="uniform"))
+    per_judge = build_model(counts, FitSettings(omega=2.0, likelihood="per-judge", delta="uniform"))
+    a, b = shared.compile_logp(), per_judge.compile_logp()
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        point = {k: v + rng.normal(0, 1.0, np.shape(v)) for k, v in shared.initial_point().items()}
+        diffs.append(float(a(point)) - float(b(point)))
+    assert np.ptp(diffs) < 1e-8
+
+
+def test_counts_without_patterns_get_a_clear_error():
+    counts = _answers_counts(Scale((0.0, 1.0)), J=2, K=2, n=5, seed=0)
+    bare = Counts(N=counts.N, included=counts.included, judges=counts.judges, candidates=counts.candidates,
+                  scale=counts.scale)
+    with pytest.raises(ValueError, match="needs each answer's scores from every judge"):
+        build_model(bare, FitSettings(likelihood="shared-truth"))
+    with pytest.raises(ValueError, match="needs each answer's scores from every judge"):
+        fast_density.build_buffer(bare, FitSettings(likelihood="shared-truth"))
+
+
+CASES = [
+    ("binary+abstain, omega 2, gold", BINARY_ABSTAIN, 3, 4, FitSettings(omega=2.0, delta="uniform"), 0.2),
+    ("binary+abstain, omega 0", BINARY_ABSTAIN, 3, 4, FitSettings(omega=0.0), 0.0),
+    ("square 2 levels, omega 1", Scale((0.0, 1.0)), 4, 3, FitSettings(omega=1.0, beta_max=0.0), 0.1),
+    ("square 3 levels, omega 4", Scale((1.0, 2.0, 3.0)), 2, 3, FitSettings(omega=4.0, beta_max=10.0, delta="central"), 0.0),
+    ("square 5 levels, omega 0, gold", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 3, 3, FitSettings(omega=0.0), 0.3),
+    ("5 observed, 3 true, omega 2", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
+     FitSettings(omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0)), 0.1),
+]
+
+
+@pytest.mark.parametrize("name, scale, J, K, base, gold", CASES, ids=[c[0] for c in CASES])
+def test_fast_kernel_equals_pymc_graph(name, scale, J, K, base, gold):
+    settings = base.replace(likelihood="shared-truth")
+    counts = _answers_counts(scale, J, K, n=15, seed=len(name), exclude=((0, 0),), gold=gold)
+    model = build_model(counts, settings)
+    rng = np.random.default_rng(1)
+    offsets = []
+    for _ in range(4):
+        point = {k: v + rng.normal(0.0, 1.5, size=np.shape(v)) for k, v in model.initial_point().items()}
+        x = fast_density.flat_from_pymc_point(point, counts, settings)
+        lp, grad = fast_density.logp_and_grad(counts, settings, x)
+        ref, grads = _value_grads(model, point)
+        offsets.append(lp - ref)
+        np.testing.assert_allclose(grad, fast_density.flat_from_pymc_point(grads, counts, settings), rtol=1e-8, atol=1e-8)
+    assert np.ptp(offsets) < 1e-7 * max(1.0, abs(offsets[0]))
+
+
+def test_gold_answers_keep_only_their_true_level():
+    """A gold answer's term is log π_k[t] + Σ_j log L[j, k, t, s_j]: changing π_k at other levels
+    moves it only through the simplex constraint."""
+    scale = Scale((0.0, 1.0))
+    pat = patterns_from_answers(np.array([0, 1]), np.array([[1, 1], [0, 1]]), truth=np.array([1, NO_SCORE]))
+    counts = Counts(N=pat.count_tensor(2, 2, 2), included=np.ones((2, 2), bool), judges=("a", "b"),
+                    candidates=("x", "y"), scale=scale, patterns=pat)
+    model = build_model(counts, FitSettings(likelihood="shared-truth"))
+    pi, theta, potential = _evaluate(model, ["pi", "theta", "shared_truth_loglik"], model.initial_point())
+    gold_term = np.log(pi[0, 1] * theta[0, 1, 1] * theta[1, 1, 1])
+    free_term = np.log(sum(pi[1, t] * theta[0, t, 0] * theta[1, t, 1] for t in range(2)))
+    assert potential == pytest.approx(gold_term + free_term, rel=1e-12)
