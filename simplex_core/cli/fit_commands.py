@@ -16,7 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..model import DELTA_PRESETS, ENGINES, PRIORS, FitSettings
+from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
 from . import UsageError, add_data_options, load_data_from_args
 
 
@@ -25,6 +25,10 @@ def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
         p.add_argument("--omega", type=float, default=0.0, help="constancy-violation strength ω ≥ 0 (0 = no random effects; default 0)")
         p.add_argument("--beta-max", type=float, default=5.0, help="judge-quality prior strength β_max ≥ 0 (default 5)")
         p.add_argument("--integrated", action="store_true", help="put hyperpriors on ω ~ U(0, 8) and β_max ~ U(0, 20) instead of fixing them")
+    p.add_argument("--likelihood", choices=LIKELIHOODS, default=FitSettings().likelihood,
+                   help="shared-truth: one latent true level per answer, seen by every judge (the judges' scores of "
+                        "one answer count once); per-judge: the paper's, each judge's counts an independent sample "
+                        f"(default {FitSettings().likelihood})")
     p.add_argument("--prior", choices=PRIORS, default=PRIORS[0], help="judge prior (default weight-propagation)")
     p.add_argument("--delta", default="inflation", metavar="|".join(DELTA_PRESETS) + "|V,V,...",
                    help="direction prior δ of the random effects (default inflation)")
@@ -91,7 +95,7 @@ def _prepare(args: argparse.Namespace, **fixed):
     delta = args.delta.strip().lower() if args.delta.strip().lower() in DELTA_PRESETS else tuple(float(v) for v in delta_values)
     try:
         settings = FitSettings(
-            prior=args.prior, delta=delta, self_exclusion=not args.no_self_exclusion, chains=args.chains,
+            likelihood=args.likelihood, prior=args.prior, delta=delta, self_exclusion=not args.no_self_exclusion, chains=args.chains,
             draws=args.draws, tune=args.tune, seed=args.seed, engine=args.engine, extra_rounds=args.extra_rounds,
             **fixed,
         )
@@ -125,7 +129,7 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
         if value is not None:
             parts.append(f"--{opt.replace('_', '-')}={value}")
     parts += extra
-    parts += [f"--prior={args.prior}", f"--delta={args.delta}", f"--chains={args.chains}", f"--draws={args.draws}",
+    parts += [f"--likelihood={args.likelihood}", f"--prior={args.prior}", f"--delta={args.delta}", f"--chains={args.chains}", f"--draws={args.draws}",
               f"--tune={args.tune}", f"--seed={args.seed}", f"--extra-rounds={args.extra_rounds}"]
     if args.no_self_exclusion:
         parts.append("--no-self-exclusion")
