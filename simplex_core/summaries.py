@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .baselines import rank_interval
+
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.inference import FitResult
 
@@ -103,21 +105,23 @@ def candidate_summary(fit: Any, sort: bool = True) -> pd.DataFrame:
     pd.DataFrame
         Columns ``candidate, expected_score_mean, expected_score_lo, expected_score_hi,
         rank_median, rank_lo, rank_hi, p_best``, then ``point_rank`` (rank of the posterior mean,
-        the Bayesian point ranking). Rank columns are integers: the 50%, 2.5% and 97.5% quantiles
-        of the rank draws (actual draw values, the interval includes both ends).
+        the Bayesian point ranking). Rank columns are integers: the median rank draw and the 95%
+        rank interval of :func:`simplex_core.baselines.rank_interval` (the rule of every method;
+        the interval includes both ends).
     """
     e = _draws(fit, "expected_score")
     r = _draws(fit, "rank")
     lo_q, hi_q = (1 - INTERVAL) / 2, 1 - (1 - INTERVAL) / 2
     mean = e.mean(axis=0)
+    rank_lo, rank_hi = rank_interval(r, INTERVAL)  # the one rule every method's intervals follow
     table = pd.DataFrame({
         "candidate": _names(fit, "candidate"),
         "expected_score_mean": mean,
         "expected_score_lo": np.quantile(e, lo_q, axis=0),
         "expected_score_hi": np.quantile(e, hi_q, axis=0),
         "rank_median": _rank_quantile(r, 0.5),
-        "rank_lo": _rank_quantile(r, lo_q),
-        "rank_hi": _rank_quantile(r, hi_q),
+        "rank_lo": rank_lo.astype(int),
+        "rank_hi": rank_hi.astype(int),
         "p_best": (r == 1).mean(axis=0),
         "point_rank": point_ranking(mean),
     })

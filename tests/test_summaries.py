@@ -309,3 +309,19 @@ def test_default_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     assert fit_cache.FitCache().root == tmp_path / "here"
     monkeypatch.delenv(fit_cache.ENV_VAR)
     assert fit_cache.default_cache_dir() == Path.home() / ".cache" / "simplex_judge"
+
+
+def test_summary_rank_interval_follows_the_one_rule_of_every_method():
+    """4,000 draws with 100 at rank 3 (2.5 %): the summary's upper end and the evaluation's agree
+    (numpy's inverted_cdf gave 2 here, the order statistic just above 97.5 % gives 3)."""
+    from simplex_core.baselines import rank_interval
+
+    ranks = np.ones((4000, 3), dtype=int)
+    ranks[:, 1], ranks[:, 2] = 2, 3
+    ranks[:100, 0], ranks[:100, 2] = 3, 1  # candidate 0 third in 100 draws, candidate 2 first then
+    es = (4 - ranks).astype(float)
+    table = summaries.candidate_summary(make_fit(e_draws=es, rank_draws=ranks), sort=False)
+    lo, hi = rank_interval(ranks)
+    np.testing.assert_array_equal(table["rank_lo"], lo)
+    np.testing.assert_array_equal(table["rank_hi"], hi)
+    assert table.loc[0, "rank_hi"] == 3
