@@ -117,7 +117,7 @@ def make_case(name: str, *, seed: int = 0, chains: int = 4, draws: int = 1000, t
     else:
         raise ValueError(f"unknown case {name!r}; expected one of {', '.join(CASES)}")
     omega = 0.0 if name == "gpqa-omega0" else 2.0
-    settings = FitSettings(omega=omega, beta_max=5.0, delta="uniform", chains=chains, draws=draws, tune=tune,
+    settings = FitSettings(likelihood="per-judge", omega=omega, beta_max=5.0, delta="uniform", chains=chains, draws=draws, tune=tune,
                            seed=seed, engine=engine)
     return Case(name=name, counts=_counts(sim), settings=settings, true_ranks=np.asarray(sim.ranks),
                 description=desc + (", fitted with ω = 0" if omega == 0 else ", ω = 2"))

@@ -115,7 +115,7 @@ def test_delta_resolution_checks_the_number_of_true_levels():
 
 def test_structure_without_random_effects():
     counts = make_counts(THREE)
-    model = build_model(counts, FitSettings(omega=0.0))
+    model = build_model(counts, FitSettings(likelihood="per-judge", omega=0.0))
     names = set(model.named_vars)
     assert {"pi", "expected_score", "theta", "rho", "y", "counts_obs", "beta_max"} <= names
     assert not names & {"Z", "R", "W", "omega", "delta"}  # ω = 0: a second structure, nothing degenerate
@@ -132,7 +132,7 @@ def test_structure_without_random_effects():
 
 def test_structure_with_random_effects_and_integrated_mode():
     counts = make_counts(BINARY_ABSTAIN)
-    re_model = build_model(counts, FitSettings(omega=2.0))
+    re_model = build_model(counts, FitSettings(likelihood="per-judge", omega=2.0))
     assert {"Z", "R", "W"} <= {v.name for v in re_model.free_RVs}
     assert {"omega", "delta", "beta_max"} <= {v.name for v in re_model.data_vars}
     assert re_model.named_vars_to_dims["Z"] == ("candidate", "true_level")
@@ -140,7 +140,7 @@ def test_structure_with_random_effects_and_integrated_mode():
     assert re_model.named_vars_to_dims["W"] == ("candidate",)
     assert list(re_model.coords["true_level"]) == ["incorrect", "correct"]
 
-    integrated = build_model(counts, FitSettings(integrated=True))
+    integrated = build_model(counts, FitSettings(likelihood="per-judge", integrated=True))
     free = {v.name for v in integrated.free_RVs}
     assert {"omega", "beta_max", "Z", "R", "W"} <= free
     assert not {"omega", "beta_max"} & {v.name for v in integrated.data_vars}
@@ -150,7 +150,7 @@ def test_structure_with_random_effects_and_integrated_mode():
                                         ("diagonal", {"theta_rows"}),
                                         ("mixing", {"theta_first_row", "innovation", "mixing_weight"})])
 def test_alternative_priors_share_the_interface(prior, own):
-    model = build_model(make_counts(THREE), FitSettings(prior=prior))
+    model = build_model(make_counts(THREE), FitSettings(likelihood="per-judge", prior=prior))
     assert own <= {v.name for v in model.free_RVs}
     assert model.named_vars_to_dims["theta"] == ("judge", "true_level", "level")
 
@@ -161,7 +161,7 @@ def test_alternative_priors_share_the_interface(prior, own):
     (BINARY_ABSTAIN, dict(prior="mixing", omega=1.0)),
 ], ids=lambda v: v.describe() if isinstance(v, Scale) else str(v))
 def test_logp_is_finite_at_the_initial_point(scale, variant):
-    model = build_model(make_counts(scale), FitSettings(**variant))
+    model = build_model(make_counts(scale), FitSettings(likelihood="per-judge", **variant))
     point = model.initial_point()
     logp, = evaluator(model, ["__logp"])(point)
     assert np.isfinite(logp)
@@ -172,13 +172,13 @@ def test_build_model_rejects_bad_counts():
     bad_shape = Counts(N=good.N[:, :, :2], included=good.included, judges=good.judges, candidates=good.candidates,
                        scale=THREE)
     with pytest.raises(ValueError, match=r"counts.N has shape \(2, 4, 2\); expected .* = \(2, 4, 3\)"):
-        build_model(bad_shape, FitSettings())
+        build_model(bad_shape, FitSettings(likelihood="per-judge"))
     none_included = Counts(N=good.N, included=np.zeros((2, 4), bool), judges=good.judges, candidates=good.candidates,
                            scale=THREE)
     with pytest.raises(ValueError, match="every \\(judge, candidate\\) pair is excluded"):
-        build_model(none_included, FitSettings())
+        build_model(none_included, FitSettings(likelihood="per-judge"))
     with pytest.raises(ValueError, match="self_exclusion is False but the counts exclude some pairs"):
-        build_model(good, FitSettings(self_exclusion=False))
+        build_model(good, FitSettings(likelihood="per-judge", self_exclusion=False))
 
 
 # -- the likelihood ------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ def test_likelihood_is_the_multinomial_of_gamma_over_included_pairs(omega):
     """log p(N | params) = Σ over included (j, k) of log Multinomial(N_jk; n_jk, γ_jk), computed with
     scipy from the model's own π, Θ (and R, W, Z) at a random point."""
     counts = make_counts(BINARY_ABSTAIN, J=2, K=3, excluded=((1, 2),), seed=3)
-    model = build_model(counts, FitSettings(omega=omega, delta="uniform"))
+    model = build_model(counts, FitSettings(likelihood="per-judge", omega=omega, delta="uniform"))
     names = ["pi", "theta", "__loglik"] + (["R", "W", "Z"] if omega else [])
     values = dict(zip(names, evaluator(model, names)(random_point(model, 1))))
     pi, theta = values["pi"], values["theta"]
@@ -215,7 +215,7 @@ def test_excluded_pairs_do_not_enter_the_likelihood():
     changed_included = Counts(N=counts.N.copy(), included=counts.included, judges=counts.judges,
                               candidates=counts.candidates, scale=THREE, excluded_pairs=counts.excluded_pairs)
     changed_included.N[0, 2] = [100, 0, 0]
-    settings_ = FitSettings(omega=1.0)
+    settings_ = FitSettings(likelihood="per-judge", omega=1.0)
     model = build_model(counts, settings_)
     logp = evaluator(model, ["__logp"])
     point = random_point(model, 2)
@@ -233,17 +233,17 @@ def test_excluded_pairs_do_not_enter_the_likelihood():
 def test_structure_key_ignores_data_and_hyperparameters_only():
     a = make_counts(THREE, seed=1)
     b = make_counts(THREE, seed=2, excluded=((1, 1),))
-    assert structure_key(a, FitSettings(omega=1)) == structure_key(b, FitSettings(omega=4, beta_max=10, delta="central"))
-    assert structure_key(a, FitSettings(omega=0)) != structure_key(a, FitSettings(omega=1))
-    assert structure_key(a, FitSettings()) != structure_key(a, FitSettings(prior="diagonal"))
-    assert structure_key(a, FitSettings(omega=1)) != structure_key(a, FitSettings(integrated=True))
-    assert structure_key(a, FitSettings()) != structure_key(make_counts(BINARY_ABSTAIN), FitSettings())
-    data = model_data(b, FitSettings(omega=4, beta_max=10, delta="central"))
+    assert structure_key(a, FitSettings(likelihood="per-judge", omega=1)) == structure_key(b, FitSettings(likelihood="per-judge", omega=4, beta_max=10, delta="central"))
+    assert structure_key(a, FitSettings(likelihood="per-judge", omega=0)) != structure_key(a, FitSettings(likelihood="per-judge", omega=1))
+    assert structure_key(a, FitSettings(likelihood="per-judge")) != structure_key(a, FitSettings(likelihood="per-judge", prior="diagonal"))
+    assert structure_key(a, FitSettings(likelihood="per-judge", omega=1)) != structure_key(a, FitSettings(likelihood="per-judge", integrated=True))
+    assert structure_key(a, FitSettings(likelihood="per-judge")) != structure_key(make_counts(BINARY_ABSTAIN), FitSettings(likelihood="per-judge"))
+    data = model_data(b, FitSettings(likelihood="per-judge", omega=4, beta_max=10, delta="central"))
     assert set(data) == {"counts_obs", "omega", "beta_max", "delta"}
     assert data["counts_obs"][1, 1].tolist() == [0, 0, 0] and data["counts_obs"][0, 0].tolist() == b.N[0, 0].tolist()
     assert float(data["omega"]) == 4.0 and float(data["beta_max"]) == 10.0 and data["delta"].tolist() == [1, 10, 1]
-    assert set(model_data(a, FitSettings())) == {"counts_obs", "beta_max"}
-    assert set(model_data(a, FitSettings(integrated=True))) == {"counts_obs", "delta"}
+    assert set(model_data(a, FitSettings(likelihood="per-judge"))) == {"counts_obs", "beta_max"}
+    assert set(model_data(a, FitSettings(likelihood="per-judge", integrated=True))) == {"counts_obs", "delta"}
 
 
 # -- the judge priors in PyTensor ----------------------------------------------------------------
@@ -251,7 +251,7 @@ def test_structure_key_ignores_data_and_hyperparameters_only():
 @pytest.mark.parametrize("scale", [THREE, BINARY_ABSTAIN, FIVE_OF_THREE], ids=lambda s: s.describe())
 def test_weight_propagation_theta_is_priors_propagate(scale):
     """The PyTensor construction gives exactly priors.propagate of the same first row and edge weights."""
-    model = build_model(make_counts(scale), FitSettings())
+    model = build_model(make_counts(scale), FitSettings(likelihood="per-judge"))
     groups = weight_propagation_groups(scale)
     names = ["theta", "theta_first_row"] + [f"edge_weights_{d}" for d in groups.groups]
     values = dict(zip(names, evaluator(model, names)(random_point(model, 5))))
@@ -279,7 +279,7 @@ def test_weight_propagation_boosts_the_paper_cells_for_three_levels():
 def test_model_prior_on_theta_matches_the_numpy_sampler(scale):
     """Prior draws of Θ from the PyMC model have the moments of priors.sample_weight_propagation
     (two independent implementations of the same prior), every row dominating the previous one."""
-    model = build_model(make_counts(scale, J=1, K=2, excluded=()), FitSettings(beta_max=5.0))
+    model = build_model(make_counts(scale, J=1, K=2, excluded=()), FitSettings(likelihood="per-judge", beta_max=5.0))
     draws = pm.draw(model["theta"], draws=3000, random_seed=1, mode="FAST_COMPILE")[:, 0]
     assert priors.stochastically_dominates(draws)
     np.testing.assert_allclose(draws.sum(axis=-1), 1.0)
@@ -302,7 +302,7 @@ def scales(draw) -> Scale:
 def test_weight_propagation_rows_are_distributions_ordered_by_dominance(scale, seed):
     """At arbitrary points of the unconstrained space (not only prior draws), every Θ row sums to 1
     and stochastically dominates the previous one: no label flipping is representable."""
-    model = build_model(make_counts(scale, J=2, K=2, excluded=()), FitSettings(beta_max=3.0))
+    model = build_model(make_counts(scale, J=2, K=2, excluded=()), FitSettings(likelihood="per-judge", beta_max=3.0))
     (theta,) = evaluator(model, ["theta"])(random_point(model, seed))
     np.testing.assert_allclose(theta.sum(axis=-1), 1.0, rtol=1e-12)
     assert (theta >= 0).all()
@@ -313,7 +313,7 @@ def test_the_alternative_priors_can_flip_labels_and_weight_propagation_cannot():
     """Appendix E's failure mode: diagonal and mixing priors put mass on non-monotone judges."""
     share = {}
     for prior in ("weight-propagation", "diagonal", "mixing"):
-        model = build_model(make_counts(THREE, J=1, K=2, excluded=()), FitSettings(prior=prior, beta_max=1.0))
+        model = build_model(make_counts(THREE, J=1, K=2, excluded=()), FitSettings(likelihood="per-judge", prior=prior, beta_max=1.0))
         draws = pm.draw(model["theta"], draws=500, random_seed=3, mode="FAST_COMPILE")[:, 0]
         np.testing.assert_allclose(draws.sum(axis=-1), 1.0)
         share[prior] = np.mean([not priors.stochastically_dominates(t) for t in draws])

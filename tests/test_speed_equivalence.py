@@ -34,13 +34,13 @@ def _counts(scale: Scale, J: int, K: int, n: int, seed: int, exclude: tuple[tupl
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
 CASES = [
     # (id, scale, J, K, settings)
-    ("binary+abstain, omega 2", BINARY_ABSTAIN, 2, 4, FitSettings(omega=2.0, beta_max=5.0, delta="uniform")),
-    ("binary+abstain, omega 0", BINARY_ABSTAIN, 2, 4, FitSettings(omega=0.0, beta_max=5.0)),
-    ("square 2 levels, omega 1", Scale((0.0, 1.0)), 3, 3, FitSettings(omega=1.0, beta_max=0.0, delta="inflation")),
-    ("square 3 levels, omega 4", Scale((1.0, 2.0, 3.0)), 2, 3, FitSettings(omega=4.0, beta_max=10.0, delta="central")),
-    ("square 5 levels, omega 0", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 2, 3, FitSettings(omega=0.0, beta_max=5.0)),
+    ("binary+abstain, omega 2", BINARY_ABSTAIN, 2, 4, FitSettings(likelihood="per-judge", omega=2.0, beta_max=5.0, delta="uniform")),
+    ("binary+abstain, omega 0", BINARY_ABSTAIN, 2, 4, FitSettings(likelihood="per-judge", omega=0.0, beta_max=5.0)),
+    ("square 2 levels, omega 1", Scale((0.0, 1.0)), 3, 3, FitSettings(likelihood="per-judge", omega=1.0, beta_max=0.0, delta="inflation")),
+    ("square 3 levels, omega 4", Scale((1.0, 2.0, 3.0)), 2, 3, FitSettings(likelihood="per-judge", omega=4.0, beta_max=10.0, delta="central")),
+    ("square 5 levels, omega 0", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 2, 3, FitSettings(likelihood="per-judge", omega=0.0, beta_max=5.0)),
     ("5 observed, 3 true, omega 2", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
-     FitSettings(omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0))),
+     FitSettings(likelihood="per-judge", omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0))),
 ]
 
 
@@ -73,17 +73,17 @@ def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
 
 def test_no_random_effect_coordinates_at_omega_zero():
     counts = _counts(BINARY_ABSTAIN, 2, 4, n=10, seed=0)
-    n0 = fast_density.n_unconstrained(counts, FitSettings(omega=0.0))
-    n2 = fast_density.n_unconstrained(counts, FitSettings(omega=2.0))
+    n0 = fast_density.n_unconstrained(counts, FitSettings(likelihood="per-judge", omega=0.0))
+    n2 = fast_density.n_unconstrained(counts, FitSettings(likelihood="per-judge", omega=2.0))
     # Z (K × (T−1)), R (J), W (K) exist only with random effects
     assert n2 - n0 == 4 * 1 + 2 + 4
-    model = build_model(counts, FitSettings(omega=0.0))
+    model = build_model(counts, FitSettings(likelihood="per-judge", omega=0.0))
     assert n0 == sum(int(np.prod(np.shape(v))) for v in model.initial_point().values())
 
 
 def test_excluded_pairs_do_not_enter_the_density():
     counts = _counts(Scale((1.0, 2.0, 3.0)), 2, 3, n=30, seed=3, exclude=((1, 2),))
-    settings = FitSettings(omega=2.0, delta="uniform")
+    settings = FitSettings(likelihood="per-judge", omega=2.0, delta="uniform")
     changed_N = counts.N.copy()
     changed_N[1, 2] = [0, 0, 99]
     changed = Counts(N=changed_N, included=counts.included, judges=counts.judges, candidates=counts.candidates,
@@ -103,10 +103,10 @@ def test_excluded_pairs_do_not_enter_the_density():
 
 def test_unsupported_settings_are_refused():
     counts = _counts(BINARY_ABSTAIN, 2, 3, n=10, seed=0)
-    assert not fast_density.supports(FitSettings(prior="diagonal"))
-    assert not fast_density.supports(FitSettings(integrated=True))
+    assert not fast_density.supports(FitSettings(likelihood="per-judge", prior="diagonal"))
+    assert not fast_density.supports(FitSettings(likelihood="per-judge", integrated=True))
     with pytest.raises(ValueError, match="weight-propagation prior with fixed omega and beta_max"):
-        fast_density.build_buffer(counts, FitSettings(prior="mixing"))
+        fast_density.build_buffer(counts, FitSettings(likelihood="per-judge", prior="mixing"))
 
 
 @pytest.mark.slow
@@ -122,7 +122,7 @@ def test_fast_posterior_matches_pymc_posterior():
     N = np.stack([[rng.multinomial(60, p @ theta) for p in pi] for _ in range(2)]).astype(np.int64)
     counts = Counts(N=N, included=np.ones((2, 3), dtype=bool), judges=("a", "b"), candidates=("x", "y", "z"),
                     scale=scale)
-    base = FitSettings(omega=1.0, beta_max=5.0, delta="uniform", chains=2, draws=1500, tune=1000, seed=3)
+    base = FitSettings(likelihood="per-judge", omega=1.0, beta_max=5.0, delta="uniform", chains=2, draws=1500, tune=1000, seed=3)
     fast = fit_model(counts, base.replace(engine="fast"))
     ref = fit_model(counts, base.replace(engine="pymc", draws=1000, tune=1000))
     for res in (fast, ref):

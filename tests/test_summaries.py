@@ -66,7 +66,7 @@ def make_fit(e_draws=E_DRAWS, rank_draws=RANK_DRAWS, theta=THETA, counts=None, s
     idata.posterior.attrs["scale"] = json.dumps(THREE.to_dict())
     diag = Diagnostics(1.001, 900.0, 800.0, 0, 1.002, True, "converged: fine.")
     return FitResult(idata=idata, diagnostics=diag, timing={"compile_s": 1.5, "sample_s": 2.5},
-                     settings=settings or FitSettings(chains=1, draws=4), counts=counts)
+                     settings=settings or FitSettings(likelihood="per-judge", chains=1, draws=4), counts=counts)
 
 
 # -- exact tables on a hand-made posterior ---------------------------------------------------------
@@ -298,8 +298,8 @@ def test_fit_cached_fits_once_then_reads(tmp_path, monkeypatch):
 
     monkeypatch.setattr("simplex_core.inference.fit_model", fake_fit_model)
     cache = fit_cache.FitCache(tmp_path)
-    first = fit_cache.fit_cached(make_counts(), FitSettings(chains=1, draws=4), cache=cache)
-    second = fit_cache.fit_cached(make_counts(), FitSettings(chains=1, draws=4), cache=cache)
+    first = fit_cache.fit_cached(make_counts(), FitSettings(likelihood="per-judge", chains=1, draws=4), cache=cache)
+    second = fit_cache.fit_cached(make_counts(), FitSettings(likelihood="per-judge", chains=1, draws=4), cache=cache)
     assert len(calls) == 1 and "from_cache" not in first.timing and second.timing["from_cache"]
 
 

@@ -33,7 +33,7 @@ def test_the_tempered_density_is_prior_plus_power_times_likelihood():
     counts = Counts(N=N, included=np.ones((2, 4), dtype=bool), judges=("a", "b"), candidates=("w", "x", "y", "z"),
                     scale=BINARY_ABSTAIN, excluded_pairs=())
     empty = dataclasses.replace(counts, N=np.zeros_like(N))
-    settings = FitSettings(omega=2.0, beta_max=5.0, delta="uniform")
+    settings = FitSettings(likelihood="per-judge", omega=2.0, beta_max=5.0, delta="uniform")
     buf, buf0 = fast_density.build_buffer(counts, settings), fast_density.build_buffer(empty, settings)
     n = fast_density.n_unconstrained(counts, settings)
     for _ in range(4):
@@ -69,7 +69,7 @@ def test_tempered_chains_sample_the_posterior_nuts_samples_on_unimodal_data():
     sim = simulate(scale=BINARY_ABSTAIN, n_items=150, candidates=5, judges=2, omega=1.0, beta_max=5.0, rho=0.8,
                    rng=11)
     counts = _counts(sim)
-    settings = FitSettings(omega=1.0, beta_max=5.0, delta="uniform", chains=4, draws=1000, tune=800, seed=5)
+    settings = FitSettings(likelihood="per-judge", omega=1.0, beta_max=5.0, delta="uniform", chains=4, draws=1000, tune=800, seed=5)
     nuts, tempered = _fit_both(counts, settings)
     assert nuts.diagnostics.converged, nuts.diagnostics.message
     a = nuts.idata.posterior["expected_score"].values.reshape(-1, 5)
@@ -94,7 +94,7 @@ def test_tempered_chains_cross_between_modes_that_stop_nuts():
 
     sim = scenario("gpqa-like", 2, rho=0.8, omega=2.0, beta_max=5.0, delta="uniform")
     counts = _counts(sim, self_exclusion=True)
-    settings = FitSettings(omega=2.0, beta_max=5.0, delta="uniform", chains=4, draws=1000, tune=1000, seed=2)
+    settings = FitSettings(likelihood="per-judge", omega=2.0, beta_max=5.0, delta="uniform", chains=4, draws=1000, tune=1000, seed=2)
     modes = fast_density.find_modes(counts, settings, seed=2)
     assert len(fast_density.chain_starts(modes, 4)) == 2  # two modes of comparable mass
 
@@ -119,7 +119,7 @@ def test_tempered_sampling_is_reproducible_and_keeps_its_ladder_in_order(tune):
 
     sim = simulate(scale=BINARY_ABSTAIN, n_items=60, candidates=3, judges=2, omega=1.0, beta_max=5.0, rho=0.8, rng=4)
     counts = _counts(sim)
-    settings = FitSettings(omega=1.0, beta_max=5.0, chains=2, draws=50, tune=tune, seed=9)
+    settings = FitSettings(likelihood="per-judge", omega=1.0, beta_max=5.0, chains=2, draws=50, tune=tune, seed=9)
     start = fast_density.find_modes(counts, settings, seed=9)[0].point
     a = sample_tempered(counts, settings, [start], replicas=4, thin=2)
     b = sample_tempered(counts, settings, [start], replicas=4, thin=2)
