@@ -167,7 +167,7 @@ class FitSettings:
     engine: str = "fast"
     target_accept: float = 0.8
     extra_rounds: int = 2
-    likelihood: str = "per-judge"
+    likelihood: str = "shared-truth"
 
     def __post_init__(self) -> None:
         problems: list[str] = []
