@@ -25,6 +25,7 @@ from simplex_core.model import FitSettings
 
 from . import data_access as da
 from . import precomputed
+from .safe_text import md
 from .state import BETA_MAX_GRID, OMEGA_GRID, K
 
 #: Priority of the sensitivity sweep's fits: after interactive requests, before the grid fill.
@@ -284,11 +285,11 @@ def fit_status_panel(view: FitView) -> None:
 
 def _ended_box(view: FitView, status: JobStatus) -> None:
     if status.state == "cancelled":
-        st.warning(f"The fit of {status.label or settings_label(view.requested)} was cancelled. {status.message or ''}",
+        st.warning(f"The fit of {status.label or settings_label(view.requested)} was cancelled. {md(status.message or '')}",
                    icon=":material/stop_circle:")
         label = "Fit it again"
     else:
-        st.error(f"The fit of {status.label or settings_label(view.requested)} failed. {status.message or ''}",
+        st.error(f"The fit of {status.label or settings_label(view.requested)} failed. {md(status.message or '')}",
                  icon=":material/error:")
         label = "Try again"
     if st.button(label, key=f"retry-{status.job_id}"):

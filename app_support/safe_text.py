@@ -1,0 +1,23 @@
+"""User text on the page is text: names, file names, notes and echoed cell values never become
+Markdown, HTML, links, images, LaTeX or Streamlit directives.
+
+Streamlit renders ``st.markdown``, captions, alert boxes, subheaders and widget labels as Markdown;
+a candidate named ``![t](http://host/x.png)`` would make every visitor's browser fetch that address.
+:func:`md` backslash-escapes every ASCII punctuation character (CommonMark shows an escaped
+character as itself), which also defuses autolinks (``http\\://``), ``$…$`` maths, ``:red[…]``
+and ``:material/…:`` shortcodes; line breaks become spaces so a name cannot start a new block.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any
+
+_PUNCT = re.compile("([" + re.escape(string.punctuation) + "])")
+_BREAKS = re.compile(r"[\r\n\u2028\u2029]+")
+
+
+def md(value: Any) -> str:
+    """``value`` as Markdown that renders exactly as the text ``str(value)``."""
+    return _PUNCT.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
