@@ -49,7 +49,7 @@ def new_app(query: dict | None = None):
 
 def plain(value) -> str:
     """Page text with the Markdown escapes of user strings (app_support.safe_text.md) removed."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(value))
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(value)).replace("\u2060", "")
 
 
 def texts(at) -> str:
@@ -230,6 +230,21 @@ def test_an_off_grid_url_value_turns_on_the_continuous_sliders():
     at = new_app({"omega": "0.5"})
     assert at.session_state["w_off_grid"] is True
     assert at.session_state["w_omega_free"] == 0.5
+
+
+@pytest.mark.parametrize("query", [{"omega": "2", "beta_max": "7"}, {"omega": "0.5", "beta_max": "10"},
+                                   {"omega": "4", "beta_max": "20"}, {"omega": "1.3", "beta_max": "2.5"}])
+def test_a_link_reproduces_exactly_the_setting_it_names(query):
+    from app_support.state import K as keys
+
+    at = new_app(query)
+    ss = at.session_state
+    off = ss[keys.OFF_GRID]
+    shown = (ss[keys.OMEGA_FREE], ss[keys.BETA_MAX_FREE]) if off else (ss[keys.OMEGA], ss[keys.BETA_MAX])
+    assert shown == (float(query["omega"]), float(query["beta_max"]))
+    written = {k: (v[0] if isinstance(v, list) else v) for k, v in ((k, at.query_params[k]) for k in ("omega", "beta_max"))}
+    assert {k: float(v) for k, v in written.items()} == {k: float(v) for k, v in query.items()}
+    assert at.session_state[keys.OFF_GRID] is (query["omega"] not in ("0", "1", "2", "4", "8") or query["beta_max"] not in ("0", "1", "5", "10", "20"))
 
 
 def test_a_bad_custom_delta_is_a_plain_message():
