@@ -890,11 +890,11 @@ def item_view(table: JudgmentTable, self_exclusion: bool = False) -> pd.DataFram
     return view
 
 
-def score_distribution(table: JudgmentTable) -> pd.DataFrame:
+def score_distribution(table: JudgmentTable, counts: "Counts | None" = None) -> pd.DataFrame:
     """Per judge and candidate, the count of each observed level (long form): columns judge,
     candidate, level (value), label, count, n, share. The paper's appendix-D self-preference table
     is this table pivoted."""
-    counts = count_tensor(table, self_exclusion=False).N
+    counts = (counts if counts is not None else count_tensor(table, self_exclusion=False)).N  # counts without self-exclusion
     rows = []
     for a, j in enumerate(table.judges):
         for b, k in enumerate(table.candidates):
