@@ -5,6 +5,10 @@ Streamlit's ASGI ``st.App`` so that the server, as soon as it starts, imports th
 loads the default dataset, its precomputed posterior and its baselines into the shared caches
 (:mod:`app_support.warmup`): the first visitor then sees the ranking as fast as every later one
 (measured with ``bench/open_app.py``; see the README).
+
+The server listens on 127.0.0.1 only (``.streamlit/config.toml``): nobody else can connect until
+you open it on purpose, with ``streamlit run serve.py --server.address 0.0.0.0`` or
+``python serve.py --public`` (every interface) / ``python serve.py --address ADDR``.
 """
 
 from __future__ import annotations
@@ -31,4 +35,17 @@ async def warm_start(_app):
 app = st.App("app.py", lifespan=warm_start)
 
 if __name__ == "__main__":
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(description="Serve Simplex Judge (on 127.0.0.1 unless told otherwise).")
+    parser.add_argument("--public", action="store_true", help="listen on every interface (0.0.0.0): others can connect")
+    parser.add_argument("--address", help="listen on this address instead of 127.0.0.1")
+    parser.add_argument("--port", type=int, help="port (default 8501)")
+    options = parser.parse_args()
+    # Streamlit reads its options from STREAMLIT_SERVER_* variables as well as from config.toml.
+    if options.public or options.address:
+        os.environ["STREAMLIT_SERVER_ADDRESS"] = options.address or "0.0.0.0"
+    if options.port:
+        os.environ["STREAMLIT_SERVER_PORT"] = str(options.port)
     app.run()

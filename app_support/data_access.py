@@ -136,7 +136,8 @@ def _scale(levels: str, true_levels: str) -> Scale | None:
 
 
 def _families(text: str) -> str | None:
-    text = text.strip()
+    """Families typed in the app: JSON text (a ``str`` is never read as a path by the loader)."""
+    text = str(text).strip()
     return text or None
 
 
@@ -157,27 +158,47 @@ def load_builtin(name: str, criterion: str | None, levels: str = "", true_levels
     return datasets.load_dataset(name, criterion=criterion, **options)
 
 
-@st.cache_resource(show_spinner="Reading your file…", max_entries=8)
-def load_uploaded(data: bytes, filename: str, criterion: str | None, levels: str = "", true_levels: str = "",
-                  families: str = "") -> JudgmentTable:
-    """An uploaded file in the data contract; raises ValidationError with every problem."""
-    scale = None
-    if levels.strip() or true_levels.strip():
-        if not levels.strip():
-            raw = load_table(data, name=filename, criterion=criterion or None)
-            scale = scale_from_options(None, true_levels, raw.frame["score"].tolist())
-        else:
-            scale = _scale(levels, true_levels)
-    return load_table(data, scale=scale, families=_families(families), criterion=criterion or None, name=filename)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def upload_criteria(data: bytes, filename: str) -> list[str]:
-    """The criteria of an uploaded file that has a ``criterion`` column (else an empty list)."""
+@st.cache_resource(show_spinner="Reading your file…", max_entries=4)
+def _parsed_upload(data: bytes, filename: str) -> pd.DataFrame | ValidationError:
+    """The uploaded bytes parsed once (within the loader's byte and row caps); a file that cannot be
+    read is remembered as its error, so that it is not parsed again on every rerun either."""
     from simplex_core.data import read_source
 
     try:
-        frame = read_source(data, name=filename)
+        return read_source(data, name=filename)
+    except ValidationError as exc:
+        return exc
+
+
+def read_upload(data: bytes, filename: str) -> pd.DataFrame:
+    """The raw rows of an upload (shared, never mutated); ValidationError when unreadable."""
+    parsed = _parsed_upload(data, filename)
+    if isinstance(parsed, ValidationError):
+        raise parsed
+    return parsed
+
+
+@st.cache_resource(show_spinner="Checking your file…", max_entries=8)
+def load_uploaded(data: bytes, filename: str, criterion: str | None, levels: str = "", true_levels: str = "",
+                  families: str = "") -> JudgmentTable:
+    """An uploaded file in the data contract; raises ValidationError with every problem.
+
+    ``families`` is JSON text typed by the visitor: the loader never reads it as a path."""
+    frame = read_upload(data, filename)
+    scale = None
+    if levels.strip() or true_levels.strip():
+        if not levels.strip():
+            raw = load_table(frame, name=filename, criterion=criterion or None)
+            scale = scale_from_options(None, true_levels, raw.frame["score"].tolist())
+        else:
+            scale = _scale(levels, true_levels)
+    return load_table(frame, scale=scale, families=_families(families), criterion=criterion or None, name=filename)
+
+
+def upload_criteria(data: bytes, filename: str) -> list[str]:
+    """The criteria of an uploaded file that has a ``criterion`` column (else an empty list)."""
+    try:
+        frame = read_upload(data, filename)
     except ValidationError:
         return []
     cols = {str(c).strip().lower(): c for c in frame.columns}

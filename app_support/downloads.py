@@ -33,12 +33,43 @@ def static_export_available() -> bool:
     return any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")) or os.path.exists("/usr/bin/chromium")
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _defuse(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value  # a spreadsheet shows the text instead of running it as a formula
+    return value
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells, column names and index labels cannot run as
+    spreadsheet formulas (CSV injection): text starting with = + - @, a tab or a carriage return
+    gets a leading apostrophe. Numbers (negative ones included) are left alone."""
+    out = frame.copy()
+    for col in out.columns:
+        if not (pd.api.types.is_numeric_dtype(out[col].dtype) or pd.api.types.is_bool_dtype(out[col].dtype)):
+            out[col] = out[col].map(_defuse)
+    out.columns = out.columns.map(_defuse) if not isinstance(out.columns, pd.MultiIndex) else pd.MultiIndex.from_tuples(
+        [tuple(_defuse(v) for v in t) for t in out.columns], names=out.columns.names)
+    if isinstance(out.index, pd.MultiIndex):
+        out.index = pd.MultiIndex.from_tuples([tuple(_defuse(v) for v in t) for t in out.index], names=out.index.names)
+    elif not pd.api.types.is_numeric_dtype(out.index.dtype):
+        out.index = out.index.map(_defuse)
+    return out
+
+
+def csv_text(frame: pd.DataFrame, index: bool = False) -> str:
+    """The CSV every download button serves (see :func:`spreadsheet_safe`)."""
+    return spreadsheet_safe(frame).to_csv(index=index)
+
+
 def csv_button(frame: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str, *, label: str = "CSV",
                key: str, index: bool = False, help: str | None = None) -> None:
     """A download button for a table as CSV."""
     def data() -> str:
         df = frame() if callable(frame) else frame
-        return df.to_csv(index=index)
+        return csv_text(df, index=index)
 
     st.download_button(label, data=data, file_name=f"{slug(file_name)}.csv", mime="text/csv", key=key,
                        on_click="ignore", icon=":material/download:", help=help or "Download this table as CSV")

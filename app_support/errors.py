@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 import streamlit as st
+from .safe_text import md
 
 log = logging.getLogger("simplex_judge.app")
 
@@ -52,7 +53,8 @@ def show_error(exc: BaseException, doing: str = "") -> None:
     if not isinstance(exc, (ValidationError, ScaleError)):
         log.error("error%s", f" while {doing}" if doing else "", exc_info=exc)
     head, details = plain_message(exc, doing)
-    body = head + ("\n" + "\n".join(f"- {d}" for d in details) if details else "")
+    # The messages quote the user's names, values and file names: shown as text, never Markdown.
+    body = md(head) + ("\n" + "\n".join(f"- {md(d)}" for d in details) if details else "")
     st.error(body, icon=":material/error:")
 
 

@@ -25,6 +25,7 @@ from simplex_core.model import FitSettings
 
 from . import data_access as da
 from . import precomputed
+from .safe_text import md
 from .state import BETA_MAX_GRID, OMEGA_GRID, K
 
 #: Priority of the sensitivity sweep's fits: after interactive requests, before the grid fill.
@@ -184,9 +185,20 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
         if result is not None:
             view.result, view.result_settings, view.origin = result, settings, "cache"
             return view
-        # Finished but unreadable: say so (a "done" job without a result would rerun the page forever).
-        view.job = job = replace(job, state="failed", message="The fit finished but its result could not be read "
-                                 "back from the fit cache. Try again; if it keeps happening, clear the cache folder.")
+        # Finished but unreadable: the cache has set the broken entry aside; fit once more, saying
+        # so. A second failure is reported (a "done" job without a result would rerun forever).
+        healed = st.session_state.setdefault("fit_cache_healed", set())
+        if submit and key not in healed:
+            healed.add(key)
+            st.toast("A stored fit for these settings could not be read back (it was set aside); fitting it again.",
+                     icon=":material/healing:")
+            view.job = manager.submit(counts, settings, priority=priority, label=settings_label(settings),
+                                      owner=st.session_state.get(K.FIT_OWNER))
+            job = view.job
+        else:
+            view.job = job = replace(job, state="failed", message="The fit finished but its result could not be read "
+                                     "back from the fit cache, twice. Check that the cache folder is writable and "
+                                     "has free space, then try again.")
     # the last result shown for this data, while the new one is fitted
     shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((data_key(counts), purpose))
     if shown is not None:
@@ -284,11 +296,11 @@ def fit_status_panel(view: FitView) -> None:
 
 def _ended_box(view: FitView, status: JobStatus) -> None:
     if status.state == "cancelled":
-        st.warning(f"The fit of {status.label or settings_label(view.requested)} was cancelled. {status.message or ''}",
+        st.warning(f"The fit of {status.label or settings_label(view.requested)} was cancelled. {md(status.message or '')}",
                    icon=":material/stop_circle:")
         label = "Fit it again"
     else:
-        st.error(f"The fit of {status.label or settings_label(view.requested)} failed. {status.message or ''}",
+        st.error(f"The fit of {status.label or settings_label(view.requested)} failed. {md(status.message or '')}",
                  icon=":material/error:")
         label = "Try again"
     if st.button(label, key=f"retry-{status.job_id}"):

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from . import fits, results
+from .safe_text import md
 from .errors import show_error
 from .sidebar import AnalysisContext, fit_slot
 
@@ -30,15 +31,15 @@ def require_table(ctx: AnalysisContext) -> bool:
 
 def require_settings(ctx: AnalysisContext) -> bool:
     if ctx.settings is None:
-        st.error(f"The model settings are not valid: {ctx.settings_error}", icon=":material/error:")
+        st.error(f"The model settings are not valid: {md(ctx.settings_error)}", icon=":material/error:")
         return False
     return True
 
 
 def data_caption(ctx: AnalysisContext) -> None:
     t = ctx.table
-    st.caption(f"{ctx.source_label}: {len(t.candidates)} candidates × {len(t.judges)} judges × {len(t.items)} items; "
-               f"{t.scale.describe()}" + (" (collapsed)" if ctx.collapsed else "")
+    st.caption(f"{md(ctx.source_label)}: {len(t.candidates)} candidates × {len(t.judges)} judges × {len(t.items)} items; "
+               f"{md(t.scale.describe())}" + (" (collapsed)" if ctx.collapsed else "")
                + ("" if ctx.self_exclusion or not t.self_family_pairs else "; self-family judgments included"))
 
 

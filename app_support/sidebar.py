@@ -207,7 +207,7 @@ def build_context(dataset: da.DatasetChoice | None = None, criterion: str | None
     try:
         if dataset is not None:
             ctx.raw_table = da.load_builtin(dataset.name, criterion)
-        elif ss.get(K.UPLOAD_BYTES):
+        elif ss.get(K.UPLOAD_BYTES) is not None:  # an empty upload too: it gets its message
             ctx.raw_table = da.load_uploaded(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"), criterion,
                                              levels, true_levels, families)
         elif ss.get(K.DATASET) == UPLOAD:

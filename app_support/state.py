@@ -187,6 +187,9 @@ def load_url_state(choices: UrlChoices) -> None:
             num = _parse_number(raw, 0.0, 8.0 if name == "omega" else 20.0)
             if num is not None:
                 grid = OMEGA_GRID if name == "omega" else BETA_MAX_GRID
+                # The continuous slider gets the value too: when the link's other value is off the
+                # grid the continuous sliders are used, and they must show this one as well.
+                ss[K.OMEGA_FREE if name == "omega" else K.BETA_MAX_FREE] = num
                 if num in grid:
                     value = num
                 else:  # an off-grid link turns the advanced sliders on

@@ -12,6 +12,7 @@ from app_support.frame import page_frame
 from app_support.guide_links import guide_link
 from app_support.sidebar import context
 from app_support.state import UPLOAD, K
+from app_support.safe_text import md
 
 page_frame()
 
@@ -67,7 +68,7 @@ with left:
                 st.markdown(card)
         st.caption("Choose another dataset or criterion in the sidebar, or upload your own file here.")
     else:
-        st.subheader(f"Your file: {ss.get(K.UPLOAD_NAME)}" if ss.get(K.UPLOAD_BYTES) else "Your file")
+        st.subheader(f"Your file: {md(ss.get(K.UPLOAD_NAME))}" if ss.get(K.UPLOAD_BYTES) is not None else "Your file")
 with right:
     with st.container(border=True):
         st.markdown("**Upload a file** (CSV, TSV, JSON Lines or Parquet)")
@@ -78,8 +79,8 @@ with right:
 
         csv_button(template_frame(), "simplex-judge-template", label="Template CSV", key="dl-template",
                    help="A small example file in the expected layout")
-        if ss.get(K.UPLOAD_BYTES):
-            st.caption(f"Loaded: {ss.get(K.UPLOAD_NAME)} ({len(ss[K.UPLOAD_BYTES]) / 1024:.0f} kB)")
+        if ss.get(K.UPLOAD_BYTES) is not None:
+            st.caption(f"Loaded: {md(ss.get(K.UPLOAD_NAME))} ({len(ss[K.UPLOAD_BYTES]) / 1024:.0f} kB)")
             if ctx.dataset is not None:
                 st.button("Analyse this file", key="use-upload", on_click=lambda: ss.update({K.DATASET: UPLOAD}))
             st.button("Forget the file", key="forget-upload", on_click=_clear_upload)
@@ -117,24 +118,24 @@ with guard("summarising the table"):
     m[2].metric("Items", len(raw.items))
     m[3].metric("Judgments", f"{len(raw.frame):,}")
     m[4].metric("Ground truth", "yes" if raw.has_truth else "no")
-    st.markdown(f"**Scale:** {raw.scale.describe()}")
+    st.markdown(f"**Scale:** {md(raw.scale.describe())}")
     if raw.has_truth:
         st.caption("`true_score` is used only to evaluate the methods and by PPI (which uses labels); the model never sees it.")
     if raw.notes or ctx.notes:
         with st.container(border=True):
             st.markdown("**What was excluded or normalised** (nothing is dropped silently)")
             for note in list(raw.notes) + ctx.notes:
-                st.markdown(f"- {note}")
+                st.markdown(f"- {md(note)}")
     else:
         st.success("The table passed validation with nothing excluded.", icon=":material/check_circle:")
 
     if raw.families:
         pairs = raw.self_family_pairs
-        fam_text = ", ".join(f"{m_} → {f}" for m_, f in raw.families.items())
+        fam_text = ", ".join(f"{md(m_)} → {md(f)}" for m_, f in raw.families.items())
         st.markdown(f"**Families:** {fam_text}")
         if pairs:
             state = "excluded" if ctx.self_exclusion else "kept (self-family exclusion is off in the sidebar)"
-            st.markdown(f"**Self-family (judge, candidate) pairs**, {state}: " + "; ".join(f"{j} on {k}" for j, k in pairs))
+            st.markdown(f"**Self-family (judge, candidate) pairs**, {state}: " + "; ".join(f"{md(j)} on {md(k)}" for j, k in pairs))
     else:
         st.caption("No families given: no judgment is excluded as self-judging.")
 
@@ -157,11 +158,11 @@ if raw.scale.n_levels > 2:
         if why:
             st.caption(f"Default: {why}")
         if ss.get(f"{text_key}_error"):
-            st.error(ss[f"{text_key}_error"], icon=":material/error:")
+            st.error(md(ss[f"{text_key}_error"]), icon=":material/error:")
         else:
             chosen = ss[K.COLLAPSE_MAP].get(key) or {"mapping": mapping, "labels": labels}
             preview = da.collapse(raw, key, tuple(chosen["mapping"]), tuple(chosen.get("labels", ())))
-            st.markdown(f"Collapsed scale: {preview.scale.describe()}" + (" — **in use**" if ctx.collapsed else ""))
+            st.markdown(f"Collapsed scale: {md(preview.scale.describe())}" + (" — **in use**" if ctx.collapsed else ""))
 
 # -- distributions --------------------------------------------------------------------------------
 with guard("drawing the score distributions"):

@@ -14,6 +14,7 @@ from app_support.frame import page_frame
 from app_support.guide_links import guide_link
 from app_support.page_parts import data_caption, fit_header, require_settings, require_table, waiting_for_first_fit
 from app_support.sidebar import context
+from app_support.safe_text import md
 
 page_frame()
 
@@ -35,7 +36,7 @@ baseline, baseline_failed = {}, {}
 with guard("running the baselines"):
     baseline, baseline_failed = da.baseline_results(table, da.table_key(table), ctx.self_exclusion)
     for name, why in baseline_failed.items():
-        st.caption(f"Baseline {name} could not run on these data: {why}")
+        st.caption(f"Baseline {md(name)} could not run on these data: {md(why)}")
 
 bayes = None
 if view is not None and view.result is not None and results.summaries_available():
@@ -51,7 +52,7 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
         from simplex_core.summaries import ranking_sentence
 
         st.markdown(f"**Bayesian ranking** (best first; median rank and 95% rank interval): "
-                    f"{ranking_sentence(results.candidate_table(view.result, view.result_key))}")
+                    f"{md(ranking_sentence(results.candidate_table(view.result, view.result_key)))}")
 
 # -- rank distributions -----------------------------------------------------------------------
 with guard("drawing the rank distributions"):

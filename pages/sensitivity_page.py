@@ -15,6 +15,7 @@ from app_support.guide_links import guide_link
 from app_support.page_parts import data_caption, fit_header, require_settings, require_table, waiting_for_first_fit
 from app_support.sidebar import context
 from app_support.state import BASE_BETA_MAX, BASE_OMEGA
+from app_support.safe_text import md
 
 page_frame()
 
@@ -129,7 +130,7 @@ else:
             if not bad_excluded.empty:
                 st.caption(f"{len(bad_excluded)} excluded self-family pair(s) also disagree with the model — what "
                            "self-preference looks like: " + "; ".join(
-                               f"{j} on {k}" for j, k in list(bad_excluded[["judge", "candidate"]].itertuples(index=False))[:6]))
+                               f"{md(j)} on {md(k)}" for j, k in list(bad_excluded[["judge", "candidate"]].itertuples(index=False))[:6]))
             from simplex_core.figures import ppc_figure
 
             fig3 = ppc_figure(results.ppc_figure_table(ppc),

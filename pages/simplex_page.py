@@ -15,6 +15,7 @@ from app_support.guide_links import guide_link
 from app_support.page_parts import data_caption, fit_header, require_settings, require_table, waiting_for_first_fit
 from app_support.sidebar import context
 from app_support.state import K
+from app_support.safe_text import md
 
 page_frame()
 
@@ -62,9 +63,9 @@ if table.scale.n_levels > 3:
             if why:
                 st.caption(f"Default: {why}")
             if ss.get(f"{text_key}_error"):
-                st.error(ss[f"{text_key}_error"], icon=":material/error:")
+                st.error(md(ss[f"{text_key}_error"]), icon=":material/error:")
         shown_table = da.collapse(table, key, tuple(chosen["mapping"]), tuple(chosen.get("labels", ())))
-        st.caption(f"Collapsed scale: {shown_table.scale.describe()}")
+        st.caption(f"Collapsed scale: {md(shown_table.scale.describe())}")
 
 scale = shown_table.scale
 view = None
@@ -125,7 +126,7 @@ if shown_table.self_family_pairs and ctx.self_exclusion:
     note += (" A judge's own-family candidates are drawn too, although their judgments were left out of the fit: the gap "
              "between their observed point and their posterior position is what self-preference looks like.")
 if note:
-    st.caption(note.strip())
+    st.caption(md(note.strip()))
 
 with guard("drawing the simplex"):
     if scale.n_levels == 3 and layout == "overlaid":

@@ -125,7 +125,15 @@ class JudgmentTable:
         return tuple((j, k) for j in self.judges for k in self.candidates if self.is_self_family(j, k))
 
     def data_hash(self) -> str:
-        """sha256 over the canonical rows, the scale and the families (for caches and provenance)."""
+        """sha256 over the canonical rows, the scale and the families (for caches and provenance).
+
+        Computed once per table (it serialises every row); the table is immutable."""
+        cached = self.__dict__.get("_data_hash")
+        if cached is None:
+            cached = self.__dict__["_data_hash"] = self._compute_hash()
+        return cached
+
+    def _compute_hash(self) -> str:
         cols = [c for c in ("item", "candidate", "judge", "score", "true_score") if c in self.frame.columns]
         canon = self.frame[cols].sort_values(["item", "candidate", "judge"]).to_csv(index=False)
         h = hashlib.sha256(canon.encode())
@@ -148,17 +156,207 @@ class JudgmentTable:
 
 # -- reading ---------------------------------------------------------------------------------------
 
+#: Largest input read, in bytes after decompression (``SIMPLEX_JUDGE_MAX_BYTES`` overrides).
+MAX_BYTES = 256 * 1024 * 1024
+#: Most data rows read (``SIMPLEX_JUDGE_MAX_ROWS`` overrides).
+MAX_ROWS = 3_000_000
+#: Most (judge, candidate) pairs: the count tensor and the per-pair tables grow with this.
+MAX_PAIRS = 100_000
+
+_FORMAT_HELP = "save the table as CSV (comma-separated, one header row), JSON Lines or Parquet."
+
+
+def _limit(env: str, default: int) -> int:
+    import os
+
+    try:
+        return max(1, int(os.environ.get(env, "")))
+    except ValueError:
+        return default
+
+
+def input_limits() -> tuple[int, int]:
+    """(max bytes after decompression, max rows) read from one input."""
+    return _limit("SIMPLEX_JUDGE_MAX_BYTES", MAX_BYTES), _limit("SIMPLEX_JUDGE_MAX_ROWS", MAX_ROWS)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.0f} MB" if n >= 10e6 else f"{n / 1e6:,.1f} MB" if n >= 1e5 else f"{n:,} bytes"
+
+
 def _suffixes(name: str) -> list[str]:
     return [s.lower() for s in Path(name).suffixes]
 
 
-def read_source(source: Any, name: str | None = None) -> pd.DataFrame:
-    """Read CSV (optionally gzipped), TSV, JSONL or Parquet from a path, bytes or file-like object,
-    or return a copy of a DataFrame. Raises ``ValidationError`` when the file cannot be parsed."""
+def _read_error(label: str, message: str, fix: str = _FORMAT_HELP) -> ValidationError:
+    return ValidationError([Problem(None, f"{label!r} {message}", fix=fix)])
+
+
+def _bounded_bytes(source: Any, label: str, max_bytes: int) -> bytes:
+    """The raw bytes of a path, bytes or file-like object, never more than ``max_bytes`` + 1."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.exists():
+            raise ValidationError([Problem(None, f"No file at {str(source)!r}.", fix="check the path (or use a built-in dataset name: `python -m simplex_core datasets`).")])
+        if not path.is_file():  # a folder, a device such as /dev/zero, a pipe
+            raise _read_error(label, "is not a regular file.", fix="give the path of a data file.")
+        try:
+            with open(path, "rb") as fh:
+                return fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise _read_error(label, f"cannot be read ({exc.strerror or type(exc).__name__}).", fix="check the file's permissions.") from None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    read = getattr(source, "read", None)
+    if read is None:
+        raise ValidationError([Problem(None, f"Cannot read a table from a {type(source).__name__}.",
+                                       fix="give a file path, bytes, a file object or a DataFrame.")])
+    if hasattr(source, "seek"):
+        try:
+            source.seek(0)
+        except (OSError, ValueError):
+            pass
+    data = read(max_bytes + 1)
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+
+
+def _decompress(data: bytes, label: str, max_bytes: int) -> bytes:
+    """Inflate gzip, bzip2, xz or a one-file zip (told by their magic bytes, whatever the name),
+    stopping as soon as the result passes ``max_bytes``: a small archive can inflate to gigabytes."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    opener: Any = None
+    if data[:2] == b"\x1f\x8b":
+        opener, kind = (lambda f: gzip.GzipFile(fileobj=f)), "gzip"
+    elif data[:3] == b"BZh":
+        opener, kind = bz2.BZ2File, "bzip2"
+    elif data[:6] == b"\xfd7zXZ\x00":
+        opener, kind = lzma.LZMAFile, "xz"
+    elif data[:4] == b"PK\x03\x04":
+        kind = "zip"
+    else:
+        return data
+    try:
+        if kind == "zip":
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                members = [m for m in zf.infolist() if not m.is_dir()]
+                if len(members) != 1:
+                    raise _read_error(label, f"is a zip archive with {len(members)} files.", fix="zip exactly one data file, or upload the file itself.")
+                with zf.open(members[0]) as fh:
+                    out = fh.read(max_bytes + 1)
+        else:
+            with opener(io.BytesIO(data)) as fh:
+                out = fh.read(max_bytes + 1)
+    except ValidationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — every codec error means "a damaged archive"
+        raise _read_error(label, f"looks {kind}-compressed but could not be decompressed ({type(exc).__name__}).",
+                          fix="check that the file is complete, or give it uncompressed.") from None
+    if len(out) > max_bytes:
+        raise _read_error(label, f"decompresses to more than {_mb(max_bytes)}, the most this program reads.",
+                          fix="split the table or remove unused columns.")
+    return out
+
+
+def _decode(data: bytes, label: str, fmt: str) -> str:
+    """The bytes as UTF-8 text; binary content and other encodings are named with their line."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise _read_error(label, f"is not a text table: it holds binary data (a zero byte on line {line}).",
+                          fix=f"give the table itself as {fmt.upper()} text, or as Parquet.")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _read_error(label, f"is not UTF-8 text (byte {data[exc.start]:#04x} on line {line}).",
+                          fix="save the file with UTF-8 encoding.") from None
+
+
+_JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "true/false", type(None): "null"}
+
+
+def _jsonl_problem(text: str, label: str) -> ValidationError:
+    """The first line of a JSON Lines file that is not a JSON object (only called on failure)."""
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            return _read_error(label, f"is not JSON Lines: line {n} is not valid JSON ({str(exc).split(':')[0]}).",
+                               fix="write one JSON object per line (JSON Lines), e.g. {\"item\": \"q1\", \"candidate\": \"a\", \"judge\": \"j\", \"score\": 1}.")
+        if not isinstance(obj, dict):
+            return _read_error(label, f"is not JSON Lines: line {n} is a JSON {_JSON_TYPES.get(type(obj), 'value')}, not an object.",
+                               fix="write one JSON object per line (JSON Lines), e.g. {\"item\": \"q1\", \"candidate\": \"a\", \"judge\": \"j\", \"score\": 1}.")
+    return _read_error(label, "could not be read as JSON Lines.")
+
+
+def _read_jsonl(text: str, label: str) -> pd.DataFrame:
+    head = text.lstrip()[:1]
+    if head == "[":
+        # A JSON array is not JSON Lines; an array of records is unambiguous, so read it.
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise _read_error(label, f"is a JSON array that does not parse ({str(exc).split(':')[0]}).") from None
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise _read_error(label, "is a JSON array, not JSON Lines: give one JSON object per line.",
+                              fix="write one JSON object per line, e.g. {\"item\": \"q1\", \"candidate\": \"a\", \"judge\": \"j\", \"score\": 1}.")
+        return pd.DataFrame.from_records(data)
+    if head != "{":
+        raise _jsonl_problem(text, label)
+    try:
+        return pd.read_json(io.StringIO(text), lines=True, dtype=False)
+    except Exception:  # noqa: BLE001 — find the line to name
+        raise _jsonl_problem(text, label) from None
+
+
+def _read_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    if data[:4] != b"PAR1":
+        raise _read_error(label, "is not a Parquet file (it does not start with PAR1).")
+    try:
+        pf = pq.ParquetFile(io.BytesIO(data))
+        meta = pf.metadata
+        rows = meta.num_rows
+        size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except Exception as exc:  # noqa: BLE001
+        raise _read_error(label, f"is a damaged Parquet file ({type(exc).__name__}).") from None
+    if rows > max_rows:
+        raise _read_error(label, f"has {rows:,} rows; at most {max_rows:,} are read.", fix="split the table.")
+    if size > max_bytes:
+        raise _read_error(label, f"holds {_mb(size)} of data once decompressed; at most {_mb(max_bytes)} are read.",
+                          fix="split the table or remove unused columns.")
+    try:
+        return pf.read().to_pandas()
+    except Exception as exc:  # noqa: BLE001
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise _read_error(label, f"could not be read as Parquet ({first[:200]}).") from None
+
+
+def read_source(source: Any, name: str | None = None, *, max_bytes: int | None = None,
+                max_rows: int | None = None) -> pd.DataFrame:
+    """Read CSV, TSV, JSON Lines or Parquet (each optionally gzip/bzip2/xz/zip-compressed) from a
+    path, bytes or file-like object, or return a copy of a DataFrame.
+
+    Never reads more than ``max_bytes`` (after decompression) or ``max_rows`` rows (defaults:
+    :func:`input_limits`). Raises ``ValidationError`` when the input cannot be read, naming why.
+    """
+    limit_bytes, limit_rows = input_limits()
+    max_bytes = max_bytes or limit_bytes
+    max_rows = max_rows or limit_rows
     if isinstance(source, pd.DataFrame):
+        if len(source) > max_rows:
+            raise ValidationError([Problem(None, f"The table has {len(source):,} rows; at most {max_rows:,} are read.", fix="split the table.")])
         return source.copy()
     label = name or getattr(source, "name", None) or (str(source) if isinstance(source, (str, Path)) else "upload")
-    suffixes = _suffixes(str(label))
+    label = str(label)
+    suffixes = _suffixes(label)
     fmt = "csv"
     if ".parquet" in suffixes or ".pq" in suffixes:
         fmt = "parquet"
@@ -166,45 +364,61 @@ def read_source(source: Any, name: str | None = None) -> pd.DataFrame:
         fmt = "jsonl"
     elif ".tsv" in suffixes:
         fmt = "tsv"
-    if isinstance(source, (str, Path)):
-        if not Path(source).exists():
-            raise ValidationError([Problem(None, f"No file at {str(source)!r}.", fix="check the path (or use a built-in dataset name: `python -m simplex_core datasets`).")])
-        handle: Any = str(source)
-    elif isinstance(source, (bytes, bytearray)):
-        handle = io.BytesIO(source)
-    else:
-        handle = source
-    compression = "gzip" if ".gz" in suffixes else "infer"
+    data = _bounded_bytes(source, label, max_bytes)
+    if len(data) > max_bytes:
+        raise _read_error(label, f"is larger than {_mb(max_bytes)}, the most this program reads.", fix="split the table or remove unused columns.")
+    data = _decompress(data, label, max_bytes)
+    if not data.strip():
+        raise ValidationError([Problem(None, f"{label!r} is empty" + (" (0 bytes)." if not data else " (only blank space)."),
+                                       fix="give one row per (item, candidate, judge) with columns item, candidate, judge, score.")])
+    if fmt == "parquet":
+        return _read_parquet(data, label, max_bytes, max_rows)
+    text = _decode(data, label, fmt)
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if lines - (fmt != "jsonl") > max_rows:
+        raise _read_error(label, f"has {lines - (fmt != 'jsonl'):,} lines; at most {max_rows:,} rows are read.", fix="split the table.")
+    if fmt == "jsonl":
+        return _read_jsonl(text, label)
     try:
-        if fmt == "parquet":
-            return pd.read_parquet(handle)
-        if fmt == "jsonl":
-            return pd.read_json(handle, lines=True, dtype=False, compression=compression)
         # Identifier columns stay text: "007" and "7" are different items.
-        return pd.read_csv(handle, sep="\t" if fmt == "tsv" else ",", dtype=str, keep_default_na=False,
-                           na_values=[""], compression=compression, skipinitialspace=True)
-    except Exception as exc:  # pandas raises many parser types; all mean "this file is not readable"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValidationError([Problem(
-            None, f"Could not read {label!r} as {fmt.upper()}: {first}.",
-            fix="save the table as CSV (comma-separated, one header row), JSON Lines or Parquet.")]) from None
+        return pd.read_csv(io.StringIO(text), sep="\t" if fmt == "tsv" else ",", dtype=str, keep_default_na=False,
+                           na_values=[""])
+    except Exception as exc:  # noqa: BLE001 — pandas raises many parser types; all mean "not readable"
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.") from None
 
 
 def load_families(spec: Mapping[str, str] | str | Path | None) -> dict[str, str]:
-    """A flat {model name: family} mapping from a dict, a JSON file path or a JSON string."""
+    """A flat {model name: family} mapping from a dict, a JSON file (a ``Path``) or JSON text.
+
+    A ``str`` is always JSON text, never a path: text typed into the app must not read the
+    server's files. The command line passes its ``--families FILE`` as a ``Path``.
+    """
     if spec is None:
         return {}
+    fix = 'write a flat JSON object such as {"gpt-4o": "openai", "claude-3": "anthropic"}.'
     if isinstance(spec, Mapping):
         data: Any = dict(spec)
     else:
-        text = str(spec)
+        if isinstance(spec, Path):
+            if not spec.is_file():
+                raise ValidationError([Problem(None, f"No families file at {str(spec)!r}." if not spec.exists()
+                                               else f"The families path {str(spec)!r} is not a file.", fix="check the path of --families.")])
+            raw = _bounded_bytes(spec, str(spec), 10 * 1024 * 1024)
+            where = f"The families file {str(spec)!r}"
+            try:
+                text = raw.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise ValidationError([Problem(None, f"{where} is not UTF-8 text.", fix=fix)]) from None
+        else:
+            text, where = str(spec), "The families text"
+        if not text.strip():
+            raise ValidationError([Problem(None, f"{where} is empty.", fix=fix)])
         try:
-            if Path(text).exists():
-                text = Path(text).read_text()
             data = json.loads(text)
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ValidationError([Problem(None, f"The families file could not be read as JSON: {exc}.",
-                                           fix='write a flat JSON object such as {"gpt-4o": "openai", "claude-3": "anthropic"}.')]) from None
+        except (json.JSONDecodeError, RecursionError) as exc:
+            detail = f"{exc.msg} at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            raise ValidationError([Problem(None, f"{where} is not valid JSON ({detail}).", fix=fix)]) from None
     bad = [k for k, v in data.items() if not isinstance(v, str) or not str(k)] if isinstance(data, dict) else None
     if not isinstance(data, dict) or bad:
         raise ValidationError([Problem(None, "The families must be a flat JSON object mapping model name to family name"
@@ -215,22 +429,88 @@ def load_families(spec: Mapping[str, str] | str | Path | None) -> dict[str, str]
 
 # -- validation ------------------------------------------------------------------------------------
 
-def _rows(mask: pd.Series | np.ndarray, index: pd.Index) -> tuple[int, ...]:
+def _rows(mask: pd.Series | np.ndarray, index: pd.Index | None = None) -> tuple[int, ...]:
     return tuple(int(i) + 1 for i in np.flatnonzero(np.asarray(mask)))
+
+
+_NOT_A_VALUE = (dict, list, tuple, set, frozenset, np.ndarray, bytes, bytearray)
+
+
+def _non_scalar(series: pd.Series) -> np.ndarray | None:
+    """Mask of cells that hold a list, an object or bytes instead of one value (None: there are none)."""
+    if series.dtype != object:
+        return None
+    if pd.api.types.infer_dtype(series, skipna=True) in ("string", "integer", "floating", "boolean", "mixed-integer-float", "empty"):
+        return None
+    mask = np.fromiter((isinstance(v, _NOT_A_VALUE) for v in series.to_numpy()), dtype=bool, count=len(series))
+    return mask if mask.any() else None
 
 
 def _to_number(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     """Numeric version of a column and a mask of entries that are present but not numbers."""
-    present = series.notna() & (series.astype(str).str.strip() != "")
-    if series.dtype == bool:
-        series = series.astype(float)
-    lowered = series.astype(str).str.strip().str.lower()
+    if pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
+        return series.astype(float), pd.Series(False, index=series.index)
+    # Parse each distinct cell once: a score column has a handful of distinct values.
+    codes, uniques = pd.factorize(series.to_numpy(dtype=object))
+    text = pd.Series(uniques, dtype=object).map(_text).astype(str).str.strip()
     # True/False verdict columns are common in judge outputs; read them as 1/0.
-    mapped = lowered.map({"true": "1", "false": "0"}).fillna(series.astype(str).str.strip()) if not pd.api.types.is_numeric_dtype(series) else series
-    numeric = pd.to_numeric(mapped, errors="coerce")
-    bad = present & numeric.isna()
-    numeric = numeric.where(present)
-    return numeric.astype(float), bad
+    mapped = text.str.lower().map({"true": "1", "false": "0"}).fillna(text)
+    numeric_u = pd.to_numeric(mapped, errors="coerce").astype(float).to_numpy()
+    present_u = (text != "").to_numpy()
+    numeric = np.where(codes >= 0, numeric_u[codes] if len(uniques) else np.nan, np.nan)
+    present = (codes >= 0) & (present_u[codes] if len(uniques) else False)
+    numeric = np.where(present, numeric, np.nan)
+    bad = present & np.isnan(numeric)
+    return pd.Series(numeric, index=series.index), pd.Series(bad, index=series.index)
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return str(int(v))
+    if isinstance(v, (int, float, np.number)):
+        return _num(v)
+    return str(v)
+
+
+def _as_names(series: pd.Series, col: str, notes: list[str]) -> tuple[pd.Series, np.ndarray]:
+    """Identifiers as text without surrounding spaces, and the mask of blank cells.
+
+    Both normalisations can make two different cells one name (' a' and 'a'; JSON 1, "1" and
+    1.0), so each is reported in ``notes``. Work is per distinct value, not per row."""
+    values = series.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(series, skipna=True) == "string":
+        codes, uniques = pd.factorize(values)
+        raw_shown = list(uniques)
+    else:
+        # Keep 1, 1.0, True and "1" apart (they hash alike), to see which ones become one name.
+        keys = np.fromiter((f"{type(v).__name__}:{v!r}" for v in values), dtype=object, count=len(values))
+        codes, key_uniques = pd.factorize(keys)
+        first = np.full(len(key_uniques), -1)
+        first[codes[::-1]] = np.arange(len(codes))[::-1]
+        raw_shown = [values[i] for i in first]
+    isna = [v is None or (isinstance(v, float) and v != v) or v is pd.NA for v in raw_shown]
+    converted = ["" if na else _text(v) for v, na in zip(raw_shown, isna)]
+    final = [c.strip() for c in converted]
+    spaced = [(r, f) for r, c, f, na in zip(raw_shown, converted, final, isna) if not na and c != f and f]
+    if spaced:
+        r, f = spaced[0]
+        notes.append(f"{len(spaced)} {col} name{'s' if len(spaced) > 1 else ''} had spaces around them removed (e.g. {r!r} → {f!r}).")
+    groups: dict[str, list[Any]] = {}
+    for r, f in zip(raw_shown, final):
+        if f:
+            groups.setdefault(f, []).append(r)
+    merged = [(f, rs) for f, rs in groups.items() if len(rs) > 1]
+    if merged:
+        f, rs = merged[0]
+        notes.append(f"{len(merged)} {col} name{'s' if len(merged) > 1 else ''} came from several different cells that read as the "
+                     f"same name (e.g. {', '.join(repr(x) for x in rs[:_MAX_LISTED])} all read as {f!r}) and count as one {col}.")
+    final_arr = np.asarray(final + [""], dtype=object)  # the extra "" is where code -1 (missing) points
+    blank = (final_arr == "")[codes]
+    if not spaced and len(final) and all(isinstance(r, str) for r in raw_shown) and pd.api.types.is_string_dtype(series.dtype):
+        return series, blank  # already clean text: keep pandas' compact string column
+    return pd.Series(final_arr[codes], index=series.index, dtype=object), blank
 
 
 def load_table(
@@ -250,7 +530,8 @@ def load_table(
     scale
         The declared scale; without it the observed levels are the sorted distinct scores.
     families
-        {model: family} mapping, JSON file or JSON text; overrides family columns in the table.
+        {model: family} mapping, a JSON file (``Path``) or JSON text (``str``, never read as a
+        path); overrides family columns in the table.
     criterion
         When the table has a ``criterion`` column, the criterion to keep (required if it has several).
 
@@ -258,6 +539,7 @@ def load_table(
     ------
     ValidationError
         With every problem found, each naming the column, rows, value, expectation and fix.
+        Inputs past :func:`input_limits` are refused the same way.
     """
     label = name or (str(source) if isinstance(source, (str, Path)) else getattr(source, "name", "table"))
     raw = read_source(source, name=name)
@@ -268,24 +550,46 @@ def load_table(
         raise ValidationError([Problem(None, "The input is empty: it has no data rows." if raw.shape[1] else "The input is empty.",
                                        fix="give one row per (item, candidate, judge) with columns item, candidate, judge, score.")])
 
-    # Column names: tolerate case and surrounding spaces, nothing fuzzier.
-    renamed = {c: str(c).strip().lower() for c in raw.columns}
-    changed = [f"{c!r}→{n!r}" for c, n in renamed.items() if c != n and n in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
-    raw = raw.rename(columns=renamed)
-    if changed:
-        notes.append(f"Column names normalised: {', '.join(changed)}.")
-    missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
+    # Column names: tolerate case and surrounding spaces, nothing fuzzier; ignore other columns.
+    known = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+    by_name: dict[str, list[Any]] = {}
+    for c in raw.columns:
+        folded = str(c).strip().lower()
+        if folded in known:
+            by_name.setdefault(folded, []).append(c)
+    clashes = {n: cs for n, cs in by_name.items() if len(cs) > 1}
+    if clashes:
+        raise ValidationError([Problem(n, f"{len(cs)} columns are named {n!r} once case and spaces are ignored: "
+                                          f"{', '.join(repr(str(c)) for c in cs)}.",
+                                       expected=f"one {n} column", fix="rename or delete the extra column.") for n, cs in clashes.items()])
+    missing = [c for c in REQUIRED_COLUMNS if c not in by_name]
     if missing:
+        found = [str(c) for c in raw.columns]
         raise ValidationError([Problem(
             None, f"Missing required column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}; "
-                  f"found {', '.join(repr(str(c)) for c in raw.columns)}.",
+                  f"found {_fmt_values(found)}.",
             expected="columns item, candidate, judge, score (optional: true_score, candidate_family, judge_family, criterion)",
             fix="rename your columns or download the template CSV to see the layout.")])
-    raw = raw.reset_index(drop=True)
+    changed = [f"{str(cs[0])!r}→{n!r}" for n, cs in by_name.items() if cs[0] != n]
+    if changed:
+        notes.append(f"Column names normalised: {', '.join(changed)}.")
+    raw = pd.DataFrame({n: raw[cs[0]].to_numpy() for n, cs in by_name.items()})
+
+    # Every cell must be one value: JSON objects/arrays, Parquet lists and bytes are not.
+    for col in raw.columns:
+        mask = _non_scalar(raw[col])
+        if mask is not None:
+            problems.append(Problem(col, f"{int(mask.sum())} cell{'s' if mask.sum() > 1 else ''} in {_fmt_rows(_rows(mask))} "
+                                         f"hold{'s' if mask.sum() == 1 else ''} a list or an object, not a single value "
+                                         f"(e.g. {str(raw[col].iloc[int(np.argmax(mask))])[:60]!r}).",
+                                    expected="text or a number in every cell", fix="flatten those cells to one value each."))
+    if problems:
+        raise ValidationError(problems)
 
     # Criterion filter.
     if "criterion" in raw.columns:
-        crits = [c for c in pd.unique(raw["criterion"].astype(str))]
+        crit_col = raw["criterion"].map(_text) if raw["criterion"].dtype == object else raw["criterion"].astype(str)
+        crits = [c for c in pd.unique(crit_col)]
         if criterion is None and len(crits) > 1:
             raise ValidationError([Problem("criterion", f"The table holds {len(crits)} criteria ({_fmt_values(crits)}).",
                                            fix="choose one with --criterion (or the criterion selector).")])
@@ -293,7 +597,7 @@ def load_table(
             if criterion not in crits:
                 raise ValidationError([Problem("criterion", f"No rows for criterion {criterion!r}; the table has {_fmt_values(crits)}.",
                                                fix="pick one of those criteria.")])
-            raw = raw[raw["criterion"].astype(str) == criterion].reset_index(drop=True)
+            raw = raw[(crit_col == criterion).to_numpy()].reset_index(drop=True)
         else:
             criterion = crits[0]
     elif criterion is not None:
@@ -302,21 +606,33 @@ def load_table(
 
     # Identifiers: present, text.
     for col in ("item", "candidate", "judge"):
-        s = raw[col]
-        blank = s.isna() | (s.astype(str).str.strip() == "")
+        raw[col], blank = _as_names(raw[col], col, notes)
         if blank.any():
-            problems.append(Problem(col, f"{blank.sum()} blank value{'s' if blank.sum() > 1 else ''} in {_fmt_rows(_rows(blank, raw.index))}.",
+            problems.append(Problem(col, f"{blank.sum()} blank value{'s' if blank.sum() > 1 else ''} in {_fmt_rows(_rows(blank))}.",
                                     expected=f"{'an' if col == 'item' else 'a'} {col} name on every row", fix=f"fill in the {col} or delete those rows."))
-        raw[col] = s.map(lambda v: v if isinstance(v, str) else (_num(v) if isinstance(v, (int, float, np.number)) else str(v))).astype(str).str.strip()
+    n_cand, n_judge = raw["candidate"].nunique(), raw["judge"].nunique()
+    if n_cand * n_judge > MAX_PAIRS:
+        raise ValidationError(problems + [Problem(None, f"{n_cand:,} candidates × {n_judge:,} judges = {n_cand * n_judge:,} (judge, candidate) pairs; "
+                                                        f"at most {MAX_PAIRS:,} are supported.",
+                                                  fix="check that the candidate and judge columns hold model names (not answers or items).")])
 
     # Scores.
     score, score_bad = _to_number(raw["score"])
     if score_bad.any():
-        problems.append(Problem("score", f"non-numeric value{'s' if score_bad.sum() > 1 else ''} {_fmt_values(raw.loc[score_bad, 'score'])} in {_fmt_rows(_rows(score_bad, raw.index))}.",
+        problems.append(Problem("score", f"non-numeric value{'s' if score_bad.sum() > 1 else ''} {_fmt_values(raw.loc[score_bad, 'score'])} in {_fmt_rows(_rows(score_bad))}.",
                                 expected="a number that is one of the scale's levels", fix="replace them with level values, or leave the cell empty for a missing judgment."))
-    score_missing = score.isna() & ~score_bad
-    if scale is None:
-        distinct = sorted(set(score.dropna().tolist()))
+    infinite = np.isinf(score.to_numpy())
+    if infinite.any():
+        problems.append(Problem("score", f"value{'s' if infinite.sum() > 1 else ''} {_fmt_values(raw.loc[infinite, 'score'].astype(str))} in {_fmt_rows(_rows(infinite))} "
+                                         f"{'are' if infinite.sum() > 1 else 'is'} not a finite number.",
+                                expected="a number that is one of the scale's levels", fix="correct those cells."))
+        score = score.where(~infinite)
+    score_missing = score.isna() & ~score_bad & ~infinite
+    if score.notna().sum() == 0 and not score_bad.any() and not infinite.any():
+        problems.append(Problem("score", f"every score is blank ({len(score):,} row{'s' if len(score) != 1 else ''}): there is nothing to rank.",
+                                expected="a score on most rows", fix="fill in the score column (a blank cell is a missing judgment)."))
+    elif scale is None:
+        distinct = sorted(pd.unique(score.dropna()).tolist())
         if len(distinct) > MAX_IMPLICIT_LEVELS:
             problems.append(Problem("score", f"{len(distinct)} distinct values ({_fmt_values(distinct)}): too many to be scoring levels.",
                                     expected=f"at most {MAX_IMPLICIT_LEVELS} levels, e.g. integers 1..5",
@@ -324,16 +640,15 @@ def load_table(
         elif len(distinct) < 2 and not problems:
             problems.append(Problem("score", f"only {len(distinct)} distinct value{'s' if len(distinct) != 1 else ''} ({_fmt_values(distinct)}).",
                                     expected="at least 2 levels", fix="declare the scale with --levels, e.g. --levels=0:incorrect,1:correct."))
-        else:
+        elif len(distinct) >= 2:
             try:
-                scale = Scale(tuple(distinct)) if len(distinct) >= 2 else None
+                scale = Scale(tuple(distinct))
             except ScaleError as exc:
                 problems.append(Problem("score", str(exc)))
     if scale is not None:
-        in_scale = score.isin(scale.values) | score.isna()
-        off = ~in_scale
+        off = ~(score.isin(scale.values) | score.isna())
         if off.any():
-            problems.append(Problem("score", f"value{'s' if off.sum() > 1 else ''} {_fmt_values(score[off])} in {_fmt_rows(_rows(off, raw.index))} {'are' if off.sum() > 1 else 'is'} not on the scale.",
+            problems.append(Problem("score", f"value{'s' if off.sum() > 1 else ''} {_fmt_values(score[off])} in {_fmt_rows(_rows(off))} {'are' if off.sum() > 1 else 'is'} not on the scale.",
                                     expected=f"one of {', '.join(_num(v) for v in scale.values)}",
                                     fix="correct the scores, or declare the scale with --levels (e.g. --levels=1,2,3,4,5)."))
     raw["score"] = score
@@ -343,41 +658,43 @@ def load_table(
     if has_true:
         ts, ts_bad = _to_number(raw["true_score"])
         if ts_bad.any():
-            problems.append(Problem("true_score", f"non-numeric value{'s' if ts_bad.sum() > 1 else ''} {_fmt_values(raw.loc[ts_bad, 'true_score'])} in {_fmt_rows(_rows(ts_bad, raw.index))}.",
+            problems.append(Problem("true_score", f"non-numeric value{'s' if ts_bad.sum() > 1 else ''} {_fmt_values(raw.loc[ts_bad, 'true_score'])} in {_fmt_rows(_rows(ts_bad))}.",
                                     expected="a number on the true scale's range (a mean of raters is fine)", fix="correct or empty those cells."))
+        ts_inf = np.isinf(ts.to_numpy())
+        if ts_inf.any():
+            problems.append(Problem("true_score", f"value{'s' if ts_inf.sum() > 1 else ''} {_fmt_values(raw.loc[ts_inf, 'true_score'].astype(str))} in {_fmt_rows(_rows(ts_inf))} "
+                                                  f"{'are' if ts_inf.sum() > 1 else 'is'} not a finite number.", fix="correct or empty those cells."))
+            ts = ts.where(~ts_inf)
         raw["true_score"] = ts
         if scale is not None:
             lo, hi = scale.true_values[0], scale.true_values[-1]
             out = ts.notna() & ((ts < lo - 1e-9) | (ts > hi + 1e-9))
             if out.any():
-                problems.append(Problem("true_score", f"value{'s' if out.sum() > 1 else ''} {_fmt_values(ts[out])} in {_fmt_rows(_rows(out, raw.index))} outside the true scale's range.",
+                problems.append(Problem("true_score", f"value{'s' if out.sum() > 1 else ''} {_fmt_values(ts[out])} in {_fmt_rows(_rows(out))} outside the true scale's range.",
                                         expected=f"a number from {_num(lo)} to {_num(hi)}", fix="rescale the ground truth to the true levels, or declare --true-levels."))
-        if ts.isna().all():
+        if ts.isna().all() and not ts_bad.any() and not ts_inf.any():
             notes.append("The true_score column is empty: the table has no ground truth.")
             raw = raw.drop(columns=["true_score"])
             has_true = False
 
-    # Duplicated (item, candidate, judge) rows.
+    # Duplicated (item, candidate, judge) rows: repeats of one judgment count once, conflicts are errors.
     key = ["item", "candidate", "judge"]
-    dup_mask = raw.duplicated(key, keep=False)
-    drop_idx: list[int] = []
+    dup_mask = raw.duplicated(key, keep=False).to_numpy()
+    drop_idx: np.ndarray = np.zeros(0, dtype=np.int64)
     if dup_mask.any():
-        conflicting_rows: list[int] = []
-        for _, grp in raw[dup_mask].groupby(key, sort=False):
-            scores = grp["score"]
-            consistent = scores.nunique(dropna=False) == 1
-            if has_true:
-                consistent = consistent and grp["true_score"].nunique(dropna=False) == 1
-            if consistent:
-                drop_idx.extend(grp.index[1:].tolist())
-            else:
-                conflicting_rows.extend((grp.index + 1).tolist())
-        if conflicting_rows:
-            problems.append(Problem(None, f"Conflicting duplicate rows: the same (item, candidate, judge) has different scores in {_fmt_rows(conflicting_rows)}.",
+        sub = raw.loc[dup_mask]
+        group = sub.groupby(key, sort=False).ngroup().to_numpy()
+        values = ["score"] + (["true_score"] if has_true else [])
+        distinct = sub[values].groupby(group).nunique(dropna=False).max(axis=1).to_numpy()
+        conflict = distinct[group] > 1
+        if conflict.any():
+            problems.append(Problem(None, f"Conflicting duplicate rows: the same (item, candidate, judge) has different scores in {_fmt_rows(sub.index[conflict] + 1)}.",
                                     expected="one score per (item, candidate, judge)",
                                     fix="keep one row per (item, candidate, judge) (e.g. average repeated samples and round to a level first)."))
-        if drop_idx:
-            notes.append(f"{len(drop_idx)} exact duplicate row{'s' if len(drop_idx) > 1 else ''} (same item, candidate, judge and score) counted once: {_fmt_rows([i + 1 for i in drop_idx])}.")
+        repeat = ~conflict & sub.duplicated(key, keep="first").to_numpy()
+        drop_idx = sub.index[repeat].to_numpy()
+        if len(drop_idx):
+            notes.append(f"{len(drop_idx)} exact duplicate row{'s' if len(drop_idx) > 1 else ''} (same item, candidate, judge and score) counted once: {_fmt_rows(drop_idx + 1)}.")
 
     # true_score must agree across judges of one (item, candidate).
     if has_true:
@@ -388,21 +705,22 @@ def load_table(
             problems.append(Problem("true_score", f"differs across judges for {len(differing)} (item, candidate) pair{'s' if len(differing) > 1 else ''}: {', '.join(pairs)}{' …' if len(differing) > _MAX_LISTED else ''}.",
                                     expected="the same ground truth for every judge of an answer", fix="give each (item, candidate) one true_score."))
 
-    # Families.
+    # Families (one table of distinct (model, family) pairs: small, whatever the number of rows).
     fam: dict[str, str] = {}
     for col, who in (("candidate_family", "candidate"), ("judge_family", "judge")):
         if col in raw.columns:
-            sub = raw[[who, col]].dropna()
-            sub = sub[sub[col].astype(str).str.strip() != ""]
-            for model, grp in sub.groupby(who, sort=False):
-                vals = pd.unique(grp[col].astype(str).str.strip())
-                if len(vals) > 1:
-                    problems.append(Problem(col, f"{who} {model!r} has several families ({_fmt_values(vals)}).", expected="one family per model", fix="make the family the same on every row of that model."))
-                else:
-                    prev = fam.get(str(model))
-                    if prev is not None and prev != vals[0]:
-                        problems.append(Problem(col, f"{model!r} is in family {prev!r} as one role and {vals[0]!r} as the other.", expected="one family per model", fix="use the same family in candidate_family and judge_family."))
-                    fam[str(model)] = str(vals[0])
+            sub = raw[[who, col]].drop_duplicates()
+            sub = pd.DataFrame({who: sub[who].to_numpy(), col: [None if pd.isna(v) else _text(v).strip() for v in sub[col]]}).dropna()
+            sub = sub[sub[col] != ""].drop_duplicates()
+            several = sub[sub.duplicated(who, keep=False)]
+            split = set(several[who])
+            for model, vals in list(several.groupby(who, sort=False)[col])[:_MAX_LISTED]:
+                problems.append(Problem(col, f"{who} {model!r} has several families ({_fmt_values(vals)}).", expected="one family per model", fix="make the family the same on every row of that model."))
+            for model, value in zip(sub[who], sub[col]):
+                prev = fam.get(model)
+                if prev is not None and prev != value and model not in split:
+                    problems.append(Problem(col, f"{model!r} is in family {prev!r} as one role and {value!r} as the other.", expected="one family per model", fix="use the same family in candidate_family and judge_family."))
+                fam.setdefault(model, value)
     if families is not None:
         try:
             given = load_families(families)
@@ -416,21 +734,22 @@ def load_table(
     if problems:
         raise ValidationError(problems)
 
-    frame = raw.drop(index=drop_idx)
-    n_missing = int(score_missing.drop(index=drop_idx, errors="ignore").sum())
+    frame = raw.drop(index=drop_idx) if len(drop_idx) else raw
+    has_score = frame["score"].notna()
+    n_missing = int((~has_score).sum())
     if n_missing:
-        miss_rows = frame[frame["score"].isna()]
-        by_judge = miss_rows.groupby("judge", sort=False).size()
-        detail = ", ".join(f"{j}: {n}" for j, n in by_judge.items())
+        by_judge = frame.loc[~has_score].groupby("judge", sort=False).size()
+        detail = ", ".join(f"{j}: {n}" for j, n in list(by_judge.items())[:_MAX_LISTED]) + (" …" if len(by_judge) > _MAX_LISTED else "")
         notes.append(f"{n_missing} judgment{'s' if n_missing > 1 else ''} with no score excluded ({detail}).")
-    frame = frame[frame["score"].notna()]
+        frame = frame[has_score]
 
     all_candidates = list(pd.unique(raw["candidate"]))
     all_judges = list(pd.unique(raw["judge"]))
-    candidates = [c for c in all_candidates if c in set(frame["candidate"])]
-    judges = [j for j in all_judges if j in set(frame["judge"])]
-    empty_c = [c for c in all_candidates if c not in candidates]
-    empty_j = [j for j in all_judges if j not in judges]
+    used_c, used_j = set(pd.unique(frame["candidate"])), set(pd.unique(frame["judge"]))
+    candidates = [c for c in all_candidates if c in used_c]
+    judges = [j for j in all_judges if j in used_j]
+    empty_c = [c for c in all_candidates if c not in used_c]
+    empty_j = [j for j in all_judges if j not in used_j]
     if empty_c:
         problems.append(Problem("candidate", f"no usable rows (every score missing) for {_fmt_values(empty_c)}.", fix="add scores for them or remove their rows."))
     if empty_j:
@@ -441,12 +760,12 @@ def load_table(
         raise ValidationError(problems)
 
     if has_true:
-        no_truth = frame.groupby(["item", "candidate"], sort=False)["true_score"].apply(lambda s: s.isna().all())
+        answer = [frame["item"], frame["candidate"]]
+        no_truth = ~frame["true_score"].notna().groupby(answer, sort=False).any()
         if no_truth.any():
             notes.append(f"{int(no_truth.sum())} (item, candidate) answer{'s' if no_truth.sum() > 1 else ''} without a true_score: left out of evaluation only.")
         # One truth per answer, on every row (rows of the same answer agree by validation).
-        filled = frame.groupby(["item", "candidate"], sort=False)["true_score"].transform("max")
-        frame = frame.assign(true_score=filled)
+        frame = frame.assign(true_score=frame.groupby(answer, sort=False)["true_score"].transform("max"))
 
     models = set(candidates) | set(judges)
     if fam:
@@ -571,11 +890,11 @@ def item_view(table: JudgmentTable, self_exclusion: bool = False) -> pd.DataFram
     return view
 
 
-def score_distribution(table: JudgmentTable) -> pd.DataFrame:
+def score_distribution(table: JudgmentTable, counts: "Counts | None" = None) -> pd.DataFrame:
     """Per judge and candidate, the count of each observed level (long form): columns judge,
     candidate, level (value), label, count, n, share. The paper's appendix-D self-preference table
     is this table pivoted."""
-    counts = count_tensor(table, self_exclusion=False).N
+    counts = (counts if counts is not None else count_tensor(table, self_exclusion=False)).N  # counts without self-exclusion
     rows = []
     for a, j in enumerate(table.judges):
         for b, k in enumerate(table.candidates):

@@ -9,16 +9,29 @@ variable ``SIMPLEX_JUDGE_CACHE``)::
 An entry is written into a temporary directory next to its final place and then renamed, so a
 reader never sees a half-written entry and concurrent writers of the same key are safe (the first
 rename wins; the others discard their copy).
+
+The cache heals itself: an entry that does not read back (a truncated or deleted file, a summary
+missing a field) is moved to ``<root>/quarantine/`` with a warning, so that the fit runs again
+once; an incomplete folder is replaced by the next complete write; temporary folders left by a
+killed writer are removed when a cache is first used; the total size is kept under
+``max_bytes`` (``SIMPLEX_JUDGE_CACHE_MAX_MB``, default 2000) by evicting the least recently used
+entries. When the folder cannot be written (read-only, full disk) the fit stays in this process's
+memory and a warning says so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
+import threading
+import time
 import uuid
+import warnings
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +43,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.inference import FitResult, ProgressCallback
 
 ENV_VAR = "SIMPLEX_JUDGE_CACHE"
+SIZE_ENV_VAR = "SIMPLEX_JUDGE_CACHE_MAX_MB"
 _FORMAT = 1  # bump when the stored layout changes
+_SUMMARY_FIELDS = ("format", "settings", "diagnostics_full", "timing")
+_STALE_TEMP_S = 15 * 60  # a temporary folder older than this belongs to a writer that died
+_MEMORY_ENTRIES = 32  # fits kept in memory per process when the folder cannot be written
+
+log = logging.getLogger(__name__)
+_SWEPT: set[str] = set()
+_MEMORY: "OrderedDict[tuple[str, str], Any]" = OrderedDict()
+_LOCK = threading.Lock()
+
+
+class CacheEntryError(Exception):
+    """A cache entry that exists but does not read back."""
 
 
 def default_cache_dir() -> Path:
@@ -63,51 +89,150 @@ class FitCache:
     ----------
     root
         Cache root; defaults to :func:`default_cache_dir`.
+    max_bytes
+        Size limit of the stored fits; least recently used entries are evicted past it
+        (default ``SIMPLEX_JUDGE_CACHE_MAX_MB`` MB, else 2000 MB).
     """
 
-    def __init__(self, root: str | os.PathLike | None = None):
+    def __init__(self, root: str | os.PathLike | None = None, max_bytes: int | None = None):
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        if max_bytes is None:
+            try:
+                max_bytes = int(float(os.environ.get(SIZE_ENV_VAR, "2000")) * 1e6)
+            except ValueError:
+                max_bytes = int(2000e6)
+        self.max_bytes = max_bytes
+        with _LOCK:
+            first = str(self.root) not in _SWEPT
+            _SWEPT.add(str(self.root))
+        if first:
+            self.remove_stale_temporaries()
 
     @property
     def fits_dir(self) -> Path:
         return self.root / "fits"
 
+    @property
+    def quarantine_dir(self) -> Path:
+        return self.root / "quarantine"
+
     def path(self, counts: CountsLike, settings: FitSettings) -> Path:
         return self.fits_dir / fit_key(counts, settings)
 
+    # -- reading ------------------------------------------------------------------------------
+    @staticmethod
+    def _check(p: Path) -> dict:
+        """The entry's summary if the entry is complete; CacheEntryError saying what is wrong."""
+        try:
+            summary = json.loads((p / "summary.json").read_text())
+        except FileNotFoundError:
+            raise CacheEntryError("summary.json is missing") from None
+        except (OSError, ValueError) as exc:
+            raise CacheEntryError(f"summary.json does not read ({type(exc).__name__})") from None
+        if not isinstance(summary, dict) or any(f not in summary for f in _SUMMARY_FIELDS):
+            raise CacheEntryError("summary.json lacks a field")
+        nc = p / "posterior.nc"
+        if not nc.is_file():
+            raise CacheEntryError("posterior.nc is missing")
+        expected = summary.get("posterior_bytes")
+        if expected is not None and nc.stat().st_size != expected:
+            raise CacheEntryError(f"posterior.nc is {nc.stat().st_size} bytes, {expected} were written")
+        return summary
+
     def contains(self, counts: CountsLike, settings: FitSettings) -> bool:
+        """Whether a complete entry (or an in-memory fit) exists; a broken entry is quarantined."""
+        if (str(self.root), fit_key(counts, settings)) in _MEMORY:
+            return True
         p = self.path(counts, settings)
-        return (p / "posterior.nc").exists() and (p / "summary.json").exists()
+        if not p.exists():
+            return False
+        try:
+            self._check(p)
+        except CacheEntryError as exc:
+            self._quarantine(p, str(exc))
+            return False
+        return True
 
     def get(self, counts: CountsLike, settings: FitSettings) -> "FitResult | None":
-        """The cached fit for these counts and settings, or None (also None for an unreadable entry)."""
+        """The cached fit for these counts and settings, or None. An entry that does not read back
+        is quarantined (with a warning), so that the next request fits again."""
         import arviz as az
 
         from simplex_core.inference import Diagnostics, FitResult
 
-        p = self.path(counts, settings)
+        key = fit_key(counts, settings)
+        with _LOCK:
+            mem = _MEMORY.get((str(self.root), key))
+        if mem is not None:
+            return mem
+        p = self.fits_dir / key
+        if not p.exists():
+            return None
         try:
-            summary = json.loads((p / "summary.json").read_text())
-            with az.rc_context({"data.load": "eager"}):  # read fully, close the file
-                idata = az.from_netcdf(str(p / "posterior.nc"))
-        except (OSError, ValueError, KeyError):
+            summary = self._check(p)
+            if summary.get("format") != _FORMAT or summary.get("settings") != settings.to_dict():
+                raise CacheEntryError("it was written for other settings or an older format")
+            try:
+                with az.rc_context({"data.load": "eager"}):  # read fully, close the file
+                    idata = az.from_netcdf(str(p / "posterior.nc"))
+                diag = Diagnostics(**summary["diagnostics_full"])
+                timing = dict(summary["timing"])
+            except Exception as exc:  # noqa: BLE001 — any failure to read back means a broken entry
+                raise CacheEntryError(f"it does not read back ({type(exc).__name__})") from None
+        except CacheEntryError as exc:
+            self._quarantine(p, str(exc))
             return None
-        if summary.get("format") != _FORMAT or summary.get("settings") != settings.to_dict():
-            return None
-        diag = Diagnostics(**summary["diagnostics_full"])
-        timing = dict(summary["timing"])
         timing["from_cache"] = True
+        try:
+            os.utime(p / "summary.json")  # last use, for the least-recently-used eviction
+        except OSError:
+            pass
         return FitResult(idata=idata, diagnostics=diag, timing=timing, settings=settings, counts=counts)
 
+    def _quarantine(self, p: Path, why: str) -> None:
+        """Move a broken entry aside (kept for inspection, out of the way of the refit)."""
+        target = self.quarantine_dir / f"{p.name}.{time.strftime('%Y%m%d-%H%M%S')}.{uuid.uuid4().hex[:6]}"
+        try:
+            self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+            os.rename(p, target)
+            where = f"moved to {target}"
+        except OSError:
+            shutil.rmtree(p, ignore_errors=True)
+            where = "removed" if not p.exists() else "left in place (the folder is not writable)"
+        msg = f"fit cache entry {p.name} is broken ({why}); {where}; the fit will run again"
+        log.warning(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+    # -- writing ------------------------------------------------------------------------------
     def put(self, fit: "FitResult") -> Path:
-        """Store a fit (atomically); returns its directory. An existing entry is kept as is."""
+        """Store a fit (atomically); returns its directory. A complete existing entry is kept as is;
+        an incomplete one is replaced. When the folder cannot be written, the fit is kept in memory
+        (this process) and a RuntimeWarning says so."""
+        final = self.path(fit.counts, fit.settings)
+        try:
+            return self._put(fit, final)
+        except OSError as exc:
+            with _LOCK:
+                _MEMORY[(str(self.root), final.name)] = fit
+                while len(_MEMORY) > _MEMORY_ENTRIES:
+                    _MEMORY.popitem(last=False)
+            msg = (f"could not store the fit in the cache at {self.root} ({exc.strerror or type(exc).__name__}); "
+                   "it is kept in memory while this program runs")
+            log.warning(msg)
+            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+            return final
+
+    def _put(self, fit: "FitResult", final: Path) -> Path:
         from dataclasses import asdict
 
         from simplex_core.summaries import candidate_summary
 
-        final = self.path(fit.counts, fit.settings)
         if final.exists():
-            return final
+            try:
+                self._check(final)
+                return final
+            except CacheEntryError as exc:
+                self._quarantine(final, str(exc))
         self.fits_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.{uuid.uuid4().hex[:8]}.", dir=self.fits_dir))
         try:
@@ -121,6 +246,7 @@ class FitCache:
                 "diagnostics_full": asdict(fit.diagnostics),
                 "timing": {k: v for k, v in fit.timing.items() if k != "from_cache"},
                 "candidates": json.loads(candidate_summary(fit).to_json(orient="records")),
+                "posterior_bytes": (tmp / "posterior.nc").stat().st_size,
             }
             (tmp / "summary.json").write_text(json.dumps(summary, indent=1))
             try:
@@ -130,11 +256,64 @@ class FitCache:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        self.evict(keep=final.name)
         return final
+
+    # -- housekeeping -------------------------------------------------------------------------
+    def remove_stale_temporaries(self, older_than_s: float = _STALE_TEMP_S) -> int:
+        """Remove ``.<key>.*`` folders that a killed writer left; returns how many."""
+        removed = 0
+        now = time.time()
+        try:
+            leftovers = [d for d in self.fits_dir.iterdir() if d.name.startswith(".") and d.is_dir()]
+        except OSError:
+            return 0
+        for d in leftovers:
+            try:
+                if now - d.stat().st_mtime >= older_than_s:
+                    shutil.rmtree(d)
+                    removed += 1
+            except OSError:
+                continue
+        if removed:
+            log.info("removed %d unfinished fit-cache folder(s) under %s", removed, self.fits_dir)
+        return removed
+
+    def evict(self, keep: str | None = None) -> list[str]:
+        """Delete the least recently used entries until the cache fits in ``max_bytes``."""
+        entries = []
+        try:
+            for d in self.fits_dir.iterdir():
+                if d.name.startswith(".") or not d.is_dir():
+                    continue
+                try:
+                    size = sum(f.stat().st_size for f in d.iterdir())
+                    used = (d / "summary.json").stat().st_mtime if (d / "summary.json").exists() else d.stat().st_mtime
+                except OSError:
+                    continue
+                entries.append((used, size, d))
+        except OSError:
+            return []
+        total = sum(size for _, size, _ in entries)
+        evicted = []
+        for used, size, d in sorted(entries, key=lambda e: e[0]):
+            if total <= self.max_bytes:
+                break
+            if d.name == keep:
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+            total -= size
+            evicted.append(d.name)
+        if evicted:
+            log.info("fit cache over %d MB: evicted %d least recently used fit(s)", self.max_bytes // 10**6, len(evicted))
+        return evicted
 
     def clear(self) -> None:
         """Delete every cached fit."""
         shutil.rmtree(self.fits_dir, ignore_errors=True)
+        with _LOCK:
+            for k in [k for k in _MEMORY if k[0] == str(self.root)]:
+                del _MEMORY[k]
 
 
 def fit_cached(
@@ -156,10 +335,5 @@ def fit_cached(
             progress_callback("loaded from the cache", 1.0)
         return hit
     fit = fit_model(counts, settings, progress_callback=progress_callback)
-    try:
-        cache.put(fit)
-    except OSError as exc:  # a read-only or full disk must not lose the fit; say so
-        import warnings
-
-        warnings.warn(f"could not store the fit in the cache at {cache.root}: {exc}", RuntimeWarning, stacklevel=2)
+    cache.put(fit)  # a read-only or full disk keeps the fit in memory and warns
     return fit

@@ -76,8 +76,9 @@ class FitStore(Protocol):
     def load(self, counts: Any, settings: Any) -> Any | None:
         """The stored fit result, or ``None``."""
 
-    def save(self, counts: Any, settings: Any, result: Any) -> None:
-        """Store a finished fit (called in the worker process)."""
+    def save(self, counts: Any, settings: Any, result: Any) -> bool | None:
+        """Store a finished fit (called in the worker process). ``False`` = it could not be
+        stored where other processes find it (the worker then sends the result itself)."""
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,9 @@ class FitCacheStore:
     def load(self, counts: Any, settings: Any) -> Any | None:
         return self._cache().get(counts, settings)
 
-    def save(self, counts: Any, settings: Any, result: Any) -> None:
-        self._cache().put(result)
+    def save(self, counts: Any, settings: Any, result: Any) -> bool:
+        cache = self._cache()
+        return cache.put(result).exists()  # a read-only folder keeps it in memory instead
 
 
 def data_key(counts: Any) -> str:
@@ -409,11 +411,12 @@ def _worker_main(tasks: Any, events: Any, fit_function: str, parent_pid: int, ni
                     raise
                 result = fit(counts, settings)  # a fit function without progress reporting
             events.put(("saving", job_id))
-            store.save(counts, settings, result)
+            stored = store.save(counts, settings, result)
         except Exception as exc:  # noqa: BLE001 — every failure becomes a plain message
             events.put(("failed", job_id, _plain_failure(exc), traceback.format_exc()))
             continue
-        events.put(("done", job_id))
+        # Not stored (e.g. a read-only cache folder): hand the result over rather than lose it.
+        events.put(("done", job_id) if stored is not False else ("done", job_id, result))
 
 
 def _plain_failure(exc: BaseException) -> str:
@@ -494,6 +497,7 @@ class FitManager:
         self._tasks: Any = None
         self._events: Any = None
         self._running: str | None = None
+        self._memory: dict[str, Any] = {}  # fit key -> result the store could not keep (bounded)
         self._workers_started = 0
         self._durations: list[float] = []  # seconds of fits that ran in a worker
         self._stopped = False
@@ -512,6 +516,9 @@ class FitManager:
 
     def lookup(self, counts: Any, settings: Any) -> Any | None:
         """The cached result of this fit, or ``None`` (never starts a worker)."""
+        held = self._memory.get(fit_key(counts, settings))
+        if held is not None:
+            return held
         try:
             return self.store.load(counts, settings)
         except Exception:  # noqa: BLE001 — an unreadable cache entry is a miss, logged
@@ -557,7 +564,7 @@ class FitManager:
         # Outside the lock: the cache check reads the disk.
         cached = False
         try:
-            cached = bool(self.store.contains(counts, settings))
+            cached = key in self._memory or bool(self.store.contains(counts, settings))
         except Exception:  # noqa: BLE001
             log.warning("fit cache check failed; fitting", exc_info=True)
         with self._lock:
@@ -600,7 +607,8 @@ class FitManager:
             job = self._jobs[job_id]
             if job.state != "done":
                 return None
-        return self.store.load(counts, settings)
+        held = self._memory.get(fit_key(counts, settings))
+        return held if held is not None else self.store.load(counts, settings)
 
     def cancel(self, job_id: str, owner: str | None = None) -> bool:
         """Cancel a queued or running job; ``True`` when it was cancelled.
@@ -840,6 +848,13 @@ class FitManager:
         elif kind == "saving":
             job.phase = "saving"
         elif kind == "done":
+            if len(event) > 2:  # the store could not keep it: hold it in memory, bounded
+                log.warning("fit %s could not be stored in the fit cache (is the folder writable?); kept in memory",
+                            job.label or job.key)
+                job.message = "The fit cache folder could not be written: this fit is kept in memory only."
+                self._memory[job.key] = event[2]
+                while len(self._memory) > 32:
+                    self._memory.pop(next(iter(self._memory)))
             job.state, job.phase, job.finished_at = "done", "finished", time.time()
             if job.draws_total:
                 job.draws_done = job.draws_total

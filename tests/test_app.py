@@ -7,6 +7,7 @@ the suite does not fill the machine with fits; every test cancels what it left q
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -46,16 +47,21 @@ def new_app(query: dict | None = None):
     return at.run()
 
 
+def plain(value) -> str:
+    """Page text with the Markdown escapes of user strings (app_support.safe_text.md) removed."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(value)).replace("\u2060", "")
+
+
 def texts(at) -> str:
     parts = [e.value for e in at.markdown] + [e.value for e in at.caption] + [e.value for e in at.info]
-    parts += [e.value for e in at.warning] + [e.value for e in at.error] + [e.value for e in at.success]
-    return "\n".join(str(p) for p in parts)
+    parts += [e.value for e in at.warning] + [plain(e.value) for e in at.error] + [e.value for e in at.success]
+    return "\n".join(plain(p) for p in parts)
 
 
 def assert_clean(at, *, allow_errors: bool = False) -> None:
     assert not at.exception, [e.value for e in at.exception]
     if not allow_errors:
-        assert not at.error, [e.value for e in at.error]
+        assert not at.error, [plain(e.value) for e in at.error]
 
 
 # -- every page ---------------------------------------------------------------------------------
@@ -78,7 +84,7 @@ def test_pages_run_on_the_other_builtin_datasets(dataset, page):
         # WildBench's gpt-3.5 answers are judged only by GPT-4-family judges: with self-family exclusion on
         # (the default) the model has nothing to go on, and the page says so and what to do.
         assert not at.exception
-        assert len(at.error) == 1 and "switch self-family exclusion off" in at.error[0].value
+        assert len(at.error) == 1 and "switch self-family exclusion off" in plain(at.error[0].value)
     else:
         assert_clean(at)
 
@@ -109,7 +115,7 @@ def test_a_malformed_upload_shows_the_problems_in_plain_words():
     at.switch_page("pages/data_page.py").run()
     at.file_uploader(key="w_uploader").set_value(("scores.csv", b"question,model,grade\nq1,a,5\n", "text/csv")).run()
     assert not at.exception
-    errors = [e.value for e in at.error]
+    errors = [plain(e.value) for e in at.error]
     assert len(errors) == 1
     assert "Missing required columns 'item', 'candidate', 'judge', 'score'; found 'question', 'model', 'grade'" in errors[0]
     assert "Traceback" not in errors[0]
@@ -121,7 +127,7 @@ def test_an_upload_with_bad_scores_lists_every_problem_with_its_rows():
     at.switch_page("pages/data_page.py").run()
     at.file_uploader(key="w_uploader").set_value(("bad.csv", bad, "text/csv")).run()
     assert not at.exception
-    err = at.error[0].value
+    err = plain(at.error[0].value)
     assert "non-numeric values 'oops', 'x' in rows 2, 5" in err
 
 
@@ -158,7 +164,47 @@ def test_a_mapping_that_skips_a_level_is_refused_in_plain_words():
     box = next(t for t in at.text_input if t.key.startswith("w_collapse_text_"))
     box.set_value("1:1, 2:1, 3:2, 4:3").run()
     assert not at.exception
-    assert any("say where levels 5 go" in e.value for e in at.error)
+    assert any("say where levels 5 go" in plain(e.value) for e in at.error)
+
+
+def test_families_text_is_data_never_a_server_path(tmp_path):
+    from simplex_core.data import template_frame
+
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"model-a": "LEAKED-VALUE"}')
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("mine.csv", template_frame().to_csv(index=False).encode(), "text/csv")).run()
+    at.session_state["w_families"] = str(secret)
+    at.run()
+    assert not at.exception
+    assert "LEAKED" not in texts(at)
+    assert any("The families text is not valid JSON" in plain(e.value) for e in at.error)
+
+
+def test_an_empty_upload_says_so():
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("empty.csv", b"", "text/csv")).run()
+    assert not at.exception
+    assert any("'empty.csv' is empty (0 bytes)" in plain(e.value) for e in at.error)
+
+
+def test_names_are_shown_as_text_and_csv_downloads_cannot_run_formulas():
+    import pandas as pd
+
+    from app_support.downloads import csv_text
+    from app_support.safe_text import md
+
+    hostile = "![t](http://127.0.0.1:8799/x.png) <a href='x'>z</a> $x$ :red[a] *b*\n# h"
+    escaped = md(hostile)
+    assert plain(escaped) == hostile.replace("\n", " ")
+    assert re.search(r"(?<!\\)[!\[\]()<>$:*#]", escaped) is None  # every markup character is escaped
+    frame = pd.DataFrame({"candidate": ["=HYPERLINK(\"x\")", "+1", "-cmd", "@SUM(1)", "\tx", "ok"], "score": [-1.5, 2, 3, 4, 5, 6]})
+    lines = csv_text(frame.set_index("candidate"), index=True).splitlines()
+    assert lines[1] == '"\'=HYPERLINK(""x"")",-1.5'  # quoted by the CSV writer, defused by the apostrophe
+    assert lines[2:5] == ["'+1,2.0", "'-cmd,3.0", "'@SUM(1),4.0"]
+    assert lines[5] == "'\tx,5.0" and lines[6] == "ok,6.0"
 
 
 # -- URL and settings ---------------------------------------------------------------------------
@@ -175,7 +221,7 @@ def test_the_url_chooses_dataset_and_settings_and_is_written_back():
 def test_an_invalid_url_value_is_ignored_and_said():
     at = new_app({"omega": "banana", "data": "no-such-dataset"})
     assert at.session_state["w_omega"] == 0.0
-    notes = " ".join(c.value for c in at.caption)
+    notes = " ".join(plain(c.value) for c in at.caption)
     assert "omega='banana' is not valid here and was ignored" in notes
     assert "data='no-such-dataset'" in notes
 
@@ -186,13 +232,28 @@ def test_an_off_grid_url_value_turns_on_the_continuous_sliders():
     assert at.session_state["w_omega_free"] == 0.5
 
 
+@pytest.mark.parametrize("query", [{"omega": "2", "beta_max": "7"}, {"omega": "0.5", "beta_max": "10"},
+                                   {"omega": "4", "beta_max": "20"}, {"omega": "1.3", "beta_max": "2.5"}])
+def test_a_link_reproduces_exactly_the_setting_it_names(query):
+    from app_support.state import K as keys
+
+    at = new_app(query)
+    ss = at.session_state
+    off = ss[keys.OFF_GRID]
+    shown = (ss[keys.OMEGA_FREE], ss[keys.BETA_MAX_FREE]) if off else (ss[keys.OMEGA], ss[keys.BETA_MAX])
+    assert shown == (float(query["omega"]), float(query["beta_max"]))
+    written = {k: (v[0] if isinstance(v, list) else v) for k, v in ((k, at.query_params[k]) for k in ("omega", "beta_max"))}
+    assert {k: float(v) for k, v in written.items()} == {k: float(v) for k, v in query.items()}
+    assert at.session_state[keys.OFF_GRID] is (query["omega"] not in ("0", "1", "2", "4", "8") or query["beta_max"] not in ("0", "1", "5", "10", "20"))
+
+
 def test_a_bad_custom_delta_is_a_plain_message():
     at = new_app()
     at.session_state["w_delta"] = "custom"
     at.session_state["w_delta_custom"] = "1, two"
     at.run()
     assert not at.exception
-    assert any("δ must be numbers separated by commas" in e.value for e in at.error)
+    assert any("δ must be numbers separated by commas" in plain(e.value) for e in at.error)
 
 
 # -- geometry lab --------------------------------------------------------------------------------
@@ -214,7 +275,7 @@ def test_a_label_flipping_segment_judge_is_called_out():
     at.switch_page("pages/geometry_lab_page.py").run()
     at.slider(key="w_lab_t1").set_value(0.8)
     at.slider(key="w_lab_t2").set_value(0.3).run()
-    assert any("Label-flipping judge" in e.value for e in at.error)
+    assert any("Label-flipping judge" in plain(e.value) for e in at.error)
 
 
 # -- fits -----------------------------------------------------------------------------------------

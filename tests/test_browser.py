@@ -248,3 +248,29 @@ def test_a_malformed_upload_shows_a_plain_message(server, page):
     assert "found 'question', 'model', 'grade'" in text
     _no_exception_box(page)
     _shot(page, "data-malformed-upload")
+
+
+def test_injected_names_render_as_text_and_fetch_nothing(server, page):
+    """Names, cell values and notes that look like Markdown or HTML are shown as text: no image
+    fetched, no link made from them (Plotly's labels are the figures' business, left out here)."""
+    trap = f"127.0.0.1:{_free_port()}"  # nobody listens: only a rendered image would ask for it
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if trap in r.url else None)
+    img, link = f"![t](http://{trap}/x.png)", f"<a href='http://{trap}/a'>z</a>"
+    bad = f'item,candidate,judge,score\nq1,a,j,"{img}"\nq1,b,j,1\n'
+    good = (f'item,candidate,judge,score,candidate_family,judge_family\nq1,"{img}",j,1,"{link}",f\n'
+            f'q1," {link}",j,2,g,f\nq2,"{img}",j,2,"{link}",f\nq2,"{link}",j,1,g,f\n')
+    outside_figures = ("(t) => Array.from(document.querySelectorAll('[data-testid=\"stMain\"] ' + t))"
+                       ".filter(e => !e.closest('.js-plotly-plot')).map(e => e.parentElement.outerHTML.slice(0, 600)).join('\\n')")
+    page.goto(f"{server}/data")
+    _settle(page)
+    uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    for content, shown in ((bad, "non-numeric value"), (good, "had spaces around them removed")):
+        uploader.set_input_files(files=[{"name": "names.csv", "mimeType": "text/csv", "buffer": content.encode()}])
+        page.wait_for_selector(f"text={shown}", timeout=60_000)
+        _settle(page)
+        time.sleep(2)
+        assert img in page.locator('[data-testid="stMain"]').inner_text().replace("\u2060", "")  # there, as text
+        assert trap not in page.evaluate(outside_figures, "img") and trap not in page.evaluate(outside_figures, "a")
+    assert not asked, asked
+    _no_exception_box(page)

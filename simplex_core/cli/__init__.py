@@ -56,7 +56,7 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
     try:
         if Path(data).exists():
             with_true_levels(lambda: load_table(data, criterion=args.criterion))
-            return load_table(data, scale=scale, families=args.families, criterion=args.criterion)
+            return load_table(data, scale=scale, families=_families_path(args), criterion=args.criterion)
         names = [d.name for d in datasets.list_datasets()]
         if data in names:
             with_true_levels(lambda: datasets.load_dataset(data, criterion=args.criterion))
@@ -64,7 +64,7 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
             if scale is not None:
                 options["scale"] = scale
             if args.families:
-                options["families"] = args.families
+                options["families"] = _families_path(args)
             return datasets.load_dataset(data, criterion=args.criterion, **options)
         raise UsageError(f"DATA {data!r} is neither a file nor a built-in dataset. Built-ins: {', '.join(names)}.")
     except ValidationError as exc:
@@ -73,6 +73,28 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
         raise UsageError(str(exc)) from None
     except ValueError as exc:  # e.g. unknown criterion of a built-in
         raise UsageError(str(exc)) from None
+
+
+def _families_path(args: argparse.Namespace) -> Path | None:
+    """--families names a file (the loader reads a ``str`` as JSON text, a ``Path`` as a file)."""
+    return Path(args.families) if args.families else None
+
+
+def check_output_path(path: str, option: str = "--out") -> None:
+    """Fail before a long computation, not after it, when ``path`` cannot be written."""
+    import os
+
+    out = Path(path)
+    if out.is_dir():
+        raise UsageError(f"{option} {path!r} is a folder; give a file name.")
+    parent = out.parent if str(out.parent) else Path(".")
+    existing = parent
+    while not existing.exists() and existing != existing.parent:  # the folder is created on writing
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{option} {path!r}: {str(existing)!r} is not a folder.")
+    if not os.access(existing, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise UsageError(f"{option} {path!r}: no permission to write there; pick another path.")
 
 
 # Command modules, each with register(subparsers). Order = order in --help.
@@ -100,10 +122,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        return int(args.handler(args) or 0)
+        status = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at exit
+        return status
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``describe ... | head``): stop quietly, and keep Python from
+        # complaining again when it flushes stdout at exit.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141

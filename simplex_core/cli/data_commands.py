@@ -13,8 +13,8 @@ from . import add_data_options, load_data_from_args
 
 def describe_table(table: JudgmentTable) -> dict:
     """Everything ``describe`` reports, as plain data."""
-    dist = score_distribution(table)
     counts = count_tensor(table, self_exclusion=False)
+    dist = score_distribution(table, counts)
     return {
         **table.summary(),
         "scale_text": table.scale.describe(),

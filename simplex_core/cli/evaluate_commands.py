@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import UsageError, add_data_options, load_data_from_args
+from . import UsageError, add_data_options, check_output_path, load_data_from_args
 
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
@@ -199,9 +199,11 @@ def format_table(df: pd.DataFrame) -> str:
 
 def _write(df: pd.DataFrame, path: str) -> None:
     out = Path(path)
-    if out.parent and not out.parent.exists():
-        raise UsageError(f"cannot write {path}: the folder {out.parent} does not exist.")
-    df.to_csv(out, index=False)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(out, index=False)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}.") from None
 
 
 # -- handlers ------------------------------------------------------------------------------------
@@ -211,6 +213,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..experiments import evaluate_table
 
     _check_counts(args)
+    check_output_path(args.out)
     table = _load_with_truth(args)
     progress = _progress(args)
     methods, bayes = select_methods(
@@ -237,6 +240,7 @@ def run_experiment(args: argparse.Namespace) -> int:
     from ..model import PRIORS
 
     _check_counts(args)
+    check_output_path(args.out)
     table = _load_with_truth(args)
     progress = _progress(args)
     common = dict(resample_seed=args.seed, cache=_cache(args), progress=progress, **_fit_options(args))

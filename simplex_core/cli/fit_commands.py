@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
-from . import UsageError, add_data_options, load_data_from_args
+from . import UsageError, add_data_options, check_output_path, load_data_from_args
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -154,11 +154,13 @@ def run_fit(args: argparse.Namespace) -> int:
 
     if args.integrated and (args.omega != 0.0 or args.beta_max != 5.0):
         raise UsageError("--integrated puts priors on ω and β_max: do not also give --omega or --beta-max.")
-    _, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
-    if args.idata:  # fail before a long fit, not after
+    check_output_path(args.out)  # fail before a long fit, not after
+    if args.idata:
+        check_output_path(args.idata, "--idata")
         parent = Path(args.idata).parent
         if not parent.exists():
             raise UsageError(f"--idata {args.idata}: the folder {parent} does not exist.")
+    _, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
     extra = [f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else []) + extra
@@ -181,6 +183,7 @@ def run_sensitivity(args: argparse.Namespace) -> int:
 
     omegas = _grid(args.omegas, "--omegas")
     beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
+    check_output_path(args.out)
     _, counts, base = _prepare(args, omega=args.base_omega, beta_max=args.base_beta_max)
     result = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes, progress_callback=_progress(args))
     doc = result.to_dict()

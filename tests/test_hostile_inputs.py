@@ -1,0 +1,202 @@
+"""Hostile and malformed inputs (issue 14): every one ends in a ValidationError (exit status 2 on the
+command line) that names what is wrong and where, within bounded memory; never another exception."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simplex_core.cli import main
+from simplex_core.cli.data_commands import describe_table
+from simplex_core.data import JudgmentTable, ValidationError, count_tensor, load_families, load_table
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD = "item,candidate,judge,score\nq1,a,j1,1\nq1,b,j1,2\nq2,a,j1,2\nq2,b,j1,1\n"
+
+
+def _problem(source, **kw) -> str:
+    with pytest.raises(ValidationError) as info:
+        load_table(source, **kw)
+    return str(info.value)
+
+
+# -- caps ------------------------------------------------------------------------------------------
+
+def test_decompression_bomb_is_refused_without_inflating_it(monkeypatch):
+    monkeypatch.setenv("SIMPLEX_JUDGE_MAX_BYTES", str(1_000_000))
+    bomb = gzip.compress(GOOD.encode() + b"q3,a,j1,1\n" * 2_000_000)  # ~20 MB inflated, ~40 kB packed
+    assert len(bomb) < 200_000
+    text = _problem(bomb, name="upload.csv")  # the name says CSV; the magic bytes say gzip
+    assert "'upload.csv' decompresses to more than 1.0 MB" in text
+
+
+def test_row_cap(monkeypatch):
+    monkeypatch.setenv("SIMPLEX_JUDGE_MAX_ROWS", "3")
+    assert "has 4 lines; at most 3 rows are read" in _problem(GOOD.encode(), name="t.csv")
+    assert "at most 3 are read" in _problem(pd.read_csv(io.StringIO(GOOD)))
+
+
+def test_device_and_folder_are_not_read(tmp_path):
+    assert "is not a regular file" in _problem("/dev/zero")
+    assert "is not a regular file" in _problem(tmp_path)
+
+
+# -- messages --------------------------------------------------------------------------------------
+
+def test_duplicate_columns_after_case_folding():
+    text = _problem(b"item,candidate,judge,Score,score\nq1,a,j,1,2\n", name="t.csv")
+    assert "2 columns are named 'score' once case and spaces are ignored: 'Score', 'score'" in text
+
+
+def test_object_and_list_scores_name_the_rows(tmp_path):
+    lines = [{"item": "q1", "candidate": "a", "judge": "j", "score": 1},
+             {"item": "q1", "candidate": "b", "judge": "j", "score": {"value": 2}}]
+    text = _problem("\n".join(json.dumps(r) for r in lines).encode(), name="t.jsonl")
+    assert "The 'score' column: 1 cell in row 2 holds a list or an object" in text
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"item": ["q1", "q1"], "candidate": ["a", "b"], "judge": ["j", "j"], "score": [[1], [1, 2]]}).to_parquet(path)
+    assert "2 cells in rows 1, 2 hold a list or an object" in _problem(path)
+
+
+def test_binary_garbage_and_other_encodings():
+    assert "is not a text table: it holds binary data (a zero byte on line 2)" in _problem(b"item,x\n\x00\x01\x02", name="t.csv")
+    assert "is not UTF-8 text (byte 0xff on line 6)" in _problem(GOOD.encode() + b"q3,\xff,j,1\n", name="t.csv")
+    rng = np.random.default_rng(0)
+    _problem(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes(), name="t.csv")
+
+
+def test_blank_score_column():
+    assert "every score is blank (2 rows): there is nothing to rank" in _problem(b"item,candidate,judge,score\nq,a,j,\nq,b,j,\n", name="t.csv")
+
+
+def test_infinite_scores_name_the_rows():
+    text = _problem(GOOD.encode() + b"q3,a,j1,inf\nq3,b,j1,1e400\n", name="t.csv")
+    assert "values 'inf', '1e400' in rows 5, 6 are not a finite number" in text
+
+
+def test_json_array_is_not_json_lines_but_records_are_read():
+    assert "is a JSON array, not JSON Lines" in _problem(json.dumps(["item", "candidate", "judge", "score"] * 70).encode(), name="t.json")
+    assert "line 2 is a JSON array, not an object" in _problem(b'{"item": "q"}\n[1, 2]\n', name="t.jsonl")
+    records = pd.read_csv(io.StringIO(GOOD)).to_dict(orient="records")
+    assert load_table(json.dumps(records).encode(), name="t.json").candidates == ("a", "b")
+
+
+def test_empty_inputs():
+    assert "'upload.csv' is empty (0 bytes)" in _problem(b"", name="upload.csv")
+    assert "is empty (only blank space)" in _problem(b"\n \n", name="upload.csv")
+
+
+def test_families_text_is_never_a_path(tmp_path):
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"cand-a": "LEAKED-VALUE"}')
+    with pytest.raises(ValidationError) as info:
+        load_families(str(secret))
+    assert "The families text is not valid JSON" in str(info.value) and "LEAKED" not in str(info.value)
+    assert load_families(secret) == {"cand-a": "LEAKED-VALUE"}  # a Path (the command line's --families) is a file
+    with pytest.raises(ValidationError, match="No families file at"):
+        load_families(tmp_path / "missing.json")
+
+
+def test_merged_and_stripped_names_are_reported():
+    lines = [{"item": "q", "candidate": 1, "judge": "j", "score": 1}, {"item": "q2", "candidate": "1", "judge": "j", "score": 2},
+             {"item": "q3", "candidate": 1.0, "judge": "j", "score": 1}, {"item": "q", "candidate": " b", "judge": "j", "score": 2}]
+    table = load_table("\n".join(json.dumps(r) for r in lines).encode(), name="t.jsonl")
+    assert table.candidates == ("1", "b")
+    notes = " ".join(table.notes)
+    assert "1 candidate name had spaces around them removed (e.g. ' b' → 'b')" in notes
+    assert "(e.g. 1, '1', 1.0 all read as '1') and count as one candidate" in notes
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+def test_cli_missing_families_file_and_out_checked_before_work(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    data.write_text(GOOD)
+    assert main(["describe", str(data), "--families", str(tmp_path / "nope.json")]) == 2
+    assert "No families file at" in capsys.readouterr().err
+    # --out is a folder: refused before loading the data, let alone fitting
+    assert main(["fit", str(tmp_path / "absent.csv"), "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert main(["fit", str(data), "--out", str(data / "x.json")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_describe_into_a_closed_pipe_prints_no_traceback(tmp_path):
+    data = tmp_path / "t.csv"
+    data.write_text(GOOD)
+    proc = subprocess.Popen([sys.executable, "-m", "simplex_core", "describe", str(data)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc.stdout.close()  # like `| head` exiting at once
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+# -- fuzz: a message or a table, never another exception -------------------------------------------
+
+_cells = st.one_of(
+    st.none(), st.text(max_size=6), st.integers(-3, 7), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(), st.sampled_from(["1", "2", " 1", "1.0", "inf", "nan", "true", "", "1e400"]),
+    st.lists(st.integers(0, 3), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+)
+_any_columns = st.lists(st.one_of(st.sampled_from(["item", "candidate", "judge", "score", "true_score", "Score", " judge",
+                                                "candidate_family", "judge_family", "criterion"]), st.text(max_size=5)),
+                    min_size=0, max_size=7)
+# Most examples have the four required columns, so that the fuzz reaches the cell checks.
+_columns = st.one_of(_any_columns, st.builds(lambda extra: ["item", "candidate", "judge", "score"] + extra, _any_columns))
+_cells_small = st.one_of(st.sampled_from(["a", "b", "q1", "q2", 1, 2, "1", " a"]), _cells)
+
+
+def _must_be_clean(source, **kw) -> None:
+    try:
+        table = load_table(source, **kw)
+    except ValidationError as exc:
+        assert str(exc).strip()
+        return
+    assert isinstance(table, JudgmentTable)
+    try:
+        describe_table(table)
+        count_tensor(table)
+    except ValidationError:
+        pass
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=400), st.sampled_from(["x.csv", "x.tsv", "x.jsonl", "x.json", "x.parquet", "x.csv.gz", "x"]))
+def test_fuzz_random_bytes(data, name):
+    _must_be_clean(data, name=name)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_columns, st.integers(0, 12), st.data(), st.sampled_from(["frame", "csv", "jsonl", "parquet"]))
+def test_fuzz_random_tables(columns, n_rows, data, form):
+    rows = [{c: data.draw(_cells_small) for c in columns} for _ in range(n_rows)]
+    frame = pd.DataFrame(rows, columns=list(dict.fromkeys(columns)))
+    if form == "frame":
+        _must_be_clean(frame)
+    elif form == "csv":
+        _must_be_clean(frame.to_csv(index=False).encode(), name="t.csv")
+    elif form == "jsonl":
+        try:
+            text = "\n".join(json.dumps(r, default=str) for r in rows)
+        except ValueError:
+            return
+        _must_be_clean(text.encode(), name="t.jsonl")
+    else:
+        buf = io.BytesIO()
+        try:
+            frame.to_parquet(buf)
+        except Exception:  # noqa: BLE001 — pyarrow cannot store every mix of types; nothing to load then
+            return
+        _must_be_clean(buf.getvalue(), name="t.parquet")
