@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from simplex_core.figures.style import (
-    GRID_GREY, JUDGE_COLOR, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba, series_colors,
+    GRID_GREY, JUDGE_COLOR, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba, safe_text,
+    safe_texts, series_colors,
 )
 
 
@@ -55,6 +56,7 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     order = [str(c) for c in candidate_order]
     frame = rank_draws.assign(candidate=rank_draws["candidate"].astype(str))
     unknown = sorted(set(frame["candidate"]) - set(order))
+    shown = {c: safe_text(c) for c in order}  # names are data, never markup
     if unknown:
         raise ValueError(f"rank_draws has candidates missing from candidate_order: {unknown}.")
     methods = list(method_order) if method_order is not None else list(dict.fromkeys(frame["method"]))
@@ -70,7 +72,7 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     for method in methods:
         sub = frame[frame["method"] == method]
         labelled = bool(uses_labels.get(method, False))
-        name = f"{method} (uses labels)" if labelled else str(method)
+        name = safe_text(f"{method} (uses labels)" if labelled else method)
         color = colors[method]
         per = sub.groupby("candidate", sort=False)["rank"]
         if per.size().max() > 1:
@@ -78,7 +80,7 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
             stats = {c: np.quantile(per.get_group(c).to_numpy(dtype=float), [lo_q, 0.25, 0.5, 0.75, hi_q]) for c in cands}
             q = np.array([stats[c] for c in cands])
             fig.add_trace(go.Box(
-                y=cands, lowerfence=q[:, 0], q1=q[:, 1], median=q[:, 2], q3=q[:, 3], upperfence=q[:, 4],
+                y=[shown[c] for c in cands], lowerfence=q[:, 0], q1=q[:, 1], median=q[:, 2], q3=q[:, 3], upperfence=q[:, 4],
                 orientation="h", name=name, legendgroup=name, offsetgroup=name,
                 line=dict(color=color, width=2 if labelled else 1.5),
                 fillcolor="rgba(255, 255, 255, 0)" if labelled else rgba(color, 0.35),
@@ -92,7 +94,7 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
             sub = sub.set_index("candidate").reindex([c for c in order if c in set(sub["candidate"])])
             symbol = next(point_symbols)
             fig.add_trace(go.Scatter(
-                x=sub["rank"].to_numpy(dtype=float), y=list(sub.index), mode="markers", name=name,
+                x=sub["rank"].to_numpy(dtype=float), y=[shown[c] for c in sub.index], mode="markers", name=name,
                 marker=dict(color=color, size=10, symbol=f"{symbol}-open" if labelled else symbol,
                             line=dict(color=color, width=2)),
                 hovertemplate=f"<b>%{{y}}</b> · {name}<br>rank %{{x}}<extra></extra>",
@@ -103,24 +105,30 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
         tr.index = tr.index.astype(str)
         tr = tr.reindex([c for c in order if c in tr.index]).dropna()
         fig.add_trace(go.Scatter(
-            x=tr.to_numpy(dtype=float), y=list(tr.index), mode="markers", name="true rank",
+            x=tr.to_numpy(dtype=float), y=[shown[c] for c in tr.index], mode="markers", name="true rank",
             marker=dict(symbol="star", size=13, color=REFERENCE_COLOR, line=dict(color="white", width=1)),
             hovertemplate="<b>%{y}</b><br>true rank %{x}<extra></extra>", meta={"role": "true_rank"},
         ))
     K = len(order)
     fig.update_layout(
-        boxmode="group", boxgroupgap=0.25, boxgap=0.1,
-        # the title sits at the top edge in pixels (a fraction of a tall figure's height would put it
-        # inside the legend, which grows to two or three rows when every single judge is shown)
-        title=dict(text=title or "Rank distributions by method", y=1.0, yref="container", yanchor="top",
-                   pad=dict(t=12)),
+        boxmode="group", boxgroupgap=0.2, boxgap=0.05,
+        title=dict(text=title or "Rank distributions by method", x=0.0, xanchor="left", y=1.0, yref="container",
+                   yanchor="top", pad=dict(t=10)),
         xaxis=dict(title="rank (1 = best)", range=[0.4, K + 0.6], dtick=1 if K <= 25 else 5, zeroline=False),
-        yaxis=dict(title="", categoryorder="array", categoryarray=order, autorange="reversed"),
-        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0.0, xanchor="left"),
-        margin=dict(t=130), template="plotly_white",
-        height=max(420, int(K * (18 + 8 * max(n_boxes, 1))) + 200),
+        yaxis=dict(title="", categoryorder="array", categoryarray=[shown[c] for c in order], autorange="reversed"),
+        # the legend in one column at the right: it never wraps over the plot, however many methods
+        legend=dict(orientation="v", yanchor="top", y=1.0, x=1.01, xanchor="left", font=dict(size=11),
+                    title=dict(text="method")),
+        margin=dict(t=50, b=50, r=10), template="plotly_white", font=dict(size=12),
+        # compact: 9 candidates x 4 interval methods fit a 16:9 slide (about 500 px)
+        height=rank_boxplot_height(K, n_boxes),
     )
     return fig
+
+
+def rank_boxplot_height(n_candidates: int, n_boxes: int) -> int:
+    """Height (px) of :func:`rank_boxplot_figure`: a few pixels per box, 380 at least."""
+    return int(max(380, n_candidates * (12 + 7 * max(n_boxes, 1)) + 110))
 
 
 def pairwise_heatmap_figure(pairwise: pd.DataFrame, title: str | None = None, *,
@@ -157,7 +165,7 @@ def pairwise_heatmap_figure(pairwise: pd.DataFrame, title: str | None = None, *,
     if show_values is None:
         show_values = len(table) <= 15
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(table.columns), y=list(table.index), zmin=0.0, zmax=1.0, zmid=0.5,
+        z=z, x=safe_texts(table.columns), y=safe_texts(table.index), zmin=0.0, zmax=1.0, zmid=0.5,
         colorscale="PuOr_r", colorbar=dict(title=dict(text="P(row beats column)"), tickformat=".0%"),
         texttemplate="%{z:.2f}" if show_values else None,
         hovertemplate="P(<b>%{y}</b> beats <b>%{x}</b>) = %{z:.3f}<extra></extra>",
@@ -232,7 +240,7 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
                            arrayminus=y - sub["spearman_lo"].to_numpy(dtype=float), thickness=1)
             fig.add_trace(go.Scatter(
                 x=sub[x_col].to_numpy(dtype=float), y=sub["spearman_vs_base"].to_numpy(dtype=float),
-                mode="lines+markers", error_y=err, name=str(g) if g is not None else "Spearman vs base",
+                mode="lines+markers", error_y=err, name=safe_text(g) if g is not None else "Spearman vs base",
                 legendgroup=str(g), showlegend=(col == 1),
                 line=dict(color=colors[g], width=2), marker=dict(size=8, color=colors[g]),
                 hovertemplate=("%{fullData.name}<br>" if g is not None else "") + ("ω" if which == "omega" else "β_max")
@@ -299,12 +307,12 @@ def rank_interval_shift_figure(tables: Mapping[str, pd.DataFrame] | pd.DataFrame
         sub = sub.assign(_pos=sub["candidate"].map(pos)).sort_values("_pos")
         med = sub["rank_median"].to_numpy(dtype=float)
         fig.add_trace(go.Scatter(
-            x=med, y=sub["_pos"].to_numpy(dtype=float) + off, mode="markers", name=s,
+            x=med, y=sub["_pos"].to_numpy(dtype=float) + off, mode="markers", name=safe_text(s),
             error_x=dict(type="data", symmetric=False, array=sub["rank_hi"].to_numpy(dtype=float) - med,
                          arrayminus=med - sub["rank_lo"].to_numpy(dtype=float), thickness=2, width=0, color=color),
-            marker=dict(color=color, size=8), text=list(sub["candidate"]),
+            marker=dict(color=color, size=8), text=safe_texts(sub["candidate"]),
             customdata=np.column_stack([sub["rank_lo"].to_numpy(dtype=float), sub["rank_hi"].to_numpy(dtype=float)]),
-            hovertemplate=f"<b>%{{text}}</b> · {s}<br>median rank %{{x:.1f}}<br>interval %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}<extra></extra>",
+            hovertemplate=f"<b>%{{text}}</b> · {safe_text(s)}<br>median rank %{{x:.1f}}<br>interval %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}<extra></extra>",
             meta={"role": "rank_interval", "setting": s},
         ))
     K = len(order)
@@ -312,7 +320,7 @@ def rank_interval_shift_figure(tables: Mapping[str, pd.DataFrame] | pd.DataFrame
     fig.update_layout(
         title=dict(text=title or "Rank intervals across settings"),
         xaxis=dict(title="rank (1 = best)", range=[0.4, x_hi + 0.6], dtick=1 if K <= 25 else 5),
-        yaxis=dict(tickvals=list(range(K)), ticktext=order, autorange="reversed", showgrid=False, zeroline=False),
+        yaxis=dict(tickvals=list(range(K)), ticktext=safe_texts(order), autorange="reversed", showgrid=False, zeroline=False),
         legend=dict(title=dict(text="setting"), orientation="h", yanchor="bottom", y=1.01, x=0.0),
         template="plotly_white", height=max(380, 30 * K + 160),
     )
@@ -382,7 +390,7 @@ def ppc_figure(ppc: pd.DataFrame, title: str | None = None, *, judge: str | None
                                  error_y=err, marker=dict(color=JUDGE_COLOR, size=11, symbol="diamond"),
                                  meta={"role": "ppc_fitted"},
                                  hovertemplate="%{x}: fitted %{y:.3f}<extra></extra>"))
-        fig.update_layout(title=dict(text=title or f"Posterior predictive check: judge {j}, candidate {k}"),
+        fig.update_layout(title=dict(text=title or f"Posterior predictive check: judge {safe_text(j)}, candidate {safe_text(k)}"),
                           xaxis=dict(title="score level"), yaxis=dict(title=unit, rangemode="tozero"))
     else:
         top = float(frame[["observed", "fitted_mean"] + (["fitted_hi"] if has_int else [])].to_numpy(dtype=float).max())
@@ -400,7 +408,7 @@ def ppc_figure(ppc: pd.DataFrame, title: str | None = None, *, judge: str | None
             fig.add_trace(go.Scatter(
                 x=sub["observed"].to_numpy(dtype=float), y=fitted, mode="markers", error_y=err,
                 name=f"level {label_of[v]}", marker=dict(color=color, size=8, symbol=symbols),
-                customdata=np.column_stack([sub["judge"].astype(str), sub["candidate"].astype(str)]),
+                customdata=np.column_stack([safe_texts(sub["judge"]), safe_texts(sub["candidate"])]),
                 hovertemplate=("judge %{customdata[0]} · <b>%{customdata[1]}</b><br>"
                                f"level {label_of[v]}: observed %{{x:.3f}}, fitted %{{y:.3f}}<extra></extra>"),
                 meta={"role": "ppc_scatter", "level": v},
@@ -451,7 +459,7 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
               if "label" in frame.columns else {v: fmt_number(float(v)) for v in levels})
     n_cols = max(1, min(max_cols, len(judge_list)))
     n_rows = int(np.ceil(len(judge_list) / n_cols))
-    fig = make_subplots(rows=n_rows, cols=n_cols, shared_yaxes=True, subplot_titles=[f"judge {j}" for j in judge_list],
+    fig = make_subplots(rows=n_rows, cols=n_cols, shared_yaxes=True, subplot_titles=[f"judge {safe_text(j)}" for j in judge_list],
                         horizontal_spacing=0.04, vertical_spacing=min(0.25, 0.5 / n_rows) if n_rows > 1 else 0.0)
     colors = dict(zip(levels, level_colors(len(levels))))
     for p, j in enumerate(judge_list):
@@ -462,19 +470,19 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
             hatch = (["/" if bool(x) else "" for x in cell["self_family"].fillna(False)]
                      if "self_family" in cell.columns else None)
             fig.add_trace(go.Bar(
-                y=cand_list, x=cell["share"].to_numpy(dtype=float), orientation="h", name=str(labels[v]),
+                y=safe_texts(cand_list), x=cell["share"].to_numpy(dtype=float), orientation="h", name=safe_text(labels[v]),
                 legendgroup=str(v), showlegend=False,
                 marker=dict(color=colors[v], pattern=dict(shape=hatch) if hatch is not None else None,
                             line=dict(color="white", width=0.5)),
                 customdata=np.column_stack([cell["count"].fillna(0).to_numpy(dtype=float),
                                             cell["n"].fillna(0).to_numpy(dtype=float)]),
-                hovertemplate=(f"judge {j} · <b>%{{y}}</b><br>{labels[v]}: %{{x:.1%}} "
+                hovertemplate=(f"judge {safe_text(j)} · <b>%{{y}}</b><br>{safe_text(labels[v])}: %{{x:.1%}} "
                                "(%{customdata[0]:.0f} of %{customdata[1]:.0f})<extra></extra>"),
                 meta={"role": "score_share", "judge": j, "level": v},
             ), row=r + 1, col=c + 1)
     # legend-only entries: a plain swatch per level (bars of self-family pairs are hatched)
     for v in levels:
-        fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=str(labels[v]), legendgroup=str(v),
+        fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=safe_text(labels[v]), legendgroup=str(v),
                              marker=dict(color=colors[v]), hoverinfo="skip", meta={"role": "legend"}), row=1, col=1)
     if "self_family" in frame.columns and frame["self_family"].astype(bool).any():
         fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name="self-family pair (excluded from the fit)",
@@ -485,7 +493,7 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
         if p + n_cols >= len(judge_list):  # no panel below: this one carries the axis title
             r, c = divmod(p, n_cols)
             fig.update_xaxes(title_text="share of scores", row=r + 1, col=c + 1)
-    fig.update_yaxes(categoryorder="array", categoryarray=cand_list, autorange="reversed")
+    fig.update_yaxes(categoryorder="array", categoryarray=safe_texts(cand_list), autorange="reversed")
     if title is None:
         title = "Score distributions per judge" + (" (hatched: self-family pairs)" if "self_family" in frame.columns else "")
     fig.update_layout(

@@ -13,8 +13,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from simplex_core import geometry
 from simplex_core.figures.style import (
-    CANDIDATE_COLOR, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
-    default_true_labels, distribution_hover, require_columns, rgba, series_colors, ternary_abc, ternary_layout,
+    CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
+    default_true_labels, distribution_hover, inside_triangle, label_box, place_labels, require_columns, rgba,
+    safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_xy,
 )
 
 def _check_distributions(observed: pd.DataFrame, n_levels: int, what: str) -> NDArray[np.float64]:
@@ -129,7 +130,7 @@ def _candidate_customdata(observed: pd.DataFrame, counts: pd.DataFrame | None) -
 
 def _candidate_hover(level_labels: Sequence[str], with_counts: bool, judge: str | None) -> str:
     k = len(level_labels)
-    lines = ["<b>%{text}</b>" + (f" (judge {judge})" if judge else "")]
+    lines = ["<b>%{text}</b>" + (f" (judge {safe_text(judge)})" if judge else "")]
     for i, lab in enumerate(level_labels):
         if with_counts:
             lines.append(f"{lab}: %{{customdata[{i}]:.1%}} (%{{customdata[{k + i}]:.0f}})")
@@ -140,11 +141,50 @@ def _candidate_hover(level_labels: Sequence[str], with_counts: bool, judge: str 
     return "<br>".join(lines) + "<extra></extra>"
 
 
+#: Label metrics on a simplex of side 1, for a triangle about 330 px wide (a half-width column at a
+#: 1024-px window; wider plots only give more room): 11-px text, 10-px markers.
+_CHAR_W, _LINE_H, _GAP = 0.02, 0.045, 0.026
+DRAW_LINE_ALPHA = 0.22   # one posterior draw's outline: many overlap into a visible cloud
+MEAN_LINE_WIDTH = 3.5
+DRAW_LINE_WIDTH = 1.0
+
+
+def _outward_position(xy: NDArray[np.float64], centre: NDArray[np.float64]) -> str:
+    """The text position pointing away from ``centre`` (the nearest of the eight)."""
+    d = xy - centre
+    if np.hypot(*d) < 1e-9:
+        return "top center"
+    angle = np.degrees(np.arctan2(d[1], d[0])) % 360
+    names = ["middle right", "top right", "top center", "top left", "middle left", "bottom left", "bottom center", "bottom right"]
+    return names[int(((angle + 22.5) % 360) // 45)]
+
+
+def _vertex_labels(mean: NDArray[np.float64], t_labels: Sequence[str], merge_within: float = 0.07
+                   ) -> tuple[NDArray[np.float64], list[str]]:
+    """One label per posterior-mean vertex; vertices closer than ``merge_within`` (side units)
+    share one label ("θ: a = b"), so two labels never sit on top of each other."""
+    xy = ternary_xy(mean)
+    groups: list[list[int]] = []
+    for i in range(len(xy)):
+        for g in groups:
+            if np.hypot(*(xy[g[0]] - xy[i])) < merge_within:
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    anchors = np.array([xy[g].mean(axis=0) for g in groups])
+    texts = ["θ: " + " = ".join(safe_text(t_labels[i]) for i in g) for g in groups]
+    return anchors, texts
+
+
 def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: Sequence[str],
                               true_labels: Sequence[str] | None, *, judge: str | None, color: str,
-                              point_color: str, posterior_color: str, symbol: str, max_draws: int,
+                              point_colors: Sequence[str], symbols: Sequence[str], max_draws: int,
                               draw_indices: Sequence[int] | None, max_candidate_draws: int,
-                              show_names: bool | None) -> None:
+                              show_names: bool | None, candidate_keys: bool, taken: list) -> None:
+    """Add one judge's traces, bottom to top: draw outlines, the bold mean, the candidates' posterior
+    positions, the candidates' observed points, then the text labels (placed so that none overlaps
+    another or leaves the triangle; ``taken`` collects the label boxes used so far)."""
     observed = _check_distributions(data.observed, 3, "observed distributions")
     draws = _check_draws(data.theta_draws, 3, "theta_draws", 3)
     mean = _check_draws(data.theta_mean, 3, "theta_mean", 2)
@@ -155,62 +195,112 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
     if n_true not in (2, 3):
         raise ValueError(f"a ternary judge view needs 2 or 3 true levels; got {n_true}.")
     t_labels = list(true_labels) if true_labels is not None else default_true_labels(level_labels, n_true)
-    prefix = f"{judge}: " if judge else ""
+    prefix = f"{safe_text(judge)}: " if judge else ""
     group = judge or "judge"
     shape_word = "triangle" if n_true == 3 else "segment"
+    names = [str(k) for k in data.observed.index]
+    shown = safe_texts(names)
+    K = len(names)
 
     if draws is not None:
+        # outlines only: a fill would stack into an opaque block over the candidates
         for i, s in enumerate(_select_draws(draws.shape[0], max_draws, draw_indices)):
             verts = draws[s]
             closed = np.vstack([verts, verts[:1]]) if n_true == 3 else verts
             fig.add_trace(go.Scatterternary(
-                **ternary_abc(closed), mode="lines" if n_true == 3 else "lines+markers",
-                fill="toself" if n_true == 3 else "none",
-                fillcolor=rgba(color, 0.05), line=dict(color=rgba(color, 0.35), width=1),
-                marker=dict(size=3, color=rgba(color, 0.5)),
+                **ternary_abc(closed), mode="lines", fill="none",
+                line=dict(color=rgba(color, DRAW_LINE_ALPHA), width=DRAW_LINE_WIDTH),
                 name=f"{prefix}posterior draws of the judge {shape_word}", legendgroup=f"{group}-draws",
                 showlegend=(i == 0), hoverinfo="skip",
                 meta={"role": "theta_draw", "draw": int(s), "judge": judge},
             ))
-    if post is not None:
-        if post.shape[1] != observed.shape[0]:
-            raise ValueError(f"candidate_posterior has {post.shape[1]} candidates but observed has {observed.shape[0]}.")
-        idx = _select_draws(post.shape[0], max_candidate_draws, None)
-        pts = post[idx].reshape(-1, 3)
-        names = np.tile(np.asarray(data.observed.index, dtype=str), len(idx))
-        fig.add_trace(go.Scatterternary(
-            **ternary_abc(pts), mode="markers", text=names, customdata=pts,
-            marker=dict(size=3, color=rgba(posterior_color, 0.3)),
-            name=f"{prefix}posterior positions of candidates", legendgroup=f"{group}-post",
-            hovertemplate="<b>%{text}</b> (posterior draw)<br>" + distribution_hover(level_labels) + "<extra></extra>",
-            meta={"role": "candidate_posterior", "judge": judge},
-        ))
     if mean is not None:
         closed = np.vstack([mean, mean[:1]]) if n_true == 3 else mean
-        labels = [f"θ: {t}" for t in t_labels] + ([""] if n_true == 3 else [])
-        custom = closed
+        labels = [f"θ: {safe_text(t)}" for t in t_labels] + ([""] if n_true == 3 else [])
         fig.add_trace(go.Scatterternary(
-            **ternary_abc(closed), mode="lines+markers+text", text=labels, textposition="top center", cliponaxis=False,
-            textfont=dict(color=color, size=12), customdata=custom,
-            line=dict(color=color, width=3.5), marker=dict(size=8, color=color, symbol="circle"),
+            **ternary_abc(closed), mode="lines+markers", text=labels, customdata=closed, cliponaxis=False,
+            line=dict(color=color, width=MEAN_LINE_WIDTH), marker=dict(size=8, color=color, symbol="circle"),
             name=f"{prefix}posterior mean {shape_word}", legendgroup=f"{group}-mean",
             hovertemplate="<b>%{text}</b> (posterior mean vertex)<br>" + distribution_hover(level_labels) + "<extra></extra>",
             meta={"role": "theta_mean", "judge": judge},
         ))
-    customdata = _candidate_customdata(data.observed, data.counts)
-    names = [str(k) for k in data.observed.index]
-    if show_names is None:
-        show_names = len(names) <= 10
+    if post is not None:
+        if post.shape[1] != K:
+            raise ValueError(f"candidate_posterior has {post.shape[1]} candidates but observed has {K}.")
+        idx = _select_draws(post.shape[0], max_candidate_draws, None)
+        pts = post[idx].reshape(-1, 3)
+        fig.add_trace(go.Scatterternary(
+            **ternary_abc(pts), mode="markers", text=np.tile(np.asarray(shown, dtype=object), len(idx)), customdata=pts,
+            marker=dict(size=4, color=[rgba(c, 0.35) for c in point_colors] * len(idx)),
+            name=f"{prefix}posterior positions of candidates (small dots)", legendgroup=f"{group}-post",
+            hovertemplate="<b>%{text}</b> (posterior draw)<br>" + distribution_hover(level_labels) + "<extra></extra>",
+            meta={"role": "candidate_posterior", "judge": judge},
+        ))
     fig.add_trace(go.Scatterternary(
-        **ternary_abc(observed), mode="markers+text" if show_names else "markers", text=names, cliponaxis=False,
-        textposition="bottom center", textfont=dict(size=10), customdata=customdata,
-        marker=dict(size=9, color=point_color, symbol=symbol, line=dict(color="white", width=1)),
-        name=f"{prefix}candidates (observed scores)", legendgroup=f"{group}-cand",
+        **ternary_abc(observed), mode="markers", text=shown, cliponaxis=False,
+        customdata=_candidate_customdata(data.observed, data.counts),
+        marker=dict(size=10, color=list(point_colors), symbol=list(symbols), line=dict(color="white", width=1)),
+        name=f"{prefix}candidates (observed scores)", legendgroup=f"{group}-cand", showlegend=not candidate_keys,
         hovertemplate=_candidate_hover(level_labels, data.counts is not None, judge),
         meta={"role": "candidates", "judge": judge},
     ))
+    if candidate_keys:  # one legend key per candidate: the name is on the figure even when its label is not
+        for name, c, s in zip(shown, point_colors, symbols):
+            fig.add_trace(go.Scatterternary(
+                a=[None], b=[None], c=[None], mode="markers", name=name, legendgroup="candidate-keys",
+                legendgrouptitle=dict(text="candidates (observed)") if name == shown[0] else None,
+                marker=dict(size=10, color=c, symbol=s, line=dict(color="white", width=1)),
+                hoverinfo="skip", meta={"role": "candidate_key", "candidate": name},
+            ))
+    # labels last, above every mark
+    markers = ternary_xy(observed)
+    if mean is not None:
+        anchors, texts = _vertex_labels(mean, t_labels)
+        centre = ternary_xy(mean).mean(axis=0)
+        pos = place_labels(anchors, texts, lambda b: inside_triangle(b, 0.02), char_w=_CHAR_W, line_h=_LINE_H, gap=_GAP,
+                           preferred=[_outward_position(a, centre) for a in anchors], avoid=markers, taken=taken)
+        pos = [p or _outward_position(a, centre) for p, a in zip(pos, anchors)]  # a vertex label is never left out
+        taken.extend(label_box(a, t, p, char_w=_CHAR_W, line_h=_LINE_H, gap=_GAP) for a, t, p in zip(anchors, texts, pos))
+        abc = geometry.cartesian_to_simplex(anchors)
+        fig.add_trace(go.Scatterternary(
+            **ternary_abc(abc), mode="text", text=texts, textposition=pos, cliponaxis=False,
+            textfont=dict(color=color, size=12), hoverinfo="skip", showlegend=False,
+            meta={"role": "vertex_labels", "judge": judge, "xy": anchors.tolist(), "positions": pos},
+        ))
+    if show_names is None:
+        show_names = True
+    if show_names:
+        avoid = markers if mean is None else np.vstack([markers, ternary_xy(mean)])
+        pos = place_labels(markers, shown, lambda b: inside_triangle(b, 0.02), char_w=_CHAR_W * 0.92, line_h=_LINE_H,
+                           gap=_GAP, preferred=["top center"] * K, avoid=avoid, taken=taken)
+        keep = [i for i, p in enumerate(pos) if p is not None]
+        for i in keep:
+            taken.append(label_box(markers[i], shown[i], pos[i], char_w=_CHAR_W * 0.92, line_h=_LINE_H, gap=_GAP))
+        if keep:
+            fig.add_trace(go.Scatterternary(
+                **ternary_abc(observed[keep]), mode="text", text=[shown[i] for i in keep],
+                textposition=[pos[i] for i in keep], cliponaxis=False, textfont=dict(size=11, color="#222222"),
+                hoverinfo="skip", showlegend=False,
+                meta={"role": "candidate_labels", "judge": judge, "candidates": [names[i] for i in keep],
+                      "xy": markers[keep].tolist(), "positions": [pos[i] for i in keep]},
+            ))
 
 
+def candidate_style(n: int) -> tuple[list[str], list[str]]:
+    """Colour and marker symbol for ``n`` candidates: six colour-blind-safe colours (the judge's
+    blue left out) times marker shapes, so every (colour, shape) pair is distinct."""
+    colors = [CANDIDATE_COLORS[k % len(CANDIDATE_COLORS)] for k in range(n)]
+    symbols = [MARKER_SYMBOLS[(k // len(CANDIDATE_COLORS)) % len(MARKER_SYMBOLS)] for k in range(n)]
+    return colors, symbols
+
+
+def _simplex_layout(fig: go.Figure, labels: Sequence[str], title: str, n_legend: int) -> None:
+    fig.update_layout(
+        ternary=ternary_layout(labels), title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top"),
+        legend=dict(orientation="h", yanchor="top", y=-0.06, x=0.0, font=dict(size=11), tracegroupgap=2),
+        margin=dict(l=50, r=50, t=70, b=40 + 18 * int(np.ceil(n_legend / 3))), template="plotly_white",
+        font=dict(size=12), height=500 + 18 * int(np.ceil(n_legend / 3)),
+    )
 
 
 def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Sequence[str],
@@ -222,12 +312,15 @@ def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
                          show_names: bool | None = None) -> go.Figure:
     """One judge on the 3-level simplex: candidates, posterior judge triangles and their mean.
 
-    Candidate points are the observed score distributions (hover: name, shares, counts, n). Over
-    them, ``max_draws`` evenly spaced posterior draws of the judge's matrix are drawn as
-    translucent closed triangles whose vertices are exactly the draws' rows (vertex ``m`` = the
-    distribution of assigned scores when the true level is ``m``), the posterior mean triangle in
-    bold, and the candidates' posterior positions as faint points. With 2 true levels (binary truth
-    with an abstain level) each draw is a segment between the judge's two vertices (appendix E).
+    Bottom to top: ``max_draws`` evenly spaced posterior draws of the judge's matrix as thin
+    translucent outlines (no fill, so that many draws read as a cloud and hide nothing), whose
+    vertices are exactly the draws' rows (vertex ``m`` = the distribution of assigned scores when
+    the true level is ``m``); the posterior mean triangle in bold; the candidates' posterior
+    positions as small dots in each candidate's colour; the candidates' observed score
+    distributions as large markers (hover: name, shares, counts, n); then the labels: the mean
+    vertices ("θ: level"; vertices closer than a label's height share one label) and the
+    candidates' names where they fit without overlapping (each candidate also has a legend key).
+    With 2 true levels (binary truth with an abstain level) each draw is a segment (appendix E).
 
     Parameters
     ----------
@@ -254,27 +347,26 @@ def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
     max_candidate_draws : int
         Posterior positions drawn per candidate.
     show_names : bool, optional
-        Print candidate names next to the points (default: when there are at most 10).
+        Print candidate names next to the points where they fit (default: yes).
 
     Returns
     -------
     go.Figure
-        Traces (``meta["role"]``): ``theta_draw`` (one per drawn draw, ``meta["draw"]`` its index),
-        ``candidate_posterior``, ``theta_mean``, ``candidates``.
+        Traces in drawing order (``meta["role"]``): ``theta_draw`` (one per drawn draw,
+        ``meta["draw"]`` its index), ``theta_mean``, ``candidate_posterior``, ``candidates``,
+        ``candidate_key`` (legend only, one per candidate), ``vertex_labels``, ``candidate_labels``
+        (text traces; ``meta["xy"]`` the anchors on a side-1 simplex, ``meta["positions"]``).
     """
     labels = check_levels(level_labels, 3)
     data = JudgeSimplex(observed_distributions, counts, theta_draws, theta_mean, candidate_posterior)
+    colors, symbols = candidate_style(len(observed_distributions))
     fig = go.Figure()
     _add_judge_ternary_traces(fig, data, labels, true_labels, judge=judge, color=JUDGE_COLOR,
-                              point_color=CANDIDATE_COLOR, posterior_color=POSTERIOR_POINT_COLOR, symbol="circle", max_draws=max_draws,
+                              point_colors=colors, symbols=symbols, max_draws=max_draws,
                               draw_indices=draw_indices, max_candidate_draws=max_candidate_draws,
-                              show_names=show_names)
-    fig.update_layout(
-        ternary=ternary_layout(labels),
-        title=dict(text=title if title is not None else (f"Judge {judge} on the simplex" if judge else "Candidates on the simplex")),
-        legend=dict(orientation="h", yanchor="top", y=-0.08, x=0.0),
-        margin=dict(l=60, r=60, t=80, b=60), template="plotly_white",
-    )
+                              show_names=show_names, candidate_keys=True, taken=[])
+    default = f"Judge {safe_text(judge)} on the simplex" if judge else "Candidates on the simplex"
+    _simplex_layout(fig, labels, title if title is not None else default, len(observed_distributions) + 3)
     return fig
 
 
@@ -305,19 +397,17 @@ def ternary_judges_overlay_figure(judges: Mapping[str, JudgeSimplex], level_labe
     if not judges:
         raise ValueError("no judges to draw: pass at least one judge.")
     fig = go.Figure()
+    taken: list = []
     for (name, data), color, symbol in zip(judges.items(), series_colors(len(judges)), cycle(MARKER_SYMBOLS, len(judges))):
         if max_candidate_draws == 0:
             data = JudgeSimplex(data.observed, data.counts, data.theta_draws, data.theta_mean, None)
-        _add_judge_ternary_traces(fig, data, labels, true_labels, judge=str(name), color=color, point_color=color, posterior_color=color,
-                                  symbol=symbol, max_draws=max_draws, draw_indices=None,
-                                  max_candidate_draws=max_candidate_draws, show_names=show_names)
-    fig.update_layout(
-        ternary=ternary_layout(labels), title=dict(text=title or "Judges overlaid on the simplex"),
-        legend=dict(orientation="h", yanchor="top", y=-0.08, x=0.0),
-        margin=dict(l=60, r=60, t=80, b=60), template="plotly_white",
-    )
+        k = len(data.observed)
+        _add_judge_ternary_traces(fig, data, labels, true_labels, judge=str(name), color=color, point_colors=[color] * k,
+                                  symbols=[symbol] * k, max_draws=max_draws, draw_indices=None,
+                                  max_candidate_draws=max_candidate_draws, show_names=show_names, candidate_keys=False,
+                                  taken=taken)
+    _simplex_layout(fig, labels, title or "Judges overlaid on the simplex", 4 * len(judges))
     return fig
-
 
 
 def ternary_judge_figures(judges: Mapping[str, JudgeSimplex], level_labels: Sequence[str], **kwargs) -> dict[str, go.Figure]:
@@ -341,6 +431,27 @@ def ternary_judge_figures(judges: Mapping[str, JudgeSimplex], level_labels: Sequ
         kw.setdefault("title", f"Judge {name}")
         out[str(name)] = ternary_judge_figure(data.observed, level_labels, data.theta_draws, data.theta_mean,
                                               data.candidate_posterior, counts=data.counts, judge=str(name), **kw)
+    return out
+
+
+def segment_vertex_annotations(x: ArrayLike, texts: Sequence[str], y: float) -> list[dict]:
+    """Plotly annotations naming a segment's two vertices at ``x`` (fractions 0..1) on row ``y``.
+
+    Each label points down to its vertex; a label left of the middle extends to the right and one
+    right of it to the left, so no label leaves the axis; when the two are within a third of the
+    axis of each other the second label sits one line higher, so they never overlap.
+    """
+    xs = [float(v) for v in np.asarray(x, dtype=float)]
+    close = abs(xs[0] - xs[1]) < 0.34
+    out = []
+    for i, (v, text) in enumerate(zip(xs, texts)):
+        tier = i if close else 0
+        out.append(dict(
+            x=v, y=y, xref="x", yref="y", text=text, showarrow=True, arrowhead=0, arrowwidth=1,
+            arrowcolor=rgba(JUDGE_COLOR, 0.8), ax=0, ay=-(16 + 18 * tier), xanchor="left" if v < 0.5 else "right",
+            yanchor="bottom", font=dict(color=JUDGE_COLOR, size=12), bgcolor="rgba(255, 255, 255, 0.85)",
+            name=f"vertex_label_{i}",
+        ))
     return out
 
 
@@ -386,7 +497,7 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
     mean = _check_draws(theta_mean, 2, "theta_mean", 2)
     post = _check_draws(candidate_posterior, 2, "candidate_posterior", 3)
     t_labels = list(true_labels) if true_labels is not None else list(labels)
-    names = [str(k) for k in observed_distributions.index]
+    names = safe_texts(observed_distributions.index)
     K = len(names)
     order = np.argsort(observed[:, 1], kind="stable")  # lowest at the bottom row
     row_of = np.empty(K, dtype=float)
@@ -416,20 +527,23 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
             x=xs.ravel(), y=ys.ravel(), mode="markers", text=np.tile(names, len(sel)),
             marker=dict(size=4, color=rgba(POSTERIOR_POINT_COLOR, 0.3)),
             name="posterior positions of candidates",
-            hovertemplate="<b>%{text}</b> (posterior draw)<br>" + f"P({labels[1]})" + " = %{x:.1%}<extra></extra>",
+            hovertemplate="<b>%{text}</b> (posterior draw)<br>" + f"P({safe_text(labels[1])})" + " = %{x:.1%}<extra></extra>",
             meta={"role": "candidate_posterior", "judge": judge},
         ))
     if mean is not None:
         fig.add_trace(go.Scatter(
-            x=mean[:, 1], y=[judge_row, judge_row], mode="lines+markers+text",
-            text=[f"θ: {t_labels[0]}", f"θ: {t_labels[1]}"], textposition="top center",
-            line=dict(color=JUDGE_COLOR, width=4), marker=dict(size=10, color=JUDGE_COLOR),
+            x=mean[:, 1], y=[judge_row, judge_row], mode="lines+markers",
+            text=[f"θ: {safe_text(t_labels[0])}", f"θ: {safe_text(t_labels[1])}"],
+            line=dict(color=JUDGE_COLOR, width=4), marker=dict(size=10, color=JUDGE_COLOR, symbol=["circle-open", "circle"],
+                                                               line=dict(width=2, color=JUDGE_COLOR)),
             name="posterior mean segment",
-            hovertemplate="<b>%{text}</b> (posterior mean vertex)<br>" + f"P({labels[1]})" + " = %{x:.1%}<extra></extra>",
+            hovertemplate="<b>%{text}</b> (posterior mean vertex)<br>" + f"P({safe_text(labels[1])})" + " = %{x:.1%}<extra></extra>",
             meta={"role": "theta_mean", "judge": judge},
         ))
         for x in mean[:, 1]:
             fig.add_vline(x=float(x), line=dict(color=rgba(JUDGE_COLOR, 0.6), dash="dot", width=1))
+        for ann in segment_vertex_annotations(mean[:, 1], [f"θ: {safe_text(t)}" for t in t_labels[:2]], judge_row):
+            fig.add_annotation(**ann)
     customdata = _candidate_customdata(observed_distributions, counts)
     fig.add_trace(go.Scatter(
         x=observed[:, 1], y=row_of, mode="markers", text=names, customdata=customdata,
@@ -439,12 +553,16 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
     ))
     tickvals = list(row_of[order]) + ([judge_row] if (draws is not None or mean is not None) else [])
     ticktext = [names[k] for k in order] + (["judge vertices"] if (draws is not None or mean is not None) else [])
+    n_legend = 1 + (draws is not None) + (mean is not None) + (post is not None)
+    default = f"Judge {safe_text(judge)} on the segment" if judge else "Candidates on the segment"
     fig.update_layout(
-        title=dict(text=title if title is not None else (f"Judge {judge} on the segment" if judge else "Candidates on the segment")),
-        xaxis=dict(title=f"P({labels[1]}): probability of the top level", range=[-0.02, 1.02], tickformat=".0%"),
-        yaxis=dict(tickvals=tickvals, ticktext=ticktext, range=[-0.8, judge_row + 0.9], showgrid=False),
-        legend=dict(orientation="h", yanchor="top", y=-0.15, x=0.0),
-        template="plotly_white", height=max(320, 26 * (K + 2) + 160),
+        title=dict(text=title if title is not None else default, x=0.0, xanchor="left"),
+        xaxis=dict(title=f"P({safe_text(labels[1])}): probability of the top level", range=[-0.02, 1.02], tickformat=".0%"),
+        # room above the judge row for the two tiers of vertex labels
+        yaxis=dict(tickvals=tickvals, ticktext=ticktext, range=[-0.8, judge_row + 2.4], showgrid=False),
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0, font=dict(size=11)),
+        margin=dict(t=60, b=70 + 22 * int(np.ceil(n_legend / 2))), font=dict(size=12),
+        template="plotly_white", height=max(320, 26 * (K + 3) + 200),
     )
     return fig
 

@@ -37,6 +37,11 @@ SERIES_COLORS: tuple[str, ...] = tuple(
     OKABE_ITO[k] for k in ("blue", "vermillion", "bluish_green", "orange", "reddish_purple", "sky_blue")
 )
 
+#: Candidates' colours on a judge's simplex: Okabe-Ito without the judge's blue and the faint yellow.
+CANDIDATE_COLORS: tuple[str, ...] = tuple(
+    OKABE_ITO[k] for k in ("vermillion", "bluish_green", "reddish_purple", "orange", "sky_blue", "black")
+)
+
 JUDGE_COLOR = OKABE_ITO["blue"]          # the paper draws judge triangles in blue
 CANDIDATE_COLOR = OKABE_ITO["vermillion"]
 POSTERIOR_POINT_COLOR = OKABE_ITO["orange"]
@@ -132,3 +137,130 @@ def check_levels(level_labels: Sequence[str], n: int) -> list[str]:
 
 def cycle(items: Sequence[str], n: int) -> list[str]:
     return [items[i % len(items)] for i in range(n)]
+
+
+# -- user text -------------------------------------------------------------------------------------
+
+def safe_text(text: object) -> str:
+    """``text`` made safe to print in a Plotly figure (labels, legend, hover, titles, ticks).
+
+    Plotly renders a subset of HTML in every text (``<a href>``, ``<b>``, ``<br>``), and reads
+    ``%{...}`` in hover templates as a placeholder; a candidate or judge name is data, never markup.
+    ``<``, ``>`` and ``&`` become entities (drawn as the characters themselves) and ``%{`` is
+    broken with an entity brace.
+
+    Parameters
+    ----------
+    text : object
+        Any value; converted with ``str``.
+
+    Returns
+    -------
+    str
+    """
+    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return s.replace("%{", "%&#123;")
+
+
+def safe_texts(items) -> list[str]:
+    """:func:`safe_text` of every item."""
+    return [safe_text(x) for x in items]
+
+
+# -- labels that neither collide nor leave the plot ------------------------------------------------
+
+#: Plotly text positions with the direction (dx, dy) in which each moves its text from the point.
+TEXT_POSITIONS: dict[str, tuple[float, float]] = {
+    "top center": (0.0, 1.0), "bottom center": (0.0, -1.0), "middle right": (1.0, 0.0), "middle left": (-1.0, 0.0),
+    "top right": (0.75, 0.75), "top left": (-0.75, 0.75), "bottom right": (0.75, -0.75), "bottom left": (-0.75, -0.75),
+}
+
+
+def label_box(xy: NDArray[np.float64], text: str, position: str, *, char_w: float, line_h: float,
+              gap: float) -> tuple[float, float, float, float]:
+    """The box ``(x0, y0, x1, y1)`` a text of ``len(text)`` characters occupies at ``position``
+    from the point ``xy`` (units of the plot; ``char_w``, ``line_h`` and ``gap`` in those units)."""
+    dx, dy = TEXT_POSITIONS[position]
+    w, h = char_w * max(len(text), 1), line_h
+    cx = xy[0] + dx * (gap + w / 2) if dx else xy[0]
+    cy = xy[1] + dy * (gap + h / 2) if dy else xy[1]
+    if dx and dy:  # a corner position: the text's nearest corner sits just off the point
+        cx, cy = xy[0] + np.sign(dx) * (gap * 0.7 + w / 2), xy[1] + np.sign(dy) * (gap * 0.7 + h / 2)
+    return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return max(w, 0.0) * max(h, 0.0)
+
+
+def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, char_w: float, line_h: float,
+                 gap: float, preferred: Sequence[str] | None = None, avoid: NDArray[np.float64] | None = None,
+                 taken: Sequence[tuple[float, float, float, float]] = ()) -> list[str | None]:
+    """Greedy label placement: for each point, the text position whose box stays ``inside`` the
+    plot, overlaps no label placed before (nor ``taken`` boxes) and covers no point of ``avoid``.
+
+    Parameters
+    ----------
+    points : array, shape (n, 2)
+        Label anchors in plot units.
+    texts : sequence of str
+    inside : callable (x0, y0, x1, y1) -> bool
+        Whether a box lies in the plot area.
+    char_w, line_h, gap : float
+        Character width, line height and the marker gap, in plot units.
+    preferred : sequence of str, optional
+        Each point's first choice (tried first; default "top center").
+    avoid : array, shape (m, 2), optional
+        Marker centres that no label may cover.
+    taken : sequence of boxes
+        Boxes already used (e.g. by other labels).
+
+    Returns
+    -------
+    list of (str or None)
+        The chosen position per point, ``None`` where none fits (the caller leaves that label off
+        the plot: the legend and the hover still name it).
+    """
+    placed = list(taken)
+    out: list[str | None] = []
+    marks = np.zeros((0, 2)) if avoid is None else np.asarray(avoid, dtype=float).reshape(-1, 2)
+    for i, (xy, text) in enumerate(zip(np.asarray(points, dtype=float), texts)):
+        first = preferred[i] if preferred is not None else "top center"
+        order = [first] + [p for p in TEXT_POSITIONS if p != first]
+        choice = None
+        for pos in order:
+            box = label_box(xy, text, pos, char_w=char_w, line_h=line_h, gap=gap)
+            if not inside(box):
+                continue
+            if any(_overlap(box, b) > 0 for b in placed):
+                continue
+            r = gap * 0.6  # a marker's half size
+            covered = ((marks[:, 0] > box[0] - r) & (marks[:, 0] < box[2] + r)
+                       & (marks[:, 1] > box[1] - r) & (marks[:, 1] < box[3] + r))
+            if covered.any():
+                continue
+            choice = pos
+            placed.append(box)
+            break
+        out.append(choice)
+    return out
+
+
+def ternary_xy(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Plot position (side 1, lowest level bottom-left, highest on top) of distributions over
+    (lowest, middle, highest) level."""
+    return geometry.simplex_to_cartesian(np.asarray(p, dtype=float))
+
+
+def inside_triangle(box: tuple[float, float, float, float], tol: float = 0.0) -> bool:
+    """Whether a box lies inside the unit-side simplex triangle (grown by ``tol``)."""
+    h = np.sqrt(3.0) / 2.0
+    for x, y in ((box[0], box[1]), (box[2], box[1]), (box[0], box[3]), (box[2], box[3])):
+        if y < -tol or y > h + tol:
+            return False
+        # left edge y = √3 x, right edge y = √3 (1 - x); grow both by tol (perpendicular ≈ tol)
+        if y > np.sqrt(3.0) * x + 2 * tol or y > np.sqrt(3.0) * (1.0 - x) + 2 * tol:
+            return False
+    return True
