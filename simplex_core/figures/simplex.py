@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 from simplex_core import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
-    default_true_labels, distribution_hover, inside_triangle, label_box, place_labels, require_columns, rgba,
+    default_true_labels, distribution_hover, inside_triangle, place_labels, require_columns, rgba,
     safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_xy,
 )
 
@@ -195,7 +195,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
     if n_true not in (2, 3):
         raise ValueError(f"a ternary judge view needs 2 or 3 true levels; got {n_true}.")
     t_labels = list(true_labels) if true_labels is not None else default_true_labels(level_labels, n_true)
-    prefix = f"{safe_text(judge)}: " if judge else ""
+    prefix = f"{safe_text(judge)}: " if (judge and not candidate_keys) else ""  # the overlay tells judges apart
     group = judge or "judge"
     shape_word = "triangle" if n_true == 3 else "segment"
     names = [str(k) for k in data.observed.index]
@@ -210,7 +210,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
             fig.add_trace(go.Scatterternary(
                 **ternary_abc(closed), mode="lines", fill="none",
                 line=dict(color=rgba(color, DRAW_LINE_ALPHA), width=DRAW_LINE_WIDTH),
-                name=f"{prefix}posterior draws of the judge {shape_word}", legendgroup=f"{group}-draws",
+                name=f"{prefix}posterior draws", legendgroup=f"{group}-draws",
                 showlegend=(i == 0), hoverinfo="skip",
                 meta={"role": "theta_draw", "draw": int(s), "judge": judge},
             ))
@@ -232,7 +232,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
         fig.add_trace(go.Scatterternary(
             **ternary_abc(pts), mode="markers", text=np.tile(np.asarray(shown, dtype=object), len(idx)), customdata=pts,
             marker=dict(size=4, color=[rgba(c, 0.35) for c in point_colors] * len(idx)),
-            name=f"{prefix}posterior positions of candidates (small dots)", legendgroup=f"{group}-post",
+            name=f"{prefix}posterior positions (dots)", legendgroup=f"{group}-post",
             hovertemplate="<b>%{text}</b> (posterior draw)<br>" + distribution_hover(level_labels) + "<extra></extra>",
             meta={"role": "candidate_posterior", "judge": judge},
         ))
@@ -247,35 +247,29 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
     if candidate_keys:  # one legend key per candidate: the name is on the figure even when its label is not
         for name, c, s in zip(shown, point_colors, symbols):
             fig.add_trace(go.Scatterternary(
-                a=[None], b=[None], c=[None], mode="markers", name=name, legendgroup="candidate-keys",
-                legendgrouptitle=dict(text="candidates (observed)") if name == shown[0] else None,
+                a=[None], b=[None], c=[None], mode="markers", name=name,
                 marker=dict(size=10, color=c, symbol=s, line=dict(color="white", width=1)),
                 hoverinfo="skip", meta={"role": "candidate_key", "candidate": name},
             ))
     # labels last, above every mark
     markers = ternary_xy(observed)
+    box = dict(char_w=_CHAR_W, line_h=_LINE_H, gap=_GAP)
     if mean is not None:
         anchors, texts = _vertex_labels(mean, t_labels)
         centre = ternary_xy(mean).mean(axis=0)
-        pos = place_labels(anchors, texts, lambda b: inside_triangle(b, 0.02), char_w=_CHAR_W, line_h=_LINE_H, gap=_GAP,
-                           preferred=[_outward_position(a, centre) for a in anchors], avoid=markers, taken=taken)
-        pos = [p or _outward_position(a, centre) for p, a in zip(pos, anchors)]  # a vertex label is never left out
-        taken.extend(label_box(a, t, p, char_w=_CHAR_W, line_h=_LINE_H, gap=_GAP) for a, t, p in zip(anchors, texts, pos))
-        abc = geometry.cartesian_to_simplex(anchors)
+        pos = place_labels(anchors, texts, lambda b: inside_triangle(b, 0.02), **box,
+                           preferred=[_outward_position(a, centre) for a in anchors], avoid=markers, taken=taken,
+                           required=True)  # a vertex label is never left out
         fig.add_trace(go.Scatterternary(
-            **ternary_abc(abc), mode="text", text=texts, textposition=pos, cliponaxis=False,
-            textfont=dict(color=color, size=12), hoverinfo="skip", showlegend=False,
+            **ternary_abc(geometry.cartesian_to_simplex(anchors)), mode="text", text=texts, textposition=pos,
+            cliponaxis=False, textfont=dict(color=color, size=12), hoverinfo="skip", showlegend=False,
             meta={"role": "vertex_labels", "judge": judge, "xy": anchors.tolist(), "positions": pos},
         ))
-    if show_names is None:
-        show_names = True
-    if show_names:
+    if show_names is None or show_names:
         avoid = markers if mean is None else np.vstack([markers, ternary_xy(mean)])
-        pos = place_labels(markers, shown, lambda b: inside_triangle(b, 0.02), char_w=_CHAR_W * 0.92, line_h=_LINE_H,
-                           gap=_GAP, preferred=["top center"] * K, avoid=avoid, taken=taken)
+        pos = place_labels(markers, shown, lambda b: inside_triangle(b, 0.02), **box, preferred=["top center"] * K,
+                           avoid=avoid, taken=taken)
         keep = [i for i, p in enumerate(pos) if p is not None]
-        for i in keep:
-            taken.append(label_box(markers[i], shown[i], pos[i], char_w=_CHAR_W * 0.92, line_h=_LINE_H, gap=_GAP))
         if keep:
             fig.add_trace(go.Scatterternary(
                 **ternary_abc(observed[keep]), mode="text", text=[shown[i] for i in keep],
@@ -297,9 +291,11 @@ def candidate_style(n: int) -> tuple[list[str], list[str]]:
 def _simplex_layout(fig: go.Figure, labels: Sequence[str], title: str, n_legend: int) -> None:
     fig.update_layout(
         ternary=ternary_layout(labels), title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top"),
-        legend=dict(orientation="h", yanchor="top", y=-0.06, x=0.0, font=dict(size=11), tracegroupgap=2),
-        margin=dict(l=50, r=50, t=70, b=40 + 18 * int(np.ceil(n_legend / 3))), template="plotly_white",
-        font=dict(size=12), height=500 + 18 * int(np.ceil(n_legend / 3)),
+        # the legend below the axis titles of the bottom corners, in rows of about three entries
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0, font=dict(size=11),
+                    tracegroupgap=2),
+        margin=dict(l=50, r=50, t=70, b=60 + 20 * int(np.ceil(n_legend / 3))), template="plotly_white",
+        font=dict(size=12), height=520 + 20 * int(np.ceil(n_legend / 3)),
     )
 
 
@@ -434,21 +430,23 @@ def ternary_judge_figures(judges: Mapping[str, JudgeSimplex], level_labels: Sequ
     return out
 
 
-def segment_vertex_annotations(x: ArrayLike, texts: Sequence[str], y: float) -> list[dict]:
+def segment_vertex_annotations(x: ArrayLike, texts: Sequence[str], y: float, edge: float = 0.3) -> list[dict]:
     """Plotly annotations naming a segment's two vertices at ``x`` (fractions 0..1) on row ``y``.
 
-    Each label points down to its vertex; a label left of the middle extends to the right and one
-    right of it to the left, so no label leaves the axis; when the two are within a third of the
-    axis of each other the second label sits one line higher, so they never overlap.
+    Each label points down to its vertex and extends away from the other vertex, unless it lies
+    within ``edge`` of the axis end (where it would leave the plot): then it turns inward and the
+    second label moves one line up, so two labels never overlap and none is clipped.
     """
     xs = [float(v) for v in np.asarray(x, dtype=float)]
-    close = abs(xs[0] - xs[1]) < 0.34
+    left, right = (0, 1) if xs[0] <= xs[1] else (1, 0)
+    anchor = {left: "right" if xs[left] >= edge else "left", right: "left" if xs[right] <= 1 - edge else "right"}
+    apart = anchor[left] == "right" and anchor[right] == "left"
     out = []
     for i, (v, text) in enumerate(zip(xs, texts)):
-        tier = i if close else 0
+        tier = 0 if apart else (0 if i == left else 1)
         out.append(dict(
             x=v, y=y, xref="x", yref="y", text=text, showarrow=True, arrowhead=0, arrowwidth=1,
-            arrowcolor=rgba(JUDGE_COLOR, 0.8), ax=0, ay=-(16 + 18 * tier), xanchor="left" if v < 0.5 else "right",
+            arrowcolor=rgba(JUDGE_COLOR, 0.8), ax=0, ay=-(16 + 18 * tier), xanchor=anchor[i],
             yanchor="bottom", font=dict(color=JUDGE_COLOR, size=12), bgcolor="rgba(255, 255, 255, 0.85)",
             name=f"vertex_label_{i}",
         ))
@@ -513,7 +511,7 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
                 x=x, y=[judge_row + off] * 2, mode="lines+markers",
                 line=dict(color=rgba(JUDGE_COLOR, 0.35), width=1),
                 marker=dict(size=4, color=rgba(JUDGE_COLOR, 0.5), symbol=["circle-open", "circle"]),
-                name="posterior draws of the judge segment", legendgroup="draws", showlegend=(i == 0),
+                name="posterior draws (judge)", legendgroup="draws", showlegend=(i == 0),
                 hoverinfo="skip", meta={"role": "theta_draw", "draw": int(s), "judge": judge},
             ))
     if post is not None:
@@ -526,7 +524,7 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
         fig.add_trace(go.Scatter(
             x=xs.ravel(), y=ys.ravel(), mode="markers", text=np.tile(names, len(sel)),
             marker=dict(size=4, color=rgba(POSTERIOR_POINT_COLOR, 0.3)),
-            name="posterior positions of candidates",
+            name="posterior positions",
             hovertemplate="<b>%{text}</b> (posterior draw)<br>" + f"P({safe_text(labels[1])})" + " = %{x:.1%}<extra></extra>",
             meta={"role": "candidate_posterior", "judge": judge},
         ))
@@ -536,7 +534,7 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
             text=[f"θ: {safe_text(t_labels[0])}", f"θ: {safe_text(t_labels[1])}"],
             line=dict(color=JUDGE_COLOR, width=4), marker=dict(size=10, color=JUDGE_COLOR, symbol=["circle-open", "circle"],
                                                                line=dict(width=2, color=JUDGE_COLOR)),
-            name="posterior mean segment",
+            name="posterior mean (judge)",
             hovertemplate="<b>%{text}</b> (posterior mean vertex)<br>" + f"P({safe_text(labels[1])})" + " = %{x:.1%}<extra></extra>",
             meta={"role": "theta_mean", "judge": judge},
         ))
@@ -548,7 +546,7 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
     fig.add_trace(go.Scatter(
         x=observed[:, 1], y=row_of, mode="markers", text=names, customdata=customdata,
         marker=dict(size=11, color=CANDIDATE_COLOR, line=dict(color="white", width=1)),
-        name="candidates (observed scores)", hovertemplate=_candidate_hover(labels, counts is not None, judge),
+        name="candidates (observed)", hovertemplate=_candidate_hover(labels, counts is not None, judge),
         meta={"role": "candidates", "judge": judge},
     ))
     tickvals = list(row_of[order]) + ([judge_row] if (draws is not None or mean is not None) else [])

@@ -197,9 +197,9 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
 
 def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, char_w: float, line_h: float,
                  gap: float, preferred: Sequence[str] | None = None, avoid: NDArray[np.float64] | None = None,
-                 taken: Sequence[tuple[float, float, float, float]] = ()) -> list[str | None]:
+                 taken: list | None = None, required: bool = False) -> list[str | None]:
     """Greedy label placement: for each point, the text position whose box stays ``inside`` the
-    plot, overlaps no label placed before (nor ``taken`` boxes) and covers no point of ``avoid``.
+    plot, overlaps no label placed before (nor the ``taken`` boxes) and covers no point of ``avoid``.
 
     Parameters
     ----------
@@ -214,8 +214,11 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
         Each point's first choice (tried first; default "top center").
     avoid : array, shape (m, 2), optional
         Marker centres that no label may cover.
-    taken : sequence of boxes
-        Boxes already used (e.g. by other labels).
+    taken : list of boxes, optional
+        Boxes already used (e.g. by other labels); the chosen boxes are appended to it.
+    required : bool
+        Always choose a position (the least bad: inside the plot first, then fewest overlaps);
+        otherwise a label that fits nowhere gets ``None``.
 
     Returns
     -------
@@ -223,28 +226,27 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
         The chosen position per point, ``None`` where none fits (the caller leaves that label off
         the plot: the legend and the hover still name it).
     """
-    placed = list(taken)
+    placed = taken if taken is not None else []
     out: list[str | None] = []
     marks = np.zeros((0, 2)) if avoid is None else np.asarray(avoid, dtype=float).reshape(-1, 2)
+    r = gap * 0.6  # a marker's half size
     for i, (xy, text) in enumerate(zip(np.asarray(points, dtype=float), texts)):
         first = preferred[i] if preferred is not None else "top center"
-        order = [first] + [p for p in TEXT_POSITIONS if p != first]
-        choice = None
-        for pos in order:
+        best, best_cost, best_box = None, None, None
+        for pos in [first] + [p for p in TEXT_POSITIONS if p != first]:
             box = label_box(xy, text, pos, char_w=char_w, line_h=line_h, gap=gap)
-            if not inside(box):
-                continue
-            if any(_overlap(box, b) > 0 for b in placed):
-                continue
-            r = gap * 0.6  # a marker's half size
             covered = ((marks[:, 0] > box[0] - r) & (marks[:, 0] < box[2] + r)
                        & (marks[:, 1] > box[1] - r) & (marks[:, 1] < box[3] + r))
-            if covered.any():
-                continue
-            choice = pos
-            placed.append(box)
-            break
-        out.append(choice)
+            cost = (0 if inside(box) else 1000) + 10 * sum(_overlap(box, b) > 0 for b in placed) + int(covered.sum())
+            if best_cost is None or cost < best_cost:
+                best, best_cost, best_box = pos, cost, box
+            if cost == 0:
+                break
+        if best_cost == 0 or (required and best is not None):
+            placed.append(best_box)
+            out.append(best)
+        else:
+            out.append(None)
     return out
 
 
