@@ -147,6 +147,7 @@ _CHAR_W, _LINE_H, _GAP = 0.02, 0.045, 0.026
 DRAW_LINE_ALPHA = 0.22   # one posterior draw's outline: many overlap into a visible cloud
 MEAN_LINE_WIDTH = 3.5
 DRAW_LINE_WIDTH = 1.0
+LABEL_HALO = "0px 0px 3px white"  # labels stay legible over lines and dots
 
 
 def _outward_position(xy: NDArray[np.float64], centre: NDArray[np.float64]) -> str:
@@ -262,7 +263,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
                            required=True)  # a vertex label is never left out
         fig.add_trace(go.Scatterternary(
             **ternary_abc(geometry.cartesian_to_simplex(anchors)), mode="text", text=texts, textposition=pos,
-            cliponaxis=False, textfont=dict(color=color, size=12), hoverinfo="skip", showlegend=False,
+            cliponaxis=False, textfont=dict(color=color, size=12, shadow=LABEL_HALO), hoverinfo="skip", showlegend=False,
             meta={"role": "vertex_labels", "judge": judge, "xy": anchors.tolist(), "positions": pos},
         ))
     if show_names is None or show_names:
@@ -273,7 +274,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
         if keep:
             fig.add_trace(go.Scatterternary(
                 **ternary_abc(observed[keep]), mode="text", text=[shown[i] for i in keep],
-                textposition=[pos[i] for i in keep], cliponaxis=False, textfont=dict(size=11, color="#222222"),
+                textposition=[pos[i] for i in keep], cliponaxis=False, textfont=dict(size=11, color="#222222", shadow=LABEL_HALO),
                 hoverinfo="skip", showlegend=False,
                 meta={"role": "candidate_labels", "judge": judge, "candidates": [names[i] for i in keep],
                       "xy": markers[keep].tolist(), "positions": [pos[i] for i in keep]},
