@@ -131,7 +131,9 @@ with guard("drawing the simplex"):
                                                     title=f"{safe_text(ctx.source_label)}: judges overlaid")
         show_figure(fig, f"{ctx.source_label}-simplex-overlay", key="fig-simplex-overlay", height=700)
     else:
-        cols = st.columns(2 if len(chosen_judges) > 1 else 1)
+        # a triangle with many named candidates needs the full width to keep its labels apart (at 1024 px too)
+        crowded = scale.n_levels == 3 and len(shown_table.candidates) > 6
+        cols = st.columns(2 if len(chosen_judges) > 1 and not crowded else 1)
         for i, j in enumerate(chosen_judges):
             d = judge_data(j)
             with cols[i % len(cols)]:
