@@ -158,3 +158,59 @@ with guard("preparing the baseline downloads"):
         return pd.concat(out, ignore_index=True)
 
     csv_button(baseline_table, f"{label}-baselines", label="Baselines CSV", key="dl-x-baselines")
+
+st.subheader("Figures for slides and papers")
+st.caption("The main figures at a fixed page size, with a title and a caption naming the dataset, the setting and the "
+           "likelihood. Reproduce the paper's figure types (simplex with posterior judge triangles, rank boxes by method "
+           "in true-rank order, sensitivity curves) on this dataset from the command line:")
+st.code(f"python -m simplex_core figures {ctx.dataset.name if ctx.dataset is not None else 'DATA'}"
+        + (f" --criterion {ctx.criterion}" if ctx.criterion else "") + " --out figures/ --size both --formats png,svg",
+        language="bash", wrap_lines=True)
+if view is not None and view.current and view.result is not None:
+    with guard("preparing the figures for slides"):
+        from app_support.downloads import slug
+        from simplex_core import figures as F
+        from simplex_core.evaluation import method_rank_draws
+        from simplex_core.figures import slides as S
+
+        c = st.columns([2, 1])
+        which = c[0].radio("Figure", ["Rank distributions", "All judges on the simplex"], horizontal=True, key="w_slide_fig")
+        size = c[1].radio("Page", list(S.PAGE_SIZES), horizontal=True, key="w_slide_size",
+                          format_func=lambda s: "16:9 slide" if s == "16:9" else "paper figure")
+        r, key = view.result, view.result_key
+        if which == "Rank distributions":
+            methods = {"bayesian": results.bayesian_method_result(r, key)}
+            methods |= da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0]
+            keep = [m for m in methods if not m.startswith("single_judge:")]
+            draws = method_rank_draws({m: methods[m] for m in keep})
+            order = list(draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median().sort_values(kind="stable").index)
+            fig = F.rank_boxplot_figure(draws, order, uses_labels={m: bool(methods[m].uses_labels) for m in keep},
+                                        method_order=keep, title="")
+            title = "Rank distributions by method"
+        elif table.scale.n_levels in (2, 3):
+            dist = da.distribution(table, da.table_key(table))
+            parts = {}
+            for j in table.judges:
+                p = results.judge_simplex_parts(r, key, j, 40)
+                observed, counts = F.judge_observed_table(dist, j, list(table.candidates))
+                rows = [p["candidates"].index(k) for k in observed.index]
+                parts[j] = F.JudgeSimplex(observed, counts, p["theta_draws"], p["theta_mean"], p["candidate_posterior"][:, rows, :])
+            fig = S.ternary_judges_grid_figure(parts, list(table.scale.labels), true_labels=list(table.scale.true_labels))
+            title = "Judges on the simplex: posterior judge triangles"
+        else:
+            fig = None
+            st.info("This table has more than 3 levels: the simplex grid for slides is drawn by the command above "
+                    "(it collapses to 3 levels and refits).")
+        if fig is not None:
+            page = S.for_slides(fig, title, S.figure_caption(label, settings), size=size)
+            name = f"{label}-{which}-{size.replace(':', 'x')}"
+            st.plotly_chart(page, theme=None, key="slide-preview", config={"displaylogo": False})
+            b = st.columns(3)
+            b[0].download_button("HTML", data=lambda: page.to_html(include_plotlyjs=True, full_html=True),
+                                 file_name=f"{slug(name)}.html", mime="text/html", key="dl-slide-html", on_click="ignore",
+                                 icon=":material/download:")
+            if static_export_available():
+                b[1].download_button("PNG", data=lambda: page.to_image(format="png", scale=2), file_name=f"{slug(name)}.png",
+                                     mime="image/png", key="dl-slide-png", on_click="ignore", icon=":material/download:")
+                b[2].download_button("SVG", data=lambda: page.to_image(format="svg"), file_name=f"{slug(name)}.svg",
+                                     mime="image/svg+xml", key="dl-slide-svg", on_click="ignore", icon=":material/download:")

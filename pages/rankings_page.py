@@ -58,6 +58,7 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
 with guard("drawing the rank distributions"):
     from simplex_core.evaluation import method_rank_draws
     from simplex_core.figures import rank_boxplot_figure
+    from simplex_core.figures.style import safe_text
 
     if methods:
         draws = method_rank_draws(methods)
@@ -81,9 +82,8 @@ with guard("drawing the rank distributions"):
         shown = method_order if show_singles else [m for m in method_order if m not in singles]
         fig = rank_boxplot_figure(draws[draws["method"].isin(shown)], order,
                                   true_ranks=truth, uses_labels=uses, method_order=shown,
-                                  title=f"{ctx.source_label}: rank distributions ({fits.settings_label(view.result_settings) if bayes is not None else 'baselines only'})")
-        show_figure(fig, f"{ctx.source_label}-rank-distributions", key="fig-ranks",
-                    height=max(420, 60 + 46 * len(order) * (1 + len(shown) // 4)))
+                                  title=f"{safe_text(ctx.source_label)}: rank distributions ({fits.settings_label(view.result_settings) if bayes is not None else 'baselines only'})")
+        show_figure(fig, f"{ctx.source_label}-rank-distributions", key="fig-ranks")  # compact: sized by the figure
         csv_button(draws, f"{ctx.source_label}-rank-draws", label="Rank draws CSV", key="dl-rank-draws")
 
 # -- intervals table ------------------------------------------------------------------------------

@@ -91,11 +91,8 @@ if view is not None and view.result is None:
     waiting_for_first_fit(view)
 
 dist = da.distribution(shown_table, da.table_key(shown_table))
-try:
-    from simplex_core import figures
-except ImportError:
-    st.info("The simplex figures are not available yet in this build.")
-    st.stop()
+from simplex_core import figures
+from simplex_core.figures.style import safe_text
 
 parts = {}
 if view is not None and view.result is not None:
@@ -132,25 +129,25 @@ with guard("drawing the simplex"):
     if scale.n_levels == 3 and layout == "overlaid":
         fig = figures.ternary_judges_overlay_figure({j: judge_data(j) for j in chosen_judges}, list(scale.labels),
                                                     true_labels=true_labels, max_draws=min(n_draws, 20),
-                                                    title=f"{ctx.source_label}: judges overlaid")
+                                                    title=f"{safe_text(ctx.source_label)}: judges overlaid")
         show_figure(fig, f"{ctx.source_label}-simplex-overlay", key="fig-simplex-overlay", height=700)
     else:
-        cols = st.columns(2 if len(chosen_judges) > 1 else 1)
+        # a triangle with many named candidates needs the full width to keep its labels apart (at 1024 px too)
+        crowded = scale.n_levels == 3 and len(shown_table.candidates) > 6
+        cols = st.columns(2 if len(chosen_judges) > 1 and not crowded else 1)
         for i, j in enumerate(chosen_judges):
             d = judge_data(j)
             with cols[i % len(cols)]:
                 if scale.n_levels == 3:
                     fig = figures.ternary_judge_figure(d.observed, list(scale.labels), d.theta_draws, d.theta_mean,
                                                        d.candidate_posterior, counts=d.counts, true_labels=true_labels,
-                                                       judge=j, max_draws=n_draws, title=f"Judge {j}")
-                    height = 560
+                                                       judge=j, max_draws=n_draws, title=f"Judge {safe_text(j)}")
+                    height = None  # the figure sizes itself to its legend
                 else:
                     fig = figures.segment_judge_figure(d.observed, list(scale.labels), d.theta_draws, d.theta_mean,
                                                        d.candidate_posterior, counts=d.counts, true_labels=true_labels,
-                                                       judge=j, max_draws=n_draws, title=f"Judge {j}")
-                    # room for the legend below the axis title
-                    fig.update_layout(legend=dict(yref="container", y=0.0, yanchor="bottom"), margin=dict(b=150))
-                    height = 300 + 28 * len(d.observed)
+                                                       judge=j, max_draws=n_draws, title=f"Judge {safe_text(j)}")
+                    height = None
                 show_figure(fig, f"{ctx.source_label}-simplex-{j}", key=f"fig-simplex-{i}", height=height)
 
 if view is not None and view.result is not None and results.summaries_available():

@@ -1,0 +1,202 @@
+"""``figures``: the paper's figure types drawn on any dataset, as files for slides and papers.
+
+``python -m simplex_core figures DATA --out DIR [--size 16:9|paper|both] [--formats png,svg,html]
+[--omegas 0,1,2,4,8] [--beta-maxes 0,1,5,10,20] [--no-sensitivity] [model options of fit]`` fits the
+model once (plus the sensitivity sweep's settings) and writes into DIR:
+
+- ``simplex-judges``: every judge on the simplex with its posterior judge triangles (the paper's
+  figure 3 style; a scale with more than 3 levels is collapsed to 3 with the dataset's suggested
+  mapping or the paper's, and refitted for this figure);
+- ``rank-distributions``: rank box plots by method, candidates in true-rank order when the data
+  have truth (the paper's GPQA figure);
+- ``sensitivity``: Spearman with the base ranking along the ω and β_max sweeps.
+
+Each figure carries a title and a caption naming dataset, setting and likelihood. PNG and SVG need
+the optional exporter (``pip install -r requirements-export.txt`` and a Chromium); HTML does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import UsageError
+from .fit_commands import _add_model_options, _grid, _prepare, _progress
+
+FIGURE_FORMATS = ("png", "svg", "html")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("figures", help="draw the paper's figure types (simplex, rank boxes, sensitivity) as files",
+                              description=__doc__.split("\n\n")[0])
+    from . import add_data_options
+
+    add_data_options(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the figure files (created if needed)")
+    p.add_argument("--size", choices=("16:9", "paper", "both"), default="both", help="page size (default both)")
+    p.add_argument("--formats", default="png,svg", metavar="png,svg,html", help="file formats (default png,svg)")
+    p.add_argument("--omegas", default="0,1,2,4,8", metavar="V,V,...", help="ω grid of the sensitivity figure")
+    p.add_argument("--beta-maxes", default="0,1,5,10,20", metavar="V,V,...", help="β_max grid of the sensitivity figure")
+    p.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity figure (it fits every grid setting)")
+    p.add_argument("--max-draws", type=int, default=40, help="posterior judge triangles drawn per judge (default 40)")
+    _add_model_options(p)
+    p.set_defaults(handler=run_figures)
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    fmts = tuple(f.strip().lower() for f in text.split(",") if f.strip())
+    bad = [f for f in fmts if f not in FIGURE_FORMATS]
+    if bad or not fmts:
+        raise UsageError(f"--formats {text!r}: {', '.join(bad) or 'empty'} not known; use some of png,svg,html.")
+    return fmts
+
+
+def _bayesian_result(fit):
+    """The fit as a :class:`~simplex_core.baselines.MethodResult` (rank draws and 95% interval)."""
+    import pandas as pd
+
+    from ..baselines import MethodResult, rank_interval, rank_scores
+
+    candidates = [str(c) for c in fit.candidates]
+    expected = np.asarray(fit.draws("expected_score"), dtype=float)
+    ranks = np.asarray(fit.draws("rank"), dtype=float)
+    lo, hi = rank_interval(ranks)
+    step = max(1, len(ranks) // 1000)
+    draws = pd.DataFrame(ranks[::step], columns=candidates).melt(var_name="candidate", value_name="rank")
+    draws.insert(0, "replicate", draws.groupby("candidate").cumcount())
+    mean = expected.mean(axis=0)
+    return MethodResult(method="bayesian", uses_labels=False, scores=pd.Series(mean, index=candidates),
+                        ranks=pd.Series(rank_scores(mean), index=candidates).astype(float),
+                        rank_lo=pd.Series(lo, index=candidates).astype(float),
+                        rank_hi=pd.Series(hi, index=candidates).astype(float), rank_draws=draws)
+
+
+def _judge_parts(fit, table, max_draws: int) -> dict:
+    """Per judge: observed shares and counts, posterior judge matrices and candidate positions."""
+    from .. import figures as F
+    from ..data import score_distribution
+    from ..summaries import fitted_score_distributions
+
+    post = fit.idata.posterior
+    theta = post["theta"].stack(sample=("chain", "draw")).transpose("sample", "judge", "true_level", "level").values
+    idx = np.unique(np.linspace(0, theta.shape[0] - 1, min(max_draws, theta.shape[0])).round().astype(int))
+    gamma = fitted_score_distributions(fit, max_draws=len(idx))  # [S, J, K, M]
+    cands = [str(c) for c in post["candidate"].values]
+    dist = score_distribution(table)
+    out = {}
+    for j, judge in enumerate(str(x) for x in post["judge"].values):
+        observed, counts = F.judge_observed_table(dist, judge, cands)
+        rows = [cands.index(c) for c in observed.index]
+        out[judge] = F.JudgeSimplex(observed, counts, theta[idx, j], theta[:, j].mean(axis=0), gamma[:, j][:, rows, :])
+    return out
+
+
+def _three_levels(table, criterion):
+    """The table on 3 levels for the simplex: the dataset's suggested collapse, else the paper's."""
+    from ..data import collapse_levels
+    from ..scale import paper_three_level_mapping
+
+    suggestion = getattr(criterion, "collapse_to_3", None)
+    if suggestion is not None and set(suggestion.mapping) == set(table.scale.values):
+        return collapse_levels(table, dict(suggestion.mapping), dict(suggestion.labels)), suggestion.name
+    return collapse_levels(table, paper_three_level_mapping(table.scale)), "paper (appendix D)"
+
+
+def run_figures(args: argparse.Namespace) -> int:
+    """``figures``: fit, draw the three figure types, write them at the chosen sizes and formats."""
+    from .. import figures as F
+    from ..baselines import run_methods, table_baseline_methods
+    from ..data import count_tensor, item_view
+    from ..evaluation import NoTruthError, method_rank_draws, true_ranks
+    from ..figures import slides as S
+    from ..inference import fit_model
+
+    fmts = _formats(args.formats)
+    sizes = ("16:9", "paper") if args.size == "both" else (args.size,)
+    omegas = beta_maxes = ()
+    if not args.no_sensitivity:
+        omegas, beta_maxes = _grid(args.omegas, "--omegas"), _grid(args.beta_maxes, "--beta-maxes")
+    if args.max_draws < 1:
+        raise UsageError(f"--max-draws must be at least 1; got {args.max_draws}.")
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}.") from None
+    table, counts, settings = _prepare(args, omega=0.0, beta_max=5.0)
+    dataset = Path(args.data).name + (f" · {args.criterion}" if args.criterion else "")
+    written: list[Path] = []
+
+    def save(fig, name: str, title: str, note: str | None = None, fit_settings=settings) -> None:
+        caption = S.figure_caption(dataset, fit_settings, note)
+        for size in sizes:
+            page = S.for_slides(fig, title, caption, size=size)
+            for fmt in fmts:
+                path = out / f"{name}-{size.replace(':', 'x')}.{fmt}"
+                if fmt == "html":
+                    page.write_html(path, include_plotlyjs="cdn")
+                else:
+                    try:
+                        S.write_static(page, path)
+                    except RuntimeError as exc:
+                        raise UsageError(f"{exc}; or ask for --formats html.") from None
+                written.append(path)
+                print(f"wrote {path}", file=sys.stderr if args.quiet else sys.stdout)
+
+    t0 = time.perf_counter()
+    fit = fit_model(counts, settings, progress_callback=_progress(args))
+
+    # 1. the judges on the simplex (3 levels, or 2: segments)
+    shown, note = table, None
+    if table.scale.n_levels > 3:
+        from .. import datasets
+
+        crit = None
+        if not Path(args.data).exists():
+            info = {d.name: d for d in datasets.list_datasets()}[args.data]
+            crit = info.criterion(args.criterion) if hasattr(info, "criterion") else None
+        shown, how = _three_levels(table, crit)
+        note = f"levels collapsed to 3 ({how} mapping), refitted"
+    simplex_fit = fit
+    if shown is not table:
+        simplex_fit = fit_model(count_tensor(shown, self_exclusion=settings.self_exclusion), settings,
+                                progress_callback=_progress(args))
+    parts = _judge_parts(simplex_fit, shown, args.max_draws)
+    grid = S.ternary_judges_grid_figure(parts, list(shown.scale.labels), true_labels=list(shown.scale.true_labels),
+                                        max_draws=args.max_draws)
+    save(grid, "simplex-judges", "Judges on the simplex: posterior judge triangles", note)
+
+    # 2. rank distributions by method, in true-rank order when the data have truth
+    methods = {"bayesian": _bayesian_result(fit)}
+    methods |= run_methods(item_view(table), table_baseline_methods(table, self_exclusion=settings.self_exclusion), rng=args.seed)
+    draws = method_rank_draws(methods)
+    try:
+        truth = true_ranks(item_view(table))
+        order = list(truth.sort_values(kind="stable").index)
+    except NoTruthError:
+        truth = None
+        med = draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median()
+        order = list(med.sort_values(kind="stable").index)
+    singles = [m for m in methods if m.startswith("single_judge:")]
+    keep = [m for m in methods if m not in singles]  # one box per method; single judges are in the evaluation
+    ranks = F.rank_boxplot_figure(draws[draws["method"].isin(keep)], order, true_ranks=truth,
+                                  uses_labels={m: bool(r.uses_labels) for m, r in methods.items()}, method_order=keep,
+                                  title="")
+    save(ranks, "rank-distributions", "Rank distributions by method" + (" (true-rank order)" if truth is not None else ""))
+
+    # 3. sensitivity curves over ω and β_max
+    if not args.no_sensitivity:
+        from ..sensitivity import sensitivity_sweep
+
+        sweep = sensitivity_sweep(counts, base=settings, omegas=omegas, beta_maxes=beta_maxes,
+                                  progress_callback=_progress(args))
+        curves = F.sensitivity_curve_figure(sweep.table(), title="", base_omega=settings.omega,
+                                            base_beta_max=settings.beta_max)
+        save(curves, "sensitivity", "How much the ranking moves as the priors change",
+             "base setting above; ω and β_max swept")
+    print(f"{len(written)} files in {out} ({time.perf_counter() - t0:.0f} s)")
+    return 0

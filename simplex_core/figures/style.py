@@ -1,0 +1,268 @@
+"""The figures' shared style: one colour-blind-safe palette, small layout helpers, input checks, and
+the one place that makes user text safe to print in a Plotly figure.
+
+Colours come from the Okabe & Ito (2008) palette (:data:`OKABE_ITO`); ordered levels use Viridis.
+Ternary drawings place the levels as :mod:`simplex_core.geometry` does: lowest level bottom-left
+(ternary axis ``b``), middle level bottom-right (``c``), highest level at the top (``a``).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from plotly.colors import sample_colorscale
+
+from simplex_core import geometry
+
+# -- palette ---------------------------------------------------------------------------------------
+
+#: The Okabe-Ito colour-blind-safe palette.
+OKABE_ITO: Mapping[str, str] = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+}
+
+#: Order in which series (judges, methods, settings) take colours; black and yellow are kept for
+#: reference marks and as a last resort (yellow is faint on white).
+SERIES_COLORS: tuple[str, ...] = tuple(
+    OKABE_ITO[k] for k in ("blue", "vermillion", "bluish_green", "orange", "reddish_purple", "sky_blue")
+)
+
+#: Candidates' colours on a judge's simplex: Okabe-Ito without the judge's blue and the faint yellow.
+CANDIDATE_COLORS: tuple[str, ...] = tuple(
+    OKABE_ITO[k] for k in ("vermillion", "bluish_green", "reddish_purple", "orange", "sky_blue", "black")
+)
+
+JUDGE_COLOR = OKABE_ITO["blue"]          # the paper draws judge triangles in blue
+CANDIDATE_COLOR = OKABE_ITO["vermillion"]
+POSTERIOR_POINT_COLOR = OKABE_ITO["orange"]
+REFERENCE_COLOR = OKABE_ITO["black"]
+GRID_GREY = "#999999"
+MARKER_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star", "hexagon")
+
+
+def series_colors(n: int) -> list[str]:
+    """``n`` distinguishable colour-blind-safe colours: Okabe-Ito, or Viridis samples beyond 6.
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    list of str
+    """
+    if n <= len(SERIES_COLORS):
+        return list(SERIES_COLORS[:n])
+    return sample_colorscale("Viridis", list(np.linspace(0.0, 0.92, n)))
+
+
+def level_colors(n: int) -> list[str]:
+    """Colours for ``n`` ordered levels, lowest to highest (Viridis, perceptually ordered)."""
+    if n == 1:
+        return sample_colorscale("Viridis", [0.5])
+    return sample_colorscale("Viridis", list(np.linspace(0.0, 0.9, n)))
+
+
+def rgba(color: str, alpha: float) -> str:
+    """Hex ``#RRGGBB`` or ``rgb(r, g, b)`` with an alpha channel."""
+    if color.startswith("#"):
+        r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    elif color.startswith("rgb"):
+        r, g, b = (int(float(x)) for x in color[color.index("(") + 1:color.index(")")].split(",")[:3])
+    else:
+        raise ValueError(f"unsupported colour {color!r}: use '#RRGGBB' or 'rgb(r, g, b)'.")
+    return f"rgba({r}, {g}, {b}, {alpha})"
+
+
+def fmt_number(x: float) -> str:
+    return f"{x:g}"
+
+
+# -- input checks ----------------------------------------------------------------------------------
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{what} is missing column(s) {', '.join(repr(c) for c in missing)}; "
+            f"found {', '.join(repr(str(c)) for c in frame.columns)}."
+        )
+
+
+
+
+def ternary_abc(p: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+    """Ternary a/b/c arrays from distributions over (lowest, middle, highest) level."""
+    return {axis: p[..., i] for i, axis in enumerate(geometry.TERNARY_AXIS_OF_LEVEL)}
+
+
+def ternary_layout(level_labels: Sequence[str]) -> dict:
+    axes = {}
+    for i, axis in enumerate(geometry.TERNARY_AXIS_OF_LEVEL):
+        axes[f"{axis}axis"] = dict(
+            title=dict(text=f"<b>{level_labels[i]}</b>"), min=0, tickformat=".0%", dtick=0.2,
+            linecolor="#444", gridcolor="#e5e5e5", ticks="outside",
+        )
+    return dict(sum=1, bgcolor="white", **axes)
+
+
+def default_true_labels(level_labels: Sequence[str], n_true: int) -> list[str]:
+    if n_true == len(level_labels):
+        return list(level_labels)
+    if n_true == 2:
+        return [level_labels[0], level_labels[-1]]
+    return [f"true level {m + 1}" for m in range(n_true)]
+
+
+def distribution_hover(level_labels: Sequence[str], offset: int = 0) -> str:
+    return "<br>".join(f"{lab}: %{{customdata[{offset + i}]:.1%}}" for i, lab in enumerate(level_labels))
+
+
+
+def check_levels(level_labels: Sequence[str], n: int) -> list[str]:
+    labels = [str(x) for x in level_labels]
+    if len(labels) != n:
+        raise ValueError(f"level_labels must name the {n} observed levels (lowest first); got {labels}.")
+    return labels
+
+def cycle(items: Sequence[str], n: int) -> list[str]:
+    return [items[i % len(items)] for i in range(n)]
+
+
+# -- user text -------------------------------------------------------------------------------------
+
+def safe_text(text: object) -> str:
+    """``text`` made safe to print in a Plotly figure (labels, legend, hover, titles, ticks).
+
+    Plotly renders a subset of HTML in every text (``<a href>``, ``<b>``, ``<br>``), and reads
+    ``%{...}`` in hover templates as a placeholder; a candidate or judge name is data, never markup.
+    ``<``, ``>`` and ``&`` become entities (drawn as the characters themselves) and ``%{`` is
+    broken with an entity brace.
+
+    Parameters
+    ----------
+    text : object
+        Any value; converted with ``str``.
+
+    Returns
+    -------
+    str
+    """
+    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return s.replace("%{", "%&#123;")
+
+
+def safe_texts(items) -> list[str]:
+    """:func:`safe_text` of every item."""
+    return [safe_text(x) for x in items]
+
+
+# -- labels that neither collide nor leave the plot ------------------------------------------------
+
+#: Plotly text positions with the direction (dx, dy) in which each moves its text from the point.
+TEXT_POSITIONS: dict[str, tuple[float, float]] = {
+    "top center": (0.0, 1.0), "bottom center": (0.0, -1.0), "middle right": (1.0, 0.0), "middle left": (-1.0, 0.0),
+    "top right": (0.75, 0.75), "top left": (-0.75, 0.75), "bottom right": (0.75, -0.75), "bottom left": (-0.75, -0.75),
+}
+
+
+def label_box(xy: NDArray[np.float64], text: str, position: str, *, char_w: float, line_h: float,
+              gap: float) -> tuple[float, float, float, float]:
+    """The box ``(x0, y0, x1, y1)`` a text of ``len(text)`` characters occupies at ``position``
+    from the point ``xy`` (units of the plot; ``char_w``, ``line_h`` and ``gap`` in those units)."""
+    dx, dy = TEXT_POSITIONS[position]
+    w, h = char_w * max(len(text), 1), line_h
+    cx = xy[0] + dx * (gap + w / 2) if dx else xy[0]
+    cy = xy[1] + dy * (gap + h / 2) if dy else xy[1]
+    if dx and dy:  # a corner position: the text's nearest corner sits just off the point
+        cx, cy = xy[0] + np.sign(dx) * (gap * 0.7 + w / 2), xy[1] + np.sign(dy) * (gap * 0.7 + h / 2)
+    return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return max(w, 0.0) * max(h, 0.0)
+
+
+def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, char_w: float, line_h: float,
+                 gap: float, preferred: Sequence[str] | None = None, avoid: NDArray[np.float64] | None = None,
+                 taken: list | None = None, required: bool = False) -> list[str | None]:
+    """Greedy label placement: for each point, the text position whose box stays ``inside`` the
+    plot, overlaps no label placed before (nor the ``taken`` boxes) and covers no point of ``avoid``.
+
+    Parameters
+    ----------
+    points : array, shape (n, 2)
+        Label anchors in plot units.
+    texts : sequence of str
+    inside : callable (x0, y0, x1, y1) -> bool
+        Whether a box lies in the plot area.
+    char_w, line_h, gap : float
+        Character width, line height and the marker gap, in plot units.
+    preferred : sequence of str, optional
+        Each point's first choice (tried first; default "top center").
+    avoid : array, shape (m, 2), optional
+        Marker centres that no label may cover.
+    taken : list of boxes, optional
+        Boxes already used (e.g. by other labels); the chosen boxes are appended to it.
+    required : bool
+        Always choose a position (the least bad: inside the plot first, then fewest overlaps);
+        otherwise a label that fits nowhere gets ``None``.
+
+    Returns
+    -------
+    list of (str or None)
+        The chosen position per point, ``None`` where none fits (the caller leaves that label off
+        the plot: the legend and the hover still name it).
+    """
+    placed = taken if taken is not None else []
+    out: list[str | None] = []
+    marks = np.zeros((0, 2)) if avoid is None else np.asarray(avoid, dtype=float).reshape(-1, 2)
+    r = gap * 0.6  # a marker's half size
+    for i, (xy, text) in enumerate(zip(np.asarray(points, dtype=float), texts)):
+        first = preferred[i] if preferred is not None else "top center"
+        best, best_cost, best_box = None, None, None
+        for pos in [first] + [p for p in TEXT_POSITIONS if p != first]:
+            box = label_box(xy, text, pos, char_w=char_w, line_h=line_h, gap=gap)
+            covered = ((marks[:, 0] > box[0] - r) & (marks[:, 0] < box[2] + r)
+                       & (marks[:, 1] > box[1] - r) & (marks[:, 1] < box[3] + r))
+            cost = (0 if inside(box) else 1000) + 10 * sum(_overlap(box, b) > 0 for b in placed) + int(covered.sum())
+            if best_cost is None or cost < best_cost:
+                best, best_cost, best_box = pos, cost, box
+            if cost == 0:
+                break
+        if best_cost == 0 or (required and best is not None):
+            placed.append(best_box)
+            out.append(best)
+        else:
+            out.append(None)
+    return out
+
+
+def ternary_xy(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Plot position (side 1, lowest level bottom-left, highest on top) of distributions over
+    (lowest, middle, highest) level."""
+    return geometry.simplex_to_cartesian(np.asarray(p, dtype=float))
+
+
+def inside_triangle(box: tuple[float, float, float, float], tol: float = 0.0) -> bool:
+    """Whether a box lies inside the unit-side simplex triangle (grown by ``tol``)."""
+    h = np.sqrt(3.0) / 2.0
+    for x, y in ((box[0], box[1]), (box[2], box[1]), (box[0], box[3]), (box[2], box[3])):
+        if y < -tol or y > h + tol:
+            return False
+        # left edge y = √3 x, right edge y = √3 (1 - x); grow both by tol (perpendicular ≈ tol)
+        if y > np.sqrt(3.0) * x + 2 * tol or y > np.sqrt(3.0) * (1.0 - x) + 2 * tol:
+            return False
+    return True

@@ -1,0 +1,145 @@
+"""Figures read at a glance (issue 16): drawing order, opacity, labels that neither collide nor
+leave the plot, user names printed as text (never markup), and the slide/paper pages."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from simplex_core import figures as F
+from simplex_core.figures import slides as S
+from simplex_core.figures.style import inside_triangle, label_box, safe_text
+
+LEVELS = ["low", "mid", "high"]
+LINK = "<a href='x'>z</a>"
+
+
+def _roles(fig: go.Figure) -> list[str]:
+    return [t.meta.get("role") if isinstance(t.meta, dict) else None for t in fig.data]
+
+
+def _data(names, seed=5, crowded=False):
+    rng = np.random.default_rng(seed)
+    if crowded:  # every candidate near one corner: labels must give way rather than pile up
+        shares = np.array([[0.9 - 0.01 * i, 0.05 + 0.01 * i, 0.05] for i in range(len(names))])
+    else:
+        shares = rng.dirichlet([2, 2, 2], size=len(names))
+    observed = pd.DataFrame(shares, index=names, columns=LEVELS)
+    base = np.array([[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]])
+    draws = np.stack([[rng.dirichlet(40 * row) for row in base] for _ in range(40)])
+    post = np.stack([[rng.dirichlet(100 * g + 1) for g in shares] for _ in range(20)])
+    return observed, draws, post
+
+
+def _label_boxes(trace, char_w=0.02):
+    return [label_box(np.asarray(xy), t, p, char_w=char_w, line_h=0.045, gap=0.026)
+            for xy, t, p in zip(trace.meta["xy"], trace.text, trace.meta["positions"])]
+
+
+@pytest.mark.parametrize("crowded", [False, True])
+def test_candidates_are_drawn_above_faint_triangle_outlines(crowded):
+    names = [f"model-{i}" for i in range(11)]
+    observed, draws, post = _data(names, crowded=crowded)
+    fig = F.ternary_judge_figure(observed, LEVELS, draws, draws.mean(axis=0), post, judge="J")
+    roles = _roles(fig)
+    last_draw = max(i for i, r in enumerate(roles) if r == "theta_draw")
+    # bottom to top: outlines, bold mean, candidates' posterior dots, observed points, labels
+    assert last_draw < roles.index("theta_mean") < roles.index("candidate_posterior") < roles.index("candidates")
+    assert roles.index("candidates") < roles.index("vertex_labels")
+    for t in fig.data:
+        if isinstance(t.meta, dict) and t.meta.get("role") == "theta_draw":
+            assert t.fill in (None, "none")
+            assert float(t.line.color.rsplit(",", 1)[1].rstrip(")")) <= 0.3
+    # every candidate is named on the figure: a legend key each, with its own (colour, shape)
+    keys = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "candidate_key"]
+    assert [k.name for k in keys] == names
+    assert len({(k.marker.color, k.marker.symbol) for k in keys}) == len(names)
+    assert "#0072B2" not in {k.marker.color for k in keys}  # the judge's blue is not a candidate's
+
+
+@pytest.mark.parametrize("crowded", [False, True])
+def test_labels_stay_inside_the_triangle_and_never_overlap(crowded):
+    names = [f"candidate-{i}" for i in range(9)]
+    observed, draws, _ = _data(names, seed=11, crowded=crowded)
+    fig = F.ternary_judge_figure(observed, LEVELS, draws, draws.mean(axis=0))
+    boxes = []
+    for t in fig.data:
+        if isinstance(t.meta, dict) and t.meta.get("role") in ("vertex_labels", "candidate_labels"):
+            boxes += _label_boxes(t)
+            if t.meta["role"] == "candidate_labels":
+                assert all(inside_triangle(b, 0.02) for b in _label_boxes(t))
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert min(a[2], b[2]) <= max(a[0], b[0]) or min(a[3], b[3]) <= max(a[1], b[1]), (a, b)
+    if crowded:  # eleven names cannot all fit at one corner: some are left to the legend
+        (labels,) = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "candidate_labels"]
+        assert 0 < len(labels.text) < len(names)
+
+
+def test_vertex_labels_of_close_vertices_merge_into_one():
+    observed, _, _ = _data(["a", "b"])
+    mean = np.array([[0.8, 0.1, 0.1], [0.2, 0.2, 0.6], [0.21, 0.2, 0.59]])  # mid and high nearly equal
+    fig = F.ternary_judge_figure(observed, LEVELS, theta_mean=mean)
+    (labels,) = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "vertex_labels"]
+    assert list(labels.text) == ["θ: low", "θ: mid = high"]
+    xy = np.asarray(labels.meta["xy"])
+    assert np.hypot(*(xy[0] - xy[1])) > 0.07  # no two vertex labels within a few pixels
+
+
+@pytest.mark.parametrize("x", [(0.62, 0.66), (0.05, 0.1), (0.9, 0.97), (0.1, 0.9), (0.4, 0.45)])
+def test_segment_vertex_labels_never_collide_nor_leave_the_axis(x):
+    anns = F.simplex.segment_vertex_annotations(np.array(x), ["θ: incorrect", "θ: correct"], 10.0)
+    for a in anns:  # a label extends towards the middle near an axis end
+        assert (a["xanchor"] == "left") if a["x"] < 0.3 else True
+        assert (a["xanchor"] == "right") if a["x"] > 0.7 else True
+    left, right = sorted(anns, key=lambda a: a["x"])
+    apart = left["xanchor"] == "right" and right["xanchor"] == "left"
+    assert apart or left["ay"] != right["ay"]  # otherwise on two lines
+
+
+def test_user_names_are_text_not_markup():
+    assert safe_text(LINK) == "&lt;a href='x'&gt;z&lt;/a&gt;"
+    assert safe_text("%{x} & co") == "%&#123;x} &amp; co"
+    observed, draws, post = _data(["plain", LINK])
+    fig = F.ternary_judge_figure(observed, LEVELS, draws, draws.mean(axis=0), post, judge=LINK)
+    ranks = F.rank_boxplot_figure(pd.DataFrame({"method": ["m"] * 4, "candidate": ["plain", LINK] * 2, "rank": [1, 2, 2, 1]}),
+                                  ["plain", LINK])
+    seg = F.segment_judge_figure(pd.DataFrame({"no": [0.3, 0.6], "yes": [0.7, 0.4]}, index=["plain", LINK]), ["no", "yes"])
+    for f in (fig, ranks, seg):
+        # what Plotly renders (meta and legend-group ids are never drawn)
+        shown = f.to_dict()
+        for t in shown["data"]:
+            t.pop("meta", None)
+            t.pop("legendgroup", None)
+        text = json.dumps(shown, default=str)
+        assert "<a href" not in text and "&lt;a href='x'&gt;z&lt;/a&gt;" in text
+
+
+def test_rank_figure_is_compact_enough_for_a_slide():
+    rows = [(m, f"c{k}", r) for m in ("bayesian", "bootstrap", "bt", "ppi") for k in range(9) for r in (k + 1, k + 2)]
+    fig = F.rank_boxplot_figure(pd.DataFrame(rows, columns=["method", "candidate", "rank"]), [f"c{k}" for k in range(9)])
+    assert fig.layout.height <= 720
+    assert fig.layout.legend.orientation == "v" and fig.layout.legend.x >= 1.0  # one column beside the plot
+
+
+def test_slide_pages_carry_size_title_and_caption():
+    observed, draws, post = _data(["a", "b", "c"])
+    judges = {j: F.JudgeSimplex(observed, None, draws, draws.mean(axis=0), post) for j in ("j1", "j2", LINK)}
+    grid = S.ternary_judges_grid_figure(judges, LEVELS)
+    assert {t.meta["panel"] for t in grid.data} == {0, 1, 2}
+    assert sum(bool(t.showlegend) for t in grid.data) == sum(bool(t.showlegend) for t in grid.data if t.meta["panel"] == 0)
+    from simplex_core.model import FitSettings
+
+    caption = S.figure_caption("hanna · coherence", FitSettings(omega=2.0, beta_max=5.0, likelihood="shared-truth"))
+    assert "hanna · coherence" in caption and "ω = 2, β_max = 5" in caption and "likelihood: shared-truth" in caption
+    for size, (w, h) in S.PAGE_SIZES.items():
+        page = S.for_slides(grid, "Judges", caption, size=size)
+        assert (page.layout.width, page.layout.height) == (w, h)
+        assert page.layout.title.subtitle.text == caption and "Judges" in page.layout.title.text
+    assert grid.layout.width is None  # the original is untouched
+    with pytest.raises(ValueError, match="size must be one of 16:9, paper"):
+        S.for_slides(grid, "x", "y", size="4:3")
