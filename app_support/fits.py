@@ -127,8 +127,10 @@ class FitView:
 
 
 def settings_label(settings: FitSettings) -> str:
-    """``"ω = 1, β_max = 5"`` (or ``"integrated"``), plus prior/δ when not the defaults."""
+    """``"ω = 1, β_max = 5, shared-truth likelihood"`` (or ``"integrated …"``), plus prior/δ when not
+    the defaults."""
     head = "integrated over ω and β_max" if settings.integrated else f"ω = {settings.omega:g}, β_max = {settings.beta_max:g}"
+    head += f", {settings.likelihood} likelihood"
     extra = []
     if settings.prior != "weight-propagation":
         extra.append(f"{settings.prior} prior")

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 import streamlit as st
 
 from simplex_core.data import JudgmentTable
-from simplex_core.model import DELTA_PRESETS, PRIORS, FitSettings
+from simplex_core.model import DELTA_PRESETS, LIKELIHOODS, PRIORS, FitSettings
 
 from . import data_access as da
 from .state import BETA_MAX_GRID, OMEGA_GRID, UPLOAD, K, UrlChoices, fast_mode, load_url_state, write_url_state
@@ -23,6 +23,10 @@ PRIOR_NAMES = {
     "weight-propagation": "weight propagation (the paper's)",
     "diagonal": "diagonal-heavy rows",
     "mixing": "mixing",
+}
+LIKELIHOOD_NAMES = {
+    "shared-truth": "shared truth: one true score per answer, seen by every judge",
+    "per-judge": "per judge: the paper's, each judge's counts independent",
 }
 DELTA_NAMES = {
     "inflation": "inflation [1, 4, 10]: judges score too high",
@@ -152,6 +156,11 @@ def render_sidebar() -> AnalysisContext:
             st.select_slider("β_max — judge quality prior", options=list(BETA_MAX_GRID), key=K.BETA_MAX, disabled=integrated,
                              format_func=lambda v: f"{v:g}",
                              help="0 = no belief that judges are good; 20 = strong belief that judges mostly give the true score.")
+        st.selectbox("Likelihood", list(LIKELIHOODS), key=K.LIKELIHOOD, format_func=lambda v: LIKELIHOOD_NAMES.get(v, v),
+                     help="Shared truth (default): all judges score the same answers, so an answer's scores are one "
+                          "observation of its one true score; more judges never count the same answers twice. "
+                          "Per judge: the paper's likelihood, each judge's counts an independent sample (with many "
+                          "accurate judges its intervals are too narrow). See the Guide.")
         with st.expander("Advanced model settings"):
             st.toggle("Off-grid ω and β_max", key=K.OFF_GRID,
                       help="Continuous sliders; off-grid values are fitted live (not part of the background grid).")
@@ -178,6 +187,7 @@ def render_sidebar() -> AnalysisContext:
         "prior": ss.get(K.PRIOR) if ss.get(K.PRIOR) != "weight-propagation" else None,
         "delta": (ss.get(K.DELTA_CUSTOM) if ss.get(K.DELTA) == "custom" else ss.get(K.DELTA)) if ss.get(K.DELTA) != "inflation" else None,
         "integrated": True if ss.get(K.INTEGRATED) else None,
+        "likelihood": ss.get(K.LIKELIHOOD) if ss.get(K.LIKELIHOOD, FitSettings().likelihood) != FitSettings().likelihood else None,
         "self_exclusion": False if not ss.get(K.SELF_EXCLUSION, True) else None,
     })
     return ctx
@@ -257,4 +267,5 @@ def settings_from_state(table: JudgmentTable | None, state: Mapping[str, Any] | 
             raise ValueError("Give the custom δ values (one per true level), or pick a preset.")
     return FitSettings(omega=omega, beta_max=beta_max, integrated=bool(ss.get(K.INTEGRATED)),
                        prior=str(ss.get(K.PRIOR, "weight-propagation")), delta=delta,
+                       likelihood=str(ss.get(K.LIKELIHOOD, FitSettings().likelihood)),
                        self_exclusion=bool(ss.get(K.SELF_EXCLUSION, True)), seed=0, **sampler_sizes())

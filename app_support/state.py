@@ -21,6 +21,8 @@ from typing import Any
 
 import streamlit as st
 
+from simplex_core.model import LIKELIHOODS, FitSettings
+
 UPLOAD = "__upload__"  # the dataset choice meaning "the user's file"
 
 #: The paper's grid (section 5, "Conducting sensitivity analyses").
@@ -45,6 +47,7 @@ class K:
     DELTA_CUSTOM = "w_delta_custom"
     PRIOR = "w_prior"
     INTEGRATED = "w_integrated"
+    LIKELIHOOD = "w_likelihood"
     # Data page widgets (kept across page switches by keep_widget_state)
     UPLOADER = "w_uploader"
     LEVELS = "w_levels"
@@ -92,6 +95,7 @@ DEFAULTS: dict[str, Any] = {
     K.DELTA_CUSTOM: "",
     K.PRIOR: "weight-propagation",
     K.INTEGRATED: False,
+    K.LIKELIHOOD: FitSettings().likelihood,
     K.LEVELS: "",
     K.TRUE_LEVELS: "",
     K.FAMILIES: "",
@@ -136,6 +140,7 @@ _URL_KEYS = {
     "prior": K.PRIOR,
     "delta": K.DELTA,
     "integrated": K.INTEGRATED,
+    "likelihood": K.LIKELIHOOD,
     "self_exclusion": K.SELF_EXCLUSION,
 }
 
@@ -198,6 +203,8 @@ def load_url_state(choices: UrlChoices) -> None:
                     continue
         elif name == "prior":
             value = raw if raw in choices.priors else None
+        elif name == "likelihood":
+            value = raw if raw in LIKELIHOODS else None
         elif name == "delta":
             if raw in choices.deltas:
                 value = raw

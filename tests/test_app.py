@@ -353,7 +353,7 @@ def test_showing_a_first_fit_queues_the_rest_of_the_grid_in_the_background(monke
     assert len(groups) == 1
     jobs = fit_manager().jobs(groups.pop())
     assert len(jobs) == 24 and all(j.priority == BACKGROUND for j in jobs)
-    assert {j.label for j in jobs} == {f"ω = {o:g}, β_max = {b:g}" for o in (0, 1, 2, 4, 8) for b in (0, 1, 5, 10, 20)} - {"ω = 0, β_max = 5"}
+    assert {j.label for j in jobs} == {f"ω = {o:g}, β_max = {b:g}, shared-truth likelihood" for o in (0, 1, 2, 4, 8) for b in (0, 1, 5, 10, 20)} - {"ω = 0, β_max = 5, shared-truth likelihood"}
     sidebar = " ".join(m.value for m in at.sidebar.markdown)
     assert "Background grid" in sidebar
     at.run()  # a rerun does not queue the grid twice
