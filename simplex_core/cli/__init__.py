@@ -76,7 +76,7 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
 
 
 # Command modules, each with register(subparsers). Order = order in --help.
-_COMMAND_MODULES = ("data_commands", "simulate_command", "fit_commands", "evaluate_commands")
+_COMMAND_MODULES = ("data_commands", "simulate_command", "fit_commands", "evaluate_commands", "label_commands")
 
 
 def build_parser() -> argparse.ArgumentParser:
