@@ -382,7 +382,8 @@ def load_table(
     if has_gold:
         gold, gold_bad = _to_bool(raw["gold"])
         if gold_bad.any():
-            problems.append(Problem("gold", f"value{'s' if gold_bad.sum() > 1 else ''} {_fmt_values(raw.loc[gold_bad, 'gold'])} in {_fmt_rows(_rows(gold_bad, raw.index))} {'are' if gold_bad.sum() > 1 else 'is'} not true or false.",
+            many = raw.loc[gold_bad, "gold"].nunique() > 1
+            problems.append(Problem("gold", f"value{'s' if many else ''} {_fmt_values(raw.loc[gold_bad, 'gold'])} in {_fmt_rows(_rows(gold_bad, raw.index))} {'are' if many else 'is'} not true or false.",
                                     expected="true/false (or 1/0, yes/no; a blank cell means not gold)", fix="write true for answers whose true_score is a known label, false otherwise."))
         raw["gold"] = gold
         if gold.any():
@@ -397,7 +398,8 @@ def load_table(
                 ts_gold = raw["true_score"]
                 off = gold & ts_gold.notna() & ~ts_gold.map(lambda v: bool(np.isclose(v, levels, atol=1e-9).any()) if pd.notna(v) else True)
                 if off.any():
-                    problems.append(Problem("gold", f"gold true score{'s' if off.sum() > 1 else ''} {_fmt_values(ts_gold[off])} in {_fmt_rows(_rows(off, raw.index))} {'are' if off.sum() > 1 else 'is'} not a true level of the scale.",
+                    many = ts_gold[off].nunique() > 1
+                    problems.append(Problem("gold", f"gold true score{'s' if many else ''} {_fmt_values(ts_gold[off])} in {_fmt_rows(_rows(off, raw.index))} {'are' if many else 'is'} not a true level of the scale.",
                                             expected=f"one of the true levels {', '.join(_num(v) for v in levels)}",
                                             fix="a gold label is one true level (round a mean of raters to a level first), or mark the answer false."))
                 raw.loc[gold & ~off & ts_gold.notna(), "true_score"] = ts_gold[gold & ~off & ts_gold.notna()].map(
