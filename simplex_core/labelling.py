@@ -66,17 +66,22 @@ class LabelDraws:
     def from_fit(cls, fit, max_draws: int | None = 2000, seed: int = 0) -> "LabelDraws":
         """The draws of a :class:`~simplex_core.inference.FitResult` (thinned at random to at most
         ``max_draws``)."""
-        post = fit.idata.posterior
+        post = getattr(fit, "idata", fit).posterior  # a FitResult or its InferenceData
+
+        def draws(name: str) -> np.ndarray:
+            arr = np.asarray(post[name].values)
+            return arr.reshape((-1,) + arr.shape[2:])
+
         S = post.sizes["chain"] * post.sizes["draw"]
         keep = np.arange(S)
         if max_draws is not None and S > max_draws:
             keep = np.sort(np.random.default_rng(seed).choice(S, max_draws, replace=False))
         mix = Z = None
         if "R" in post and "W" in post:
-            mix = (fit.draws("R")[:, :, None] * fit.draws("W")[:, None, :])[keep]
-            Z = fit.draws("Z")[keep]
-        return cls(pi=fit.draws("pi")[keep], theta=fit.draws("theta")[keep],
-                   ranks=np.asarray(fit.draws("rank"), dtype=float)[keep], mix=mix, Z=Z)
+            mix = (draws("R")[:, :, None] * draws("W")[:, None, :])[keep]
+            Z = draws("Z")[keep]
+        return cls(pi=draws("pi")[keep], theta=draws("theta")[keep],
+                   ranks=np.asarray(draws("rank"), dtype=float)[keep], mix=mix, Z=Z)
 
     @property
     def n_draws(self) -> int:
