@@ -1,5 +1,6 @@
 """Rankings: the posterior rank distributions beside the baselines; intervals, P(best), pairwise
-probabilities; Spearman and coverage per method when the data have ground truth."""
+probabilities; Spearman and coverage per method when the data have ground truth; which answers to
+label next (shared-truth fits)."""
 
 from __future__ import annotations
 
@@ -118,6 +119,44 @@ if baseline:
         st.caption("Scores mean different things per method: mean score (single judge, simple average, bootstrap), "
                    "log-ability (Bradley–Terry), estimated mean true score on [0, 1] (PPI).")
         csv_button(btable, f"{ctx.source_label}-baselines", label="Baselines CSV", key="dl-baselines")
+
+# -- what to label next --------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=16)
+def _label_suggestions(_result, result_key: str, _table, _included, budget: int) -> pd.DataFrame:
+    from simplex_core.labelling import LabelDraws, answers_of, suggest_labels
+
+    answers = answers_of(_table, _included)
+    if len(answers.frame) == 0:
+        return pd.DataFrame()
+    return suggest_labels(LabelDraws.from_fit(_result), answers, budget, true_labels=_table.scale.true_labels)
+
+
+def label_suggestions_panel(table, view, source_label: str) -> None:
+    """Answers whose true score would most reduce the ranking's uncertainty (simplex_core.labelling)."""
+    if view is None or view.result is None or view.result_settings is None:
+        return
+    with st.expander("What to label next"):
+        if view.result_settings.likelihood != "shared-truth":
+            st.caption("Label suggestions reweight the draws of the shared-truth model: they need a fit with the "
+                       "shared-truth likelihood.")
+            return
+        budget = int(st.number_input("Answers to suggest", min_value=1, max_value=200, value=20, key="w_label_budget"))
+        suggested = _label_suggestions(view.result, view.result_key, table, view.counts.included, budget)
+        if suggested.empty:
+            st.caption("Every answer is already labelled (gold).")
+            return
+        st.caption(f"Answers ordered by how much knowing their true score would shrink the uncertainty of the ranking "
+                   f"(now {suggested.attrs.get('uncertainty', float('nan')):.3f}: the posterior variances of the ranks, "
+                   "summed over candidates), computed by reweighting the posterior draws; each next answer allows for "
+                   "the labels of those above it. Blank score: none, or excluded as self-family. Label them, add a "
+                   "gold column (true) with their true_score, and fit again.")
+        st.dataframe(suggested, hide_index=True, width="stretch", column_config={
+            "expected_reduction": st.column_config.NumberColumn("expected reduction", format="%.4f")})
+        csv_button(suggested, f"{source_label}-next-labels", label="Suggestions CSV", key="dl-next-labels")
+
+
+with guard("suggesting answers to label"):
+    label_suggestions_panel(table, view, ctx.source_label)
 
 # -- pairwise -----------------------------------------------------------------------------------
 if bayes is not None:

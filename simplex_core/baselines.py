@@ -735,18 +735,11 @@ def _power_tuning_lambda(
 
 def ppi_labelled_items(n_items: int, labelled_fraction: float, rng: RngLike | None) -> np.ndarray:
     """Boolean mask ``[I]`` of the labelled items: ``max(1, round(fraction * I))`` items chosen by
-    ``rng.permutation(n_items)`` (the first ones)."""
-    if not 0.0 < labelled_fraction < 1.0:
-        raise ValueError(f"labelled_fraction must be strictly between 0 and 1; got {labelled_fraction}.")
-    n_lab = max(1, int(round(labelled_fraction * n_items)))
-    if n_lab >= n_items:
-        raise ValueError(
-            f"With {n_items} items a labelled fraction of {labelled_fraction} leaves no unlabelled item: "
-            "PPI needs more items or a smaller fraction."
-        )
-    mask = np.zeros(n_items, dtype=bool)
-    mask[_as_generator(rng).permutation(n_items)[:n_lab]] = True
-    return mask
+    ``rng.permutation(n_items)`` (the first ones). The draw lives in
+    :func:`simplex_core.gold.labelled_item_mask`, shared with the Bayesian gold methods."""
+    from .gold import labelled_item_mask
+
+    return labelled_item_mask(n_items, labelled_fraction, _as_generator(rng))
 
 
 def _ppi_estimates(

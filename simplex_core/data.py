@@ -1,8 +1,10 @@
 """The data contract: one long table of judgments, its validation, and the views models need.
 
 One row per (item, candidate, judge) with columns ``item``, ``candidate``, ``judge``, ``score``;
-optional ``true_score`` (used only for evaluation and labelled baselines, never by the model fit);
-optional ``candidate_family`` / ``judge_family`` (or a {model: family} mapping) for self-family
+optional ``true_score`` (used for evaluation and labelled baselines; the model fit sees it only for
+answers marked gold); optional ``gold`` (true/false: the answer's true score is a known label, which
+the shared-truth likelihood takes as observed; see :mod:`simplex_core.gold`); optional
+``candidate_family`` / ``judge_family`` (or a {model: family} mapping) for self-family
 exclusion; optional ``criterion`` when one file holds several criteria.
 
 Validation collects every problem at once and names the column, the rows (1-based data rows: the
@@ -27,7 +29,10 @@ from .scale import Scale, ScaleError, collapse_scale
 from .patterns import NO_SCORE, ScorePatterns, patterns_from_answers
 
 REQUIRED_COLUMNS = ("item", "candidate", "judge", "score")
-OPTIONAL_COLUMNS = ("true_score", "candidate_family", "judge_family", "criterion")
+OPTIONAL_COLUMNS = ("true_score", "gold", "candidate_family", "judge_family", "criterion")
+# Spellings of a boolean gold cell (case-insensitive); a blank cell means "not gold".
+GOLD_TRUE = ("true", "1", "1.0", "yes", "y", "t")
+GOLD_FALSE = ("false", "0", "0.0", "no", "n", "f")
 # Above this many distinct scores the column is almost surely continuous, not a set of levels.
 MAX_IMPLICIT_LEVELS = 15
 _MAX_LISTED = 8  # rows/values quoted per problem before "and N more"
@@ -112,6 +117,13 @@ class JudgmentTable:
     def has_truth(self) -> bool:
         return "true_score" in self.frame.columns and self.frame["true_score"].notna().any()
 
+    @property
+    def n_gold(self) -> int:
+        """Number of gold answers (item, candidate) whose true score the model takes as observed."""
+        if "gold" not in self.frame.columns:
+            return 0
+        return int(self.frame.loc[self.frame["gold"], ["item", "candidate"]].drop_duplicates().shape[0])
+
     def family(self, model: str) -> str | None:
         return self.families.get(model)
 
@@ -134,7 +146,7 @@ class JudgmentTable:
         return cached
 
     def _compute_hash(self) -> str:
-        cols = [c for c in ("item", "candidate", "judge", "score", "true_score") if c in self.frame.columns]
+        cols = [c for c in ("item", "candidate", "judge", "score", "true_score", "gold") if c in self.frame.columns]
         canon = self.frame[cols].sort_values(["item", "candidate", "judge"]).to_csv(index=False)
         h = hashlib.sha256(canon.encode())
         h.update(json.dumps(self.scale.to_dict(), sort_keys=True).encode())
@@ -513,6 +525,14 @@ def _as_names(series: pd.Series, col: str, notes: list[str]) -> tuple[pd.Series,
     return pd.Series(final_arr[codes], index=series.index, dtype=object), blank
 
 
+def _to_bool(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Boolean version of a gold column (blank = False) and a mask of entries that are not booleans."""
+    text = series.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)).str.strip().str.lower()
+    value = text.isin(GOLD_TRUE)
+    bad = ~(value | text.isin(GOLD_FALSE) | (text == ""))
+    return value.astype(bool), bad
+
+
 def load_table(
     source: Any,
     *,
@@ -677,6 +697,42 @@ def load_table(
             raw = raw.drop(columns=["true_score"])
             has_true = False
 
+    # Gold labels: answers whose true score the model may take as observed.
+    has_gold = "gold" in raw.columns
+    if has_gold:
+        gold, gold_bad = _to_bool(raw["gold"])
+        if gold_bad.any():
+            many = raw.loc[gold_bad, "gold"].nunique() > 1
+            problems.append(Problem("gold", f"value{'s' if many else ''} {_fmt_values(raw.loc[gold_bad, 'gold'])} in {_fmt_rows(_rows(gold_bad, raw.index))} {'are' if many else 'is'} not true or false.",
+                                    expected="true/false (or 1/0, yes/no; a blank cell means not gold)", fix="write true for answers whose true_score is a known label, false otherwise."))
+        raw["gold"] = gold
+        if gold.any():
+            truth_of_answer = (raw.groupby(["item", "candidate"], sort=False)["true_score"].transform("max")
+                               if has_true else pd.Series(np.nan, index=raw.index))
+            no_truth = gold & truth_of_answer.isna()
+            if no_truth.any():
+                problems.append(Problem("gold", f"{_fmt_rows(_rows(no_truth, raw.index))} {'are' if no_truth.sum() > 1 else 'is'} marked gold but the answer has no true_score.",
+                                        expected="a true_score on every gold answer", fix="add the true_score of those answers, or mark them false."))
+            if has_true and scale is not None:
+                levels = np.asarray(scale.true_values, dtype=float)
+                ts_gold = raw["true_score"]
+                off = gold & ts_gold.notna() & ~ts_gold.map(lambda v: bool(np.isclose(v, levels, atol=1e-9).any()) if pd.notna(v) else True)
+                if off.any():
+                    many = ts_gold[off].nunique() > 1
+                    problems.append(Problem("gold", f"gold true score{'s' if many else ''} {_fmt_values(ts_gold[off])} in {_fmt_rows(_rows(off, raw.index))} {'are' if many else 'is'} not a true level of the scale.",
+                                            expected=f"one of the true levels {', '.join(_num(v) for v in levels)}",
+                                            fix="a gold label is one true level (round a mean of raters to a level first), or mark the answer false."))
+                raw.loc[gold & ~off & ts_gold.notna(), "true_score"] = ts_gold[gold & ~off & ts_gold.notna()].map(
+                    lambda v: float(levels[np.argmin(np.abs(levels - v))]))
+            mixed = raw.groupby(["item", "candidate"], sort=False)["gold"].agg(["min", "max"])
+            mixed = mixed[mixed["min"] != mixed["max"]]
+            if len(mixed):
+                pairs = [f"({i!r}, {c!r})" for i, c in mixed.index[:_MAX_LISTED]]
+                problems.append(Problem("gold", f"differs across judges for {len(mixed)} (item, candidate) answer{'s' if len(mixed) > 1 else ''}: {', '.join(pairs)}{' …' if len(mixed) > _MAX_LISTED else ''}.",
+                                        expected="the same gold flag on every row of an answer", fix="mark every row of a gold answer true."))
+        else:
+            has_gold = False
+
     # Duplicated (item, candidate, judge) rows: repeats of one judgment count once, conflicts are errors.
     key = ["item", "candidate", "judge"]
     dup_mask = raw.duplicated(key, keep=False).to_numpy()
@@ -774,7 +830,7 @@ def load_table(
             notes.append(f"No family for {_fmt_values(no_family)}: never excluded as self-family.")
         fam = {m: f for m, f in fam.items() if m in models}
 
-    keep = ["item", "candidate", "judge", "score"] + (["true_score"] if has_true else [])
+    keep = ["item", "candidate", "judge", "score"] + (["true_score"] if has_true else []) + (["gold"] if has_gold else [])
     frame = frame[keep].reset_index(drop=True)
     return JudgmentTable(
         frame=frame,

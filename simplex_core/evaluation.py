@@ -206,7 +206,9 @@ def evaluate_methods(
 
     Each method run gets its own generator from :func:`~simplex_core.baselines.method_generator`
     (base seed from ``rng``, the method name, the resample number), so the result of one method does
-    not depend on which other methods are evaluated.
+    not depend on which other methods are evaluated. A method with an ``rng_stream`` attribute gets
+    the generator of that name instead (``bayesian_gold_10`` gets ``ppi_10``'s, so both label the
+    same items).
 
     Parameters
     ----------
@@ -252,7 +254,9 @@ def evaluate_methods(
         out = {}
         for name, method in methods.items():
             try:
-                out[name] = method(v, method_generator(base_seed, name, replicate))
+                # A method may share another's stream (a gold method draws PPI's labelled items).
+                stream = getattr(method, "rng_stream", None) or name
+                out[name] = method(v, method_generator(base_seed, stream, replicate))
             except Exception as err:  # say which method and which resample, keep the error itself
                 where = "the full data" if replicate == 0 else f"item resample {replicate}"
                 err.add_note(f"(while running method {name!r} on {where})")

@@ -6,7 +6,10 @@ This module owns:
   ``f(view, rng) -> MethodResult`` (see :mod:`simplex_core.baselines`), so it is compared with the
   baselines by :func:`simplex_core.evaluation.evaluate_methods` exactly like them. ``bayesian`` is
   the base setting (ω = 0, β_max = 5); ``bayesian_integrated`` puts hyperpriors on ω and β_max
-  (the paper's Table 1 method). A method rebuilds a judgment table from the item view it is given,
+  (the paper's Table 1 method); ``bayesian_gold_<pct>`` is the base setting with the shared-truth
+  likelihood and the answers of a ``<pct>``% share of items as gold labels, drawn by
+  :func:`simplex_core.gold.labelled_items` from the *same* generator as ``ppi_<pct>`` (its
+  ``rng_stream``), so both label the same items in every resample (``uses_labels``). A method rebuilds a judgment table from the item view it is given,
   takes its count tensor with the same self-family exclusion option as the baselines, fits, and
   returns the posterior's rank draws, with rank intervals by :func:`baselines.rank_interval` (the
   one interval rule of every method). Fits are cached by counts hash + settings key (in process,
@@ -61,6 +64,8 @@ __all__ = [
     "BayesianMethod",
     "bayesian_settings",
     "bayesian_methods",
+    "gold_method_name",
+    "gold_method_fraction",
     "table_from_view",
     "evaluate_table",
     "inject_self_preference",
@@ -87,12 +92,34 @@ Progress = Callable[[str], None]
 
 # -- the Bayesian model as an evaluation method ---------------------------------------------------
 
+GOLD_PREFIX = "bayesian_gold_"
+
+
+def gold_method_name(fraction: float) -> str:
+    """``bayesian_gold_<pct>`` for a labelled fraction (0.05 -> ``bayesian_gold_5``), named like PPI's."""
+    return f"{GOLD_PREFIX}{int(round(fraction * 100))}"
+
+
+def gold_method_fraction(name: str) -> float | None:
+    """The labelled fraction of a ``bayesian_gold_<pct>`` name; None for other names."""
+    if not name.startswith(GOLD_PREFIX):
+        return None
+    pct = name[len(GOLD_PREFIX):]
+    if not pct.isdigit() or not 0 < int(pct) < 100:
+        raise ValueError(f"Unknown Bayesian method {name!r}: write bayesian_gold_<percent>, e.g. bayesian_gold_10.")
+    return int(pct) / 100.0
+
+
 def bayesian_settings(name: str, **fit_options) -> FitSettings:
     """The :class:`FitSettings` of a Bayesian method name.
 
-    ``bayesian``: ω = 0, β_max = 5 (the base setting); ``bayesian_integrated``: integrated mode.
-    ``fit_options`` (chains, draws, tune, seed, prior, self_exclusion, engine, ...) are passed on.
+    ``bayesian``: ω = 0, β_max = 5 (the base setting); ``bayesian_integrated``: integrated mode;
+    ``bayesian_gold_<pct>``: the base setting with the shared-truth likelihood (the only one that
+    uses gold labels). ``fit_options`` (chains, draws, tune, seed, prior, self_exclusion, engine,
+    ...) are passed on.
     """
+    if gold_method_fraction(name) is not None:
+        return FitSettings(omega=0.0, beta_max=5.0, integrated=False, **{**fit_options, "likelihood": "shared-truth"})
     if name == "bayesian":
         return FitSettings(omega=0.0, beta_max=5.0, integrated=False, **fit_options)
     if name == "bayesian_integrated":
@@ -201,8 +228,8 @@ class BayesianMethod:
     ``details`` carries the convergence diagnostics, the fit time and the label-switching check;
     ``notes`` say when the fit did not converge or a judge is label-switched.
 
-    The generator argument is not used: the fit seed is ``settings.seed`` so that the same data and
-    settings give the same (cached) fit.
+    The generator is used only by a gold method, to draw its labelled items; the fit seed is
+    ``settings.seed`` so that the same data and settings give the same (cached) fit.
 
     Attributes
     ----------
@@ -216,6 +243,14 @@ class BayesianMethod:
         Optional on-disk :class:`~simplex_core.fit_cache.FitCache`.
     progress
         Optional ``progress(message)`` called after each fit.
+    gold_fraction
+        When set, the answers of this share of the view's items are gold labels
+        (:func:`simplex_core.gold.labelled_items` from the generator the method is given), and the
+        result is marked ``uses_labels``.
+    rng_stream
+        Name of the method whose generator this one gets from
+        :func:`~simplex_core.evaluation.evaluate_methods` (``ppi_<pct>`` for a gold method, so that
+        both draw the same labelled items); None = its own name.
     memo
         In-process cache: fit key -> MethodResult.
     history
@@ -230,18 +265,27 @@ class BayesianMethod:
     judges: tuple[str, ...]
     cache: object | None = None
     progress: Progress | None = None
+    gold_fraction: float | None = None
+    rng_stream: str | None = None
     memo: dict = field(default_factory=dict)
     history: list = field(default_factory=list)
 
-    def counts_of(self, view: pd.DataFrame):
-        """The count tensor of an item view, with this method's self-exclusion option."""
+    def counts_of(self, view: pd.DataFrame, rng: np.random.Generator | None = None):
+        """The count tensor of an item view, with this method's self-exclusion option (and, for a gold
+        method, the labelled items drawn first from ``rng``)."""
         table = table_from_view(view, self.scale, self.families, candidates=self.candidates, judges=self.judges)
+        if self.gold_fraction is not None:
+            from .gold import labelled_items, mark_gold
+
+            items = set(labelled_items(view, self.gold_fraction, _as_generator(rng)))
+            answers = [a for a in view.index if a[0] in items]
+            table = mark_gold(table, answers)
         return count_tensor(table, self_exclusion=self.settings.self_exclusion)
 
     def __call__(self, view: pd.DataFrame, rng: np.random.Generator | None = None) -> MethodResult:
         from .fit_cache import fit_cached, fit_key
 
-        counts = self.counts_of(view)
+        counts = self.counts_of(view, rng)
         key = fit_key(counts, self.settings)
         if key in self.memo:
             result = self.memo[key]
@@ -290,7 +334,7 @@ class BayesianMethod:
         index = pd.Index(list(candidates), name="candidate")
         return MethodResult(
             method=self.name,
-            uses_labels=False,
+            uses_labels=self.gold_fraction is not None,
             scores=pd.Series(mean, index=index, name="expected_score"),
             ranks=pd.Series(rank_scores(mean), index=index, name="rank"),
             rank_lo=pd.Series(lo, index=index, name="rank_lo"),
@@ -328,7 +372,7 @@ def bayesian_methods(
     table
         The judgment table (gives the scale, families and name orders).
     names
-        Which of :data:`BAYESIAN_METHODS`.
+        Which of :data:`BAYESIAN_METHODS`, or ``bayesian_gold_<pct>`` (see :func:`gold_method_name`).
     self_exclusion
         Exclude self-family pairs from the likelihood (as the baselines exclude them).
     cache
@@ -343,6 +387,7 @@ def bayesian_methods(
     out: dict[str, BayesianMethod] = {}
     for name in names:
         settings = bayesian_settings(name, self_exclusion=self_exclusion, **fit_options)
+        fraction = gold_method_fraction(name)
         out[name + suffix] = BayesianMethod(
             name=name + suffix,
             settings=settings,
@@ -352,6 +397,8 @@ def bayesian_methods(
             judges=tuple(table.judges),
             cache=cache,
             progress=progress,
+            gold_fraction=fraction,
+            rng_stream=None if fraction is None else f"ppi_{int(round(fraction * 100))}",
         )
     return out
 

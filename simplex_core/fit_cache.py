@@ -76,9 +76,27 @@ def counts_hash(counts: CountsLike) -> str:
     return h.hexdigest()
 
 
+def patterns_hash(counts: CountsLike) -> str:
+    """sha256 of the score patterns (the shared-truth likelihood's data, gold labels included);
+    empty when the counts carry none."""
+    patterns = getattr(counts, "patterns", None)
+    if patterns is None:
+        return ""
+    h = hashlib.sha256()
+    for a in (patterns.candidate, patterns.scores, patterns.truth, patterns.weight):
+        a = np.ascontiguousarray(np.asarray(a, dtype=np.int64))
+        h.update(str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def fit_key(counts: CountsLike, settings: FitSettings) -> str:
-    """Cache key: the data (counts hash, which the data hash determines) and the settings key."""
+    """Cache key: the data (counts hash, which the data hash determines) and the settings key; for the
+    shared-truth likelihood also the score patterns (two data sets with equal counts can differ in
+    their patterns or gold labels)."""
     payload = f"{_FORMAT}|{counts_hash(counts)}|{settings.key()}"
+    if getattr(settings, "likelihood", "per-judge") == "shared-truth":
+        payload += f"|{patterns_hash(counts)}"
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 

@@ -98,7 +98,8 @@ def check_output_path(path: str, option: str = "--out") -> None:
 
 
 # Command modules, each with register(subparsers). Order = order in --help.
-_COMMAND_MODULES = ("data_commands", "simulate_command", "fit_commands", "evaluate_commands", "figure_commands")
+_COMMAND_MODULES = ("data_commands", "simulate_command", "fit_commands", "evaluate_commands", "figure_commands",
+                    "label_commands")
 
 
 def build_parser() -> argparse.ArgumentParser:

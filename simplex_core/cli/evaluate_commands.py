@@ -27,7 +27,7 @@ from . import UsageError, add_data_options, check_output_path, load_data_from_ar
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
     "single_judge:<judge>, simple_average, bootstrap, bradley_terry, ppi_5, ppi_10; or the groups "
-    "'baselines' and 'all' (default: all)"
+    "'baselines' and 'all' (default: all); bayesian_gold_<pct> (see --gold-fractions)"
 )
 
 
@@ -67,6 +67,10 @@ def register(subparsers) -> None:
     )
     _add_common(ev, default_ci=50)
     ev.add_argument("--methods", default="all", help=METHOD_HELP)
+    ev.add_argument("--gold-fractions", metavar="F,F,...", default=None,
+                    help="also run bayesian_gold_<pct> for each labelled share F (e.g. 0.05,0.10): the shared-truth "
+                         "model with the answers of a share F of the items as gold labels, the same items as "
+                         "ppi_<pct> labels in every resample (ppi_<pct> is added too)")
     ev.set_defaults(handler=run_evaluate)
 
     ex = subparsers.add_parser(
@@ -137,12 +141,32 @@ def _cache(args):
     return FitCache(args.fit_cache)
 
 
-def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cache=None, **fit_options):
-    """Methods named by ``--methods`` (see METHOD_HELP): name -> method, and the Bayesian names."""
-    from ..baselines import table_baseline_methods
-    from ..experiments import BAYESIAN_METHODS, bayesian_methods
+def parse_fractions(text: str | None) -> tuple[float, ...]:
+    """``--gold-fractions 0.05,0.10`` -> (0.05, 0.1); UsageError naming the bad entry."""
+    if text is None:
+        return ()
+    values = []
+    for i, part in enumerate(p.strip() for p in text.split(",")):
+        try:
+            v = float(part)
+        except ValueError:
+            v = float("nan")
+        if not 0.0 < v < 1.0 or round(v * 100) < 1:
+            raise UsageError(f"--gold-fractions {text!r}: entry {i + 1} ({part!r}) is not a share strictly between "
+                             "0 and 1 of at least 0.01; write e.g. 0.05,0.10.")
+        values.append(v)
+    return tuple(dict.fromkeys(values))
 
-    baselines = table_baseline_methods(table, self_exclusion=self_exclusion)
+
+def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cache=None,
+                   gold_fractions: tuple[float, ...] = (), **fit_options):
+    """Methods named by ``--methods`` (see METHOD_HELP) plus, per gold fraction, ``ppi_<pct>`` and
+    ``bayesian_gold_<pct>``: name -> method, and the Bayesian names."""
+    from ..baselines import table_baseline_methods
+    from ..experiments import BAYESIAN_METHODS, bayesian_methods, gold_method_fraction, gold_method_name
+
+    ppi_fractions = tuple(dict.fromkeys((0.05, 0.10) + tuple(gold_fractions)))
+    baselines = table_baseline_methods(table, self_exclusion=self_exclusion, ppi_fractions=ppi_fractions)
     tokens = [t.strip() for t in spec.split(",") if t.strip()]
     if not tokens:
         raise UsageError("--methods is empty: name at least one method, e.g. --methods bayesian_integrated,bootstrap.")
@@ -157,13 +181,26 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
             wanted += [m for m in baselines if m.startswith("single_judge:")]
         elif t in BAYESIAN_METHODS or t in baselines:
             wanted.append(t)
+        elif t.startswith("bayesian_gold_"):
+            try:
+                gold_method_fraction(t)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            wanted.append(t)
         else:
             unknown.append(t)
     if unknown:
         valid = ["all", "baselines", "single_judge", *BAYESIAN_METHODS, *baselines]
         raise UsageError(f"unknown method(s) {', '.join(map(repr, unknown))} in --methods. Valid: {', '.join(valid)}.")
+    for f in gold_fractions:
+        wanted += [f"ppi_{int(round(f * 100))}", gold_method_name(f)]
     wanted = list(dict.fromkeys(wanted))
-    bayes_names = [m for m in wanted if m in BAYESIAN_METHODS]
+    for m in wanted:  # a gold method is compared with PPI at the same labels
+        f = gold_method_fraction(m)
+        if f is not None and f"ppi_{int(round(f * 100))}" not in baselines:
+            baselines.update(table_baseline_methods(table, self_exclusion=self_exclusion, ppi_fractions=(f,),
+                                                    single_judges=False))
+    bayes_names = [m for m in wanted if m in BAYESIAN_METHODS or gold_method_fraction(m) is not None]
     bayes = bayesian_methods(table, bayes_names, self_exclusion=self_exclusion, progress=progress, cache=cache, **fit_options)
     methods = {m: (bayes[m] if m in bayes else baselines[m]) for m in wanted}
     return methods, set(bayes)
@@ -218,7 +255,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     progress = _progress(args)
     methods, bayes = select_methods(
         args.methods, table, self_exclusion=not args.no_self_exclusion, progress=progress,
-        cache=_cache(args), **_fit_options(args),
+        cache=_cache(args), gold_fractions=parse_fractions(args.gold_fractions), **_fit_options(args),
     )
     if progress:
         n_bayes = args.bayes_ci_resamples if args.bayes_ci_resamples is not None else args.ci_resamples

@@ -5,7 +5,8 @@
 [--draws 1000] [--tune 1000] [--seed 0]`` writes :func:`simplex_core.summaries.result_json`;
 ``python -m simplex_core sensitivity DATA --out sens.json [--omegas 0,1,2,4,8]
 [--beta-maxes 0,1,5,10,20]`` writes :meth:`simplex_core.sensitivity.SensitivityResult.to_dict`.
-Both ignore ``true_score``. Bad files or options raise :class:`UsageError` (exit status 2).
+Both ignore ``true_score`` except on gold answers (a ``gold`` column, or ``--gold-fraction F``
+drawn with ``--seed``; see :mod:`simplex_core.gold`), which need ``--likelihood shared-truth``. Bad files or options raise :class:`UsageError` (exit status 2).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--extra-rounds", type=int, default=2, metavar="N",
                    help="if the chains have not converged and more draws can help, sample up to N more rounds of "
                         "--chains chains and pool them (default 2; 0 = never)")
+    p.add_argument("--gold-fraction", type=float, default=None, metavar="F",
+                   help="for experiments: mark a random share F (0-1) of the answers that have a true_score as gold "
+                        "(their true level is observed by the shared-truth likelihood), drawn with --seed")
     p.add_argument("--engine", choices=ENGINES, default=ENGINES[0], help=argparse.SUPPRESS)
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
 
@@ -88,6 +92,16 @@ def _prepare(args: argparse.Namespace, **fixed):
     from ..data import ValidationError, count_tensor
 
     table = load_data_from_args(args)
+    if args.gold_fraction is not None:
+        from ..gold import draw_gold
+
+        try:
+            table = draw_gold(table, args.gold_fraction, args.seed)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if table.n_gold and args.likelihood != "shared-truth":
+        raise UsageError(f"{table.n_gold} answers are gold, but gold labels enter only the shared-truth likelihood: "
+                         "add --likelihood shared-truth (or drop the gold labels).")
     try:
         delta_values = priors.parse_delta(args.delta, table.scale.n_true)
     except ValueError as exc:
@@ -129,6 +143,8 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
         if value is not None:
             parts.append(f"--{opt.replace('_', '-')}={value}")
     parts += extra
+    if getattr(args, "gold_fraction", None) is not None:
+        parts.append(f"--gold-fraction={args.gold_fraction:g}")
     parts += [f"--likelihood={args.likelihood}", f"--prior={args.prior}", f"--delta={args.delta}", f"--chains={args.chains}", f"--draws={args.draws}",
               f"--tune={args.tune}", f"--seed={args.seed}", f"--extra-rounds={args.extra_rounds}"]
     if args.no_self_exclusion:
@@ -160,7 +176,7 @@ def run_fit(args: argparse.Namespace) -> int:
         parent = Path(args.idata).parent
         if not parent.exists():
             raise UsageError(f"--idata {args.idata}: the folder {parent} does not exist.")
-    _, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
+    table, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
     extra = [f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else []) + extra
@@ -168,6 +184,8 @@ def run_fit(args: argparse.Namespace) -> int:
     _write_json(args.out, doc)
     if args.idata:
         fit.idata.to_netcdf(args.idata)
+    if table.n_gold:
+        print(f"{table.n_gold} gold answers (true level observed)")
     print(f"{len(doc['candidates'])} candidates ranked; {fit.diagnostics.message}")
     for c in doc["candidates"]:
         print(f"  {c['rank_median']:>3} [{c['rank_lo']}-{c['rank_hi']}]  {c['candidate']}  "

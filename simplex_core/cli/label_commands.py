@@ -1,0 +1,74 @@
+"""``suggest-labels``: which answers to label next (issue 11; :mod:`simplex_core.labelling`).
+
+``python -m simplex_core suggest-labels DATA --budget 20 --out next.csv`` fits the shared-truth
+model (gold answers, if any, taken as labelled), ranks the unlabelled answers by the expected
+reduction of the ranking's uncertainty (summed posterior variance of the ranks) that knowing their
+true score would bring, and writes a batch of ``--budget`` answers: ``order, item, candidate``, each
+judge's score, ``expected_reduction`` and the predictive probability of each true level.
+``--curve`` also prints the budget curve (uncertainty after n labels, suggested against random
+order, labels simulated from the fit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import UsageError, add_data_options
+from .fit_commands import _add_model_options, _prepare, _progress
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "suggest-labels", help="which answers to label next (largest expected drop in rank uncertainty)",
+        description="Fit the shared-truth model to DATA and list the unlabelled answers whose true score would "
+                    "most reduce the uncertainty of the ranking (expected posterior variance of the ranks), "
+                    "computed by reweighting the posterior draws.")
+    add_data_options(p)
+    p.add_argument("--budget", type=int, default=20, help="how many answers to suggest (default 20)")
+    p.add_argument("--out", required=True, metavar="next.csv", help="where to write the suggestions (CSV)")
+    p.add_argument("--curve", action="store_true",
+                   help="also print the budget curve: uncertainty after n labels, suggested vs random order")
+    p.add_argument("--curve-replicates", type=int, default=100, metavar="N",
+                   help="simulated label sets behind the budget curve (default 100)")
+    _add_model_options(p)
+    p.set_defaults(handler=run_suggest, likelihood="shared-truth")
+
+
+def run_suggest(args: argparse.Namespace) -> int:
+    from ..inference import fit_model
+    from ..labelling import LabelDraws, answers_of, budget_curve, suggest_labels
+
+    if args.budget < 1:
+        raise UsageError(f"--budget must be at least 1; got {args.budget}.")
+    if args.likelihood != "shared-truth":
+        raise UsageError("suggest-labels reweights the draws of the shared-truth posterior: drop --likelihood per-judge.")
+    if args.curve_replicates < 1:
+        raise UsageError(f"--curve-replicates must be at least 1; got {args.curve_replicates}.")
+    out_path = args.out
+    from pathlib import Path
+
+    if not Path(out_path).parent.exists():
+        raise UsageError(f"cannot write {out_path}: the folder {Path(out_path).parent} does not exist.")
+    if args.integrated and (args.omega != 0.0 or args.beta_max != 5.0):
+        raise UsageError("--integrated puts priors on ω and β_max: do not also give --omega or --beta-max.")
+    table, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
+    fit = fit_model(counts, settings, progress_callback=_progress(args))
+    draws = LabelDraws.from_fit(fit, seed=args.seed)
+    answers = answers_of(table, counts.included)
+    if len(answers.frame) == 0:
+        raise UsageError("every answer is already labelled (gold): nothing to suggest.")
+    suggested = suggest_labels(draws, answers, args.budget, seed=args.seed, true_labels=table.scale.true_labels)
+    suggested.to_csv(out_path, index=False)
+    print(f"{fit.diagnostics.message}")
+    print(f"current uncertainty (summed posterior variance of the ranks): {suggested.attrs['uncertainty']:.3f}; "
+          f"{len(answers.frame)} unlabelled answers in {len(answers.size)} score patterns"
+          + (f"; {table.n_gold} gold" if table.n_gold else ""))
+    show = suggested[["order", "item", "candidate", "expected_reduction"]]
+    print(show.head(10).to_string(index=False) + ("\n…" if len(show) > 10 else ""))
+    if args.curve:
+        curve = budget_curve(draws, answers, suggested, replicates=args.curve_replicates, seed=args.seed)
+        print("\nbudget curve (mean over simulated label sets):")
+        print(curve.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"wrote {out_path}", file=sys.stdout)
+    return 0

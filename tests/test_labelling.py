@@ -1,0 +1,153 @@
+"""What to label next: the reweighting is the exact posterior given the label; the expected reduction
+formula equals brute force; uncertain answers of close candidates come first; the batch and budget
+curve behave; the CLI works end to end (issue 11)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simplex_core.cli import main
+from simplex_core.inference import ranks_from_scores
+from simplex_core.labelling import (
+    Answers,
+    LabelDraws,
+    budget_curve,
+    expected_reductions,
+    label_probabilities,
+    rank_uncertainty,
+    suggest_labels,
+)
+from simplex_core.model import shared_truth_emission
+from simplex_core.patterns import NO_SCORE
+
+
+def _draws(prevalence_draws: np.ndarray, theta: np.ndarray) -> LabelDraws:
+    """Draws of P(correct) per candidate ``[S, K]`` and one fixed binary Θ ``[J, 2, 2]``."""
+    S, K = prevalence_draws.shape
+    pi = np.stack([1 - prevalence_draws, prevalence_draws], axis=-1)
+    return LabelDraws(pi=pi, theta=np.broadcast_to(theta, (S,) + theta.shape).copy(),
+                      ranks=ranks_from_scores(prevalence_draws).astype(float))
+
+
+def test_reweighting_by_q_is_the_exact_posterior_given_the_label():
+    """One candidate, p = P(correct) ~ U(0, 1), one judge with a known Θ, a few answers: draws of the
+    posterior without the label, reweighted by q(t), give the posterior mean that quadrature gives
+    with the label."""
+    theta = np.array([[0.8, 0.2], [0.3, 0.7]])
+    scores = np.array([1, 1, 0, 1, 0, 1])
+    grid = np.linspace(1e-6, 1 - 1e-6, 200_001)
+    like = np.prod([(1 - grid) * theta[0, s] + grid * theta[1, s] for s in scores], axis=0)
+    cdf = np.cumsum(like)
+    cdf /= cdf[-1]
+    p = np.interp((np.arange(40_000) + 0.5) / 40_000, cdf, grid)  # stratified exact posterior draws
+    draws = _draws(p[:, None], theta[None])
+    q = label_probabilities(draws, np.array([0]), np.array([[scores[0]]]))[0]  # answer 0 (score 1)
+    for t in (0, 1):
+        exact = like / ((1 - grid) * theta[0, scores[0]] + grid * theta[1, scores[0]])
+        exact = exact * (grid if t else 1 - grid) * theta[t, scores[0]]
+        exact_mean = np.sum(grid * exact) / np.sum(exact)
+        w = q[:, t] / q[:, t].sum()
+        assert np.sum(w * p) == pytest.approx(exact_mean, abs=2e-4)
+    # the label's predictive probability is the posterior mean of q
+    assert q[:, 1].mean() == pytest.approx(np.sum(like * grid * theta[1, 1] / ((1 - grid) * theta[0, 1] + grid * theta[1, 1])) / like.sum(), abs=2e-4)
+
+
+def test_emission_with_random_effects_matches_the_model():
+    rng = np.random.default_rng(0)
+    S, J, K, T, M = 3, 2, 4, 3, 3
+    theta = rng.dirichlet(np.ones(M), size=(S, J, T))
+    Z = rng.dirichlet(np.ones(T), size=(S, K))
+    mix = rng.uniform(size=(S, J, K))
+    draws = LabelDraws(pi=rng.dirichlet(np.ones(T), size=(S, K)), theta=theta, ranks=np.ones((S, K)), mix=mix, Z=Z)
+    for s in range(S):
+        np.testing.assert_allclose(np.exp(draws.log_emission()[s]), shared_truth_emission(theta[s], mix[s], Z[s]))
+
+
+def test_expected_reduction_equals_brute_force():
+    rng = np.random.default_rng(1)
+    S, K, T = 500, 4, 3
+    q = rng.dirichlet(np.ones(T), size=(6, S))
+    ranks = np.argsort(rng.normal(size=(S, K)), axis=1).astype(float) + 1
+    w = rng.uniform(size=S)
+    fast = expected_reductions(q, w, ranks)
+    wn = w / w.sum()
+    now = rank_uncertainty(wn, ranks)
+    for p in range(6):
+        after = sum((wn * q[p, :, t]).sum() * rank_uncertainty(wn * q[p, :, t], ranks) for t in range(T))
+        assert fast[p] == pytest.approx(now - after, rel=1e-9, abs=1e-12)
+
+
+def _three_candidates(S=4000, seed=0):
+    """Candidates 0 and 1 close (0.60 vs 0.62, uncertain), candidate 2 far ahead (0.95); 3 judges of
+    accuracy 0.85."""
+    rng = np.random.default_rng(seed)
+    p = np.column_stack([rng.beta(60, 40, S), rng.beta(62, 38, S), rng.beta(190, 10, S)])
+    acc = 0.85
+    theta = np.array([[acc, 1 - acc], [1 - acc, acc]])
+    return _draws(p, np.broadcast_to(theta, (3, 2, 2)))
+
+
+def _answers(patterns: list[tuple[int, tuple[int, ...]]], sizes: list[int]) -> Answers:
+    rows = []
+    for p, ((k, sc), n) in enumerate(zip(patterns, sizes)):
+        for i in range(n):
+            rows.append({"item": f"q{p}-{i}", "candidate": f"c{k}", **{f"j{j}": s for j, s in enumerate(sc)}, "pattern": p})
+    return Answers(frame=pd.DataFrame(rows), candidate_index=np.array([k for k, _ in patterns]),
+                   scores=np.array([sc for _, sc in patterns]), size=np.array(sizes), judges=("j0", "j1", "j2"))
+
+
+def test_disagreeing_judges_on_a_close_candidate_come_first():
+    draws = _three_candidates()
+    patterns = [(0, (1, 0, 1)), (0, (1, 1, 1)), (2, (1, 0, 1)), (1, (0, 1, NO_SCORE))]
+    q = label_probabilities(draws, np.array([k for k, _ in patterns]), np.array([s for _, s in patterns]))
+    value = expected_reductions(q, np.ones(draws.n_draws), draws.ranks)
+    disagree, agree, easy, one_each = value
+    assert disagree > 3 * agree  # judges that agree leave little doubt about the true level
+    assert disagree > 3 * easy  # the far-ahead candidate's rank is certain whatever its answers
+    assert one_each > agree  # one judge each way: the most uncertain answer of a close candidate
+
+
+def test_batch_respects_pattern_sizes_and_gives_probabilities():
+    draws = _three_candidates()
+    answers = _answers([(0, (1, 0, 1)), (1, (0, 1, 0)), (0, (1, 1, 1)), (2, (1, 0, 1))], [2, 3, 40, 40])
+    out = suggest_labels(draws, answers, budget=8, true_labels=("incorrect", "correct"))
+    assert list(out["order"]) == list(range(1, 9))
+    assert not out.duplicated(["item", "candidate"]).any()
+    assert (out["candidate"] != "c2").all()  # never worth labelling the certain candidate here
+    np.testing.assert_allclose(out["p_true:incorrect"] + out["p_true:correct"], 1.0)
+    assert out["expected_reduction"].iloc[0] == out["expected_reduction"].max()
+    assert out.attrs["uncertainty"] > 0
+
+
+def test_suggested_labels_beat_random_labels_on_the_budget_curve():
+    draws = _three_candidates()
+    answers = _answers([(0, (1, 0, 1)), (1, (0, 1, 0)), (0, (1, 1, 1)), (1, (0, 0, 0)), (2, (1, 0, 1))],
+                       [15, 15, 200, 200, 200])
+    out = suggest_labels(draws, answers, budget=20)
+    curve = budget_curve(draws, answers, out, replicates=60, seed=2)
+    assert curve["suggested"].iloc[0] == curve["random"].iloc[0]
+    assert curve["suggested"].iloc[-1] < curve["random"].iloc[-1]
+
+
+def test_cli_suggest_labels_end_to_end(tmp_path, capsys):
+    from simplex_core.scale import Scale
+    from simplex_core.simulate import simulate
+
+    sim = simulate(scale=Scale((0.0, 1.0)), n_items=30, candidates=3, judges=3, rng=5)
+    path = tmp_path / "tiny.csv"
+    sim.frame.to_csv(path, index=False)
+    out = tmp_path / "next.csv"
+    code = main(["suggest-labels", str(path), "--budget", "5", "--out", str(out), "--chains", "2", "--draws", "200",
+                 "--tune", "200", "--quiet", "--curve", "--curve-replicates", "5"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    table = pd.read_csv(out)
+    assert list(table.columns[:3]) == ["order", "item", "candidate"]
+    assert {"judge1", "judge2", "judge3", "expected_reduction"} <= set(table.columns)
+    assert len(table) == 5 and (table["expected_reduction"] >= 0).all()
+    assert "budget curve" in printed
+    assert main(["suggest-labels", str(path), "--budget", "0", "--out", str(out)]) == 2
+    assert main(["suggest-labels", str(path), "--out", str(out), "--likelihood", "per-judge"]) == 2
+    assert "shared-truth posterior" in capsys.readouterr().err
