@@ -267,7 +267,8 @@ def test_cli_fit_missing_data_exits_2(tmp_path, capsys):
 def test_cli_sensitivity_writes_the_sweep(three_level_csv, three_level_fit, tmp_path):
     out = tmp_path / "sens.json"
     code = main(["sensitivity", str(three_level_csv), "--out", str(out), "--omegas", "0", "--beta-maxes", "0,5",
-                 "--chains", "2", "--draws", "50", "--tune", "50", "--extra-rounds", "0", "--quiet"])
+                 "--chains", "2", "--draws", "50", "--tune", "50", "--extra-rounds", "0", "--quiet",
+                 "--workers", "0"])  # in this process; tests/test_distributed.py runs a sweep on Dask
     assert code == 0
     doc = json.loads(out.read_text())
     assert doc["base"]["omega"] == 0.0 and doc["base"]["beta_max"] == 5.0

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
-from . import UsageError, add_data_options, load_data_from_args
+from . import UsageError, add_dask_options, add_data_options, load_data_from_args, study_client
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -63,6 +63,7 @@ def register(subparsers) -> None:
     sens.add_argument("--base-omega", type=float, default=0.0, help="base ω (default 0)")
     sens.add_argument("--base-beta-max", type=float, default=5.0, help="base β_max (default 5)")
     _add_model_options(sens, sweep=True)
+    add_dask_options(sens)
     sens.set_defaults(handler=run_sensitivity)
 
 
@@ -120,6 +121,13 @@ def _progress(args: argparse.Namespace):
             print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
 
     return report
+
+
+def _line_progress(args: argparse.Namespace):
+    """A line per finished fit (a sweep on Dask reports fits as they finish, not their steps)."""
+    if args.quiet:
+        return None
+    return lambda message, fraction: print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
 
 
 def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> str:
@@ -182,7 +190,14 @@ def run_sensitivity(args: argparse.Namespace) -> int:
     omegas = _grid(args.omegas, "--omegas")
     beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
     _, counts, base = _prepare(args, omega=args.base_omega, beta_max=args.base_beta_max)
-    result = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes, progress_callback=_progress(args))
+    with study_client(args) as client:
+        if client is not None and not args.quiet:
+            from ..distributed import describe
+
+            print(f"fitting the sweep's settings {describe(client)}", file=sys.stderr, flush=True)
+        progress = _progress(args) if client is None else _line_progress(args)
+        result = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes,
+                                   progress_callback=progress, client=client)
     doc = result.to_dict()
     doc["command_line"] = _command_line(args, "sensitivity", [
         f"--out={args.out}", f"--omegas={args.omegas}", f"--beta-maxes={args.beta_maxes}",
