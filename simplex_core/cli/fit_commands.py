@@ -123,6 +123,21 @@ def _progress(args: argparse.Namespace):
     return report
 
 
+def convergence_action(settings: FitSettings) -> str:
+    """The command line's one action for a fit that has not converged: the next, longer run (twice
+    the draws and warm-up asked for, so never the advice already followed)."""
+    return f"Sample longer: --draws {2 * settings.draws} --tune {2 * max(settings.tune, 1)}."
+
+
+def convergence_note(diagnostics, settings: FitSettings) -> str | None:
+    """What went wrong (:func:`simplex_core.inference.convergence_problem`) and what to do; None when
+    the fit converged."""
+    from ..inference import convergence_problem
+
+    problem = convergence_problem(diagnostics)
+    return None if problem is None else f"{problem} {convergence_action(settings)}"
+
+
 def _line_progress(args: argparse.Namespace):
     """A line per finished fit (a sweep on Dask reports fits as they finish, not their steps)."""
     if args.quiet:
@@ -174,7 +189,8 @@ def run_fit(args: argparse.Namespace) -> int:
     _write_json(args.out, doc)
     if args.idata:
         fit.idata.to_netcdf(args.idata)
-    print(f"{len(doc['candidates'])} candidates ranked; {fit.diagnostics.message}")
+    print(f"{len(doc['candidates'])} candidates ranked; "
+          + (convergence_note(fit.diagnostics, settings) or fit.diagnostics.message))
     for c in doc["candidates"]:
         print(f"  {c['rank_median']:>3} [{c['rank_lo']}-{c['rank_hi']}]  {c['candidate']}  "
               f"E = {c['expected_score_mean']:.3f} [{c['expected_score_lo']:.3f}, {c['expected_score_hi']:.3f}]  "
@@ -207,5 +223,7 @@ def run_sensitivity(args: argparse.Namespace) -> int:
         rho = "n/a" if row.spearman_vs_base != row.spearman_vs_base else f"{row.spearman_vs_base:.2f}"
         print(f"  {row.sweep:>8}: ω = {row.omega:g}, β_max = {row.beta_max:g}: Spearman vs base {rho}; "
               f"{'converged' if row.diagnostics.converged else 'NOT converged'}")
+    if not all(row.diagnostics.converged for row in result.rows):
+        print(f"Some settings have not converged. {convergence_action(base)}")
     print(f"wrote {args.out}")
     return 0
