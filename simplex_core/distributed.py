@@ -18,6 +18,7 @@ fit cache, see its folder.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
@@ -66,9 +67,11 @@ def open_client(scheduler: str | None = None, n_workers: int | None = None) -> I
     n = default_workers() if n_workers is None else int(n_workers)
     if n < 1:
         raise ValueError(f"a local cluster needs at least 1 worker; got {n}.")
-    # No dashboard: its port could clash with other programs, and nothing here reads it.
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    # The scheduler's HTTP server (dashboard, health checks) on a free port: two studies at once, or
+    # another Dask program, would otherwise clash on 8787. Worker warnings at shutdown (a worker
+    # still inside a compiled sampler gets killed) are not the user's business.
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client
 
 
