@@ -10,7 +10,7 @@ import streamlit as st
 from . import fits, results
 from .safe_text import md
 from .errors import show_error
-from .sidebar import AnalysisContext, fit_slot
+from .sidebar import AnalysisContext, convergence_action, fit_slot
 
 
 def require_table(ctx: AnalysisContext) -> bool:
@@ -67,8 +67,7 @@ def diagnostics_banner(result: Any) -> None:
         if message:
             st.caption(f"Convergence: {message}")
     else:
-        st.warning(f"This fit has not converged, so its intervals may be wrong. {message} "
-                   "Use more draws (command line: --draws/--tune), or check the Guide on when to distrust a fit.",
+        st.warning(f"{results.convergence_problem(result) or message} {convergence_action()}",
                    icon=":material/warning:")
 
 

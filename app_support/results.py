@@ -133,6 +133,14 @@ def diagnostics(result: Any) -> dict:
     return dict(d)
 
 
+def convergence_problem(result: Any) -> str | None:
+    """The sentence of what went wrong with this fit (None when it converged or is unknown)."""
+    from simplex_core.inference import Diagnostics, convergence_problem as problem
+
+    d = getattr(result, "diagnostics", None)
+    return problem(d) if isinstance(d, Diagnostics) else None
+
+
 def result_json(result: Any, key: str, counts: Any, command_line: str | None = None) -> dict:
     """The command line's ``result.json`` for this fit."""
     from simplex_core import summaries

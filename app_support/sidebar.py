@@ -17,7 +17,7 @@ from simplex_core.data import JudgmentTable
 from simplex_core.model import DELTA_PRESETS, LIKELIHOODS, PRIORS, FitSettings
 
 from . import data_access as da
-from .state import BETA_MAX_GRID, OMEGA_GRID, UPLOAD, K, UrlChoices, fast_mode, load_url_state, write_url_state
+from .state import BETA_MAX_GRID, DRAWS_CHOICES, OMEGA_GRID, UPLOAD, K, UrlChoices, fast_mode, load_url_state, write_url_state
 
 PRIOR_NAMES = {
     "weight-propagation": "weight propagation (the paper's)",
@@ -96,7 +96,21 @@ def sampler_sizes() -> dict[str, int]:
     without the extra rounds of chains that a non-converged fit would otherwise get)."""
     if fast_mode():
         return {"chains": 2, "draws": 200, "tune": 200, "extra_rounds": 0}
-    return {"chains": 4, "draws": 1000, "tune": 1000}
+    draws = int(st.session_state.get(K.DRAWS, DRAWS_CHOICES[0]))
+    return {"chains": 4, "draws": draws, "tune": draws}
+
+
+DRAWS_LABEL = "Draws per chain"
+
+
+def convergence_action() -> str:
+    """The one thing to do in the app about a fit that has not converged: the next step of the
+    draws control (never the value already chosen), or, at its end, where to read about it."""
+    current = int(st.session_state.get(K.DRAWS, DRAWS_CHOICES[0]))
+    longer = [d for d in DRAWS_CHOICES if d > current]
+    if fast_mode() or not longer:
+        return "The Guide explains when to distrust such a fit."
+    return f"Set “{DRAWS_LABEL}” to {longer[0]:,} under Advanced model settings in the sidebar."
 
 
 def _reset_criterion() -> None:
@@ -172,6 +186,9 @@ def render_sidebar() -> AnalysisContext:
             st.toggle("Integrated: average over ω and β_max", key=K.INTEGRATED,
                       help="Hyperpriors ω ~ Uniform(0, 8), β_max ~ Uniform(0, 20): one fit that marginalises the "
                            "epistemic uncertainty (the paper's Table 1 setting). The sliders are ignored.")
+            st.select_slider(DRAWS_LABEL, options=list(DRAWS_CHOICES), key=K.DRAWS, format_func=lambda v: f"{v:,}",
+                             help="Kept draws of each of the 4 chains, after as many warm-up iterations. Longer runs "
+                                  "help a fit that has not converged; they take proportionally longer.")
         slot = st.container()  # fit progress is drawn here by the pages
 
     ctx = build_context(dataset=dataset, criterion=criterion)

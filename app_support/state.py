@@ -29,6 +29,8 @@ UPLOAD = "__upload__"  # the dataset choice meaning "the user's file"
 OMEGA_GRID: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
 BETA_MAX_GRID: tuple[float, ...] = (0.0, 1.0, 5.0, 10.0, 20.0)
 BASE_OMEGA, BASE_BETA_MAX = 0.0, 5.0
+#: Draws per chain the app offers (warm-up as long): the first is the default.
+DRAWS_CHOICES: tuple[int, ...] = (1000, 2000, 4000)
 
 
 class K:
@@ -48,6 +50,7 @@ class K:
     PRIOR = "w_prior"
     INTEGRATED = "w_integrated"
     LIKELIHOOD = "w_likelihood"
+    DRAWS = "w_draws"  # draws per chain (and warm-up iterations) of the app's fits
     # Data page widgets (kept across page switches by keep_widget_state)
     UPLOADER = "w_uploader"
     LEVELS = "w_levels"
@@ -96,6 +99,7 @@ DEFAULTS: dict[str, Any] = {
     K.PRIOR: "weight-propagation",
     K.INTEGRATED: False,
     K.LIKELIHOOD: FitSettings().likelihood,
+    K.DRAWS: 1000,
     K.LEVELS: "",
     K.TRUE_LEVELS: "",
     K.FAMILIES: "",

@@ -47,6 +47,7 @@ __all__ = [
     "coverage",
     "covered",
     "resample_items",
+    "resampled_views",
     "evaluate_results",
     "evaluate_methods",
     "method_rank_draws",
@@ -170,6 +171,23 @@ def resample_items(view: pd.DataFrame, positions: np.ndarray) -> pd.DataFrame:
     )
 
 
+def _resample_plan(rng: RngLike | None, n_items: int, ci_resamples: int) -> tuple[int, list[np.ndarray]]:
+    """The base seed of the methods' generators and the item positions of each resample, drawn
+    from ``rng`` in the order :func:`evaluate_methods` has always drawn them."""
+    gen = _as_generator(rng)
+    base_seed = int(gen.integers(2**63))
+    return base_seed, [gen.integers(0, n_items, size=n_items) for _ in range(ci_resamples)]
+
+
+def resampled_views(view: pd.DataFrame, ci_resamples: int, rng: RngLike | None) -> list[pd.DataFrame]:
+    """The views :func:`evaluate_methods` runs its methods on with the same ``rng``: the full view,
+    then each item resample. Lets expensive methods fit them all at once (e.g. on Dask) first."""
+    _check_view(view)
+    n_items = view.index.get_level_values("item").nunique()
+    _, plan = _resample_plan(rng, n_items, ci_resamples)
+    return [view] + [resample_items(view, positions) for positions in plan]
+
+
 def evaluate_results(results: Mapping[str, MethodResult], truth: pd.Series) -> pd.DataFrame:
     """Point figures for already computed results: columns ``method, uses_labels, spearman, coverage``."""
     return pd.DataFrame(
@@ -247,8 +265,8 @@ def evaluate_methods(
         return population_ranks if population_ranks is not None else true_ranks(v)
 
     truth = truth_of(view)  # raises NoTruthError before any method runs
-    gen = _as_generator(rng)
-    base_seed = int(gen.integers(2**63))
+    n_items = view.index.get_level_values("item").nunique()
+    base_seed, plan = _resample_plan(rng, n_items, ci_resamples)
 
     def run(v: pd.DataFrame, replicate: int) -> dict[str, MethodResult]:
         out = {}
@@ -264,11 +282,10 @@ def evaluate_methods(
         return out
 
     table = evaluate_results(run(view, 0), truth)
-    n_items = view.index.get_level_values("item").nunique()
     rho = np.full((ci_resamples, len(methods)), np.nan)
     cov = np.full((ci_resamples, len(methods)), np.nan)
-    for r in range(ci_resamples):
-        resampled = resample_items(view, gen.integers(0, n_items, size=n_items))
+    for r, positions in enumerate(plan):
+        resampled = resample_items(view, positions)
         figures = evaluate_results(run(resampled, r + 1), truth_of(resampled))
         rho[r], cov[r] = figures["spearman"].to_numpy(), figures["coverage"].to_numpy()
     alpha = (1.0 - level) / 2.0

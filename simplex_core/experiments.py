@@ -54,7 +54,7 @@ from .baselines import (
     table_baseline_methods,
 )
 from .data import JudgmentTable, count_tensor
-from .evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods
+from .evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, resampled_views
 from .model import PRIORS, FitSettings
 from .scale import Scale
 
@@ -67,7 +67,10 @@ __all__ = [
     "gold_method_name",
     "gold_method_fraction",
     "table_from_view",
+    "STUDY_COLUMNS",
     "evaluate_table",
+    "fit_method_result",
+    "prefetch_fits",
     "inject_self_preference",
     "self_preference_experiment",
     "label_switched_judges",
@@ -86,6 +89,11 @@ SELF_PREFERENCE_SETTINGS: tuple[str, ...] = (
 )
 """The ``setting`` values of :func:`self_preference_experiment`: injection (before / after) and
 self-family exclusion (on / off) for every method."""
+
+STUDY_COLUMNS: tuple[str, ...] = ("resamples", "converged", "resamples_converged")
+"""Columns :func:`evaluate_table` adds after :data:`~simplex_core.evaluation.EVALUATION_COLUMNS`:
+item resamples behind the intervals; for Bayesian rows, whether the full-data fit converged and the
+share of resample fits that converged."""
 
 Progress = Callable[[str], None]
 
@@ -283,76 +291,114 @@ class BayesianMethod:
         return count_tensor(table, self_exclusion=self.settings.self_exclusion)
 
     def __call__(self, view: pd.DataFrame, rng: np.random.Generator | None = None) -> MethodResult:
-        from .fit_cache import fit_cached, fit_key
+        from .fit_cache import fit_key
 
         counts = self.counts_of(view, rng)
         key = fit_key(counts, self.settings)
-        if key in self.memo:
-            result = self.memo[key]
-            self.history.append(result)
-            return result
-        t0 = time.perf_counter()
-        if self.cache is not None:
-            fit = fit_cached(counts, self.settings, cache=self.cache)
-        else:
-            from .inference import fit_model
-
-            fit = fit_model(counts, self.settings)
-        elapsed = time.perf_counter() - t0
-        result = self._result(fit, elapsed)
-        self.memo[key] = result
+        if key not in self.memo:
+            self._store(key, fit_method_result((self.name, self.settings, counts, self.cache)))
+        result = self.memo[key]
         self.history.append(result)
-        if self.progress is not None:
-            diag = fit.diagnostics
-            where = "cache" if fit.timing.get("from_cache") else f"{elapsed:.0f} s"
-            self.progress(
-                f"{self.name}: fit {len(self.memo)} done ({where}); "
-                f"{'converged' if diag.converged else 'NOT converged'} "
-                f"(R-hat {diag.max_rhat:.3f}, ESS {diag.min_ess_bulk:.0f}, {diag.divergences} divergent)"
-            )
         return result
 
-    def _result(self, fit, elapsed: float) -> MethodResult:
-        candidates = tuple(fit.candidates)
-        judges = tuple(fit.counts.judges)
-        expected = fit.draws("expected_score")  # [S, K]
-        rank_draws = np.asarray(fit.draws("rank"), dtype=float)  # [S, K], 1 = best
-        mean = expected.mean(axis=0)
-        lo, hi = rank_interval(rank_draws)
-        theta_mean = fit.draws("theta").mean(axis=0)  # [J, M_true, M_obs]
-        switched = label_switched_judges(theta_mean, judges)
-        separation = row_separation(theta_mean)
-        diag = fit.diagnostics
-        notes = []
-        if not diag.converged:
-            notes.append(f"{self.name}: {diag.message}")
-        if switched:
-            notes.append(
-                f"{self.name}: label switching — judge(s) {list(switched)} give the top level more often "
-                "to truly bottom answers than to truly top ones (posterior mean)."
+    def fit_tasks(self, views: Iterable[pd.DataFrame]) -> list[tuple[str, tuple]]:
+        """The fits that running this method on ``views`` needs and has not done yet: ``(key,
+        task)`` pairs, one per distinct fit, where ``task`` is the argument of
+        :func:`fit_method_result` (to run anywhere, e.g. on Dask) and ``key`` goes to :meth:`store`."""
+        from .fit_cache import fit_key
+
+        out: dict[str, tuple] = {}
+        if self.gold_fraction is not None:
+            # its labelled items come from the generator evaluate_methods hands it (PPI's stream),
+            # unknown here: a gold method fits when called
+            return []
+        for view in views:
+            counts = self.counts_of(view)
+            key = fit_key(counts, self.settings)
+            if key not in self.memo and key not in out:
+                out[key] = (self.name, self.settings, counts, self.cache)
+        return list(out.items())
+
+    def store(self, key: str, result: MethodResult) -> None:
+        """Keep a result computed elsewhere (from :meth:`fit_tasks`), so a call on its view reuses it."""
+        self._store(key, result)
+
+    def _store(self, key: str, result: MethodResult) -> None:
+        self.memo[key] = result
+        if self.progress is not None:
+            d = result.details
+            where = "cache" if d["from_cache"] else f"{d['fit_seconds']:.0f} s"
+            # scripts/make_results.py reads these lines (fit N done (...); converged|NOT converged (R-hat ...))
+            self.progress(
+                f"{self.name}: fit {len(self.memo)} done ({where}); "
+                f"{'converged' if d['converged'] else 'NOT converged'} "
+                f"(R-hat {d['max_rhat']:.3f}, ESS {d['min_ess_bulk']:.0f}, {d['divergences']:.0f} divergent)"
             )
-        index = pd.Index(list(candidates), name="candidate")
-        return MethodResult(
-            method=self.name,
-            uses_labels=self.gold_fraction is not None,
-            scores=pd.Series(mean, index=index, name="expected_score"),
-            ranks=pd.Series(rank_scores(mean), index=index, name="rank"),
-            rank_lo=pd.Series(lo, index=index, name="rank_lo"),
-            rank_hi=pd.Series(hi, index=index, name="rank_hi"),
-            rank_draws=_long_draws(rank_draws, candidates),
-            details={
-                "converged": float(diag.converged),
-                "max_rhat": float(diag.max_rhat),
-                "min_ess_bulk": float(diag.min_ess_bulk),
-                "divergences": float(diag.divergences),
-                "fit_seconds": float(elapsed),
-                "from_cache": float(bool(fit.timing.get("from_cache", False))),
-                "n_label_switched": float(len(switched)),
-                "label_switched": ";".join(switched),  # type: ignore[dict-item]
-                "mean_row_separation": float(separation.mean()),
-            },
-            notes=tuple(notes),
+
+
+def fit_method_result(task: tuple) -> MethodResult:
+    """Fit one Bayesian method's counts and reduce the posterior to a :class:`MethodResult`.
+
+    ``task`` is ``(name, settings, counts, cache)`` (see :meth:`BayesianMethod.fit_tasks`); a
+    module-level function of picklable arguments, so that a Dask worker can run it. Counts with
+    gold answers make a result marked ``uses_labels``.
+    """
+    name, settings, counts, cache = task
+    t0 = time.perf_counter()
+    if cache is not None:
+        from .fit_cache import fit_cached
+
+        fit = fit_cached(counts, settings, cache=cache)
+    else:
+        from .inference import fit_model
+
+        fit = fit_model(counts, settings)
+    patterns = getattr(counts, "patterns", None)
+    uses_labels = patterns is not None and patterns.n_gold > 0
+    return _method_result(name, fit, time.perf_counter() - t0, uses_labels)
+
+
+def _method_result(name: str, fit, elapsed: float, uses_labels: bool = False) -> MethodResult:
+    candidates = tuple(fit.candidates)
+    judges = tuple(fit.counts.judges)
+    expected = fit.draws("expected_score")  # [S, K]
+    rank_draws = np.asarray(fit.draws("rank"), dtype=float)  # [S, K], 1 = best
+    mean = expected.mean(axis=0)
+    lo, hi = rank_interval(rank_draws)
+    theta_mean = fit.draws("theta").mean(axis=0)  # [J, M_true, M_obs]
+    switched = label_switched_judges(theta_mean, judges)
+    separation = row_separation(theta_mean)
+    diag = fit.diagnostics
+    notes = []
+    if not diag.converged:
+        notes.append(f"{name}: {diag.message}")
+    if switched:
+        notes.append(
+            f"{name}: label switching — judge(s) {list(switched)} give the top level more often "
+            "to truly bottom answers than to truly top ones (posterior mean)."
         )
+    index = pd.Index(list(candidates), name="candidate")
+    return MethodResult(
+        method=name,
+        uses_labels=uses_labels,
+        scores=pd.Series(mean, index=index, name="expected_score"),
+        ranks=pd.Series(rank_scores(mean), index=index, name="rank"),
+        rank_lo=pd.Series(lo, index=index, name="rank_lo"),
+        rank_hi=pd.Series(hi, index=index, name="rank_hi"),
+        rank_draws=_long_draws(rank_draws, candidates),
+        details={
+            "converged": float(diag.converged),
+            "max_rhat": float(diag.max_rhat),
+            "min_ess_bulk": float(diag.min_ess_bulk),
+            "divergences": float(diag.divergences),
+            "fit_seconds": float(elapsed),
+            "from_cache": float(bool(fit.timing.get("from_cache", False))),
+            "n_label_switched": float(len(switched)),
+            "label_switched": ";".join(switched),  # type: ignore[dict-item]
+            "mean_row_separation": float(separation.mean()),
+        },
+        notes=tuple(notes),
+    )
 
 
 def bayesian_methods(
@@ -414,6 +460,26 @@ def _require_truth(table: JudgmentTable) -> None:
         )
 
 
+def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.DataFrame]]], *, client=None,
+                  progress: Progress | None = None) -> int:
+    """Run every fit that the Bayesian methods will need on their views, in one batch (on Dask when
+    ``client`` is given, see :mod:`simplex_core.distributed`), and keep the results in the methods'
+    memos, so that the evaluation that follows runs no fit itself. ``batch`` holds (methods, views)
+    pairs. Returns the number of fits run."""
+    from .distributed import describe, map_tasks
+
+    keyed = [(m, key, task) for methods, views in batch for m in methods for key, task in m.fit_tasks(views)]
+    if not keyed:
+        return 0
+    if progress is not None:
+        progress(f"{len(keyed)} Bayesian fit(s) to run {describe(client)}")
+    # keep each result as it arrives, so the method's progress line comes when its fit finishes
+    map_tasks(fit_method_result, [task for _, _, task in keyed], client=client,
+              labels=[f"{m.name} fit {n + 1}" for n, (m, _, _) in enumerate(keyed)],
+              on_result=lambda i, result: keyed[i][0].store(keyed[i][1], result))
+    return len(keyed)
+
+
 def evaluate_table(
     table: JudgmentTable,
     methods: Mapping[str, Method],
@@ -422,14 +488,22 @@ def evaluate_table(
     expensive: Iterable[str] = (),
     expensive_ci_resamples: int | None = None,
     seed: RngLike = 0,
+    client=None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """:func:`~simplex_core.evaluation.evaluate_methods` with fewer resamples for expensive methods.
 
     Methods named in ``expensive`` (the Bayesian fits) get ``expensive_ci_resamples`` item
     resamples (default: ``ci_resamples``); the others ``ci_resamples``. Both runs use the same seed,
-    so the expensive methods' resamples are the first ones of the cheap methods'. Returns the
-    evaluation table (columns :data:`~simplex_core.evaluation.EVALUATION_COLUMNS`) in the order of
-    ``methods``, plus a ``resamples`` column (item resamples behind each row's interval).
+    so the expensive methods' resamples are the first ones of the cheap methods'. The Bayesian
+    methods' fits (full data and every resample) are run first, together, by :func:`prefetch_fits`:
+    on Dask when ``client`` is given, else here; the table is the same either way.
+
+    Returns the evaluation table (columns :data:`~simplex_core.evaluation.EVALUATION_COLUMNS`) in
+    the order of ``methods``, plus ``resamples`` (item resamples behind each row's interval),
+    ``converged`` (Bayesian rows: whether the full-data fit met the convergence thresholds; None
+    for the others) and ``resamples_converged`` (Bayesian rows with resamples: the share of
+    resample fits that did; None otherwise).
     """
     _require_truth(table)
     from .data import item_view
@@ -438,6 +512,10 @@ def evaluate_table(
     seed_int = int(_as_generator(seed).integers(2**63)) if isinstance(seed, np.random.Generator) else int(seed)
     expensive = set(expensive) & set(methods)
     n_exp = ci_resamples if expensive_ci_resamples is None else expensive_ci_resamples
+    bayes = {n: m for n, m in methods.items() if n in expensive and isinstance(m, BayesianMethod)}
+    if bayes:
+        prefetch_fits([(bayes.values(), resampled_views(view, n_exp, seed_int))], client=client, progress=progress)
+    seen = {n: len(m.history) for n, m in bayes.items()}
     parts = []
     groups = [({n: m for n, m in methods.items() if n not in expensive}, ci_resamples),
               ({n: m for n, m in methods.items() if n in expensive}, n_exp)]
@@ -447,9 +525,17 @@ def evaluate_table(
             part["resamples"] = n
             parts.append(part)
     out = pd.concat(parts, ignore_index=True)
+    converged: dict[str, object] = {}
+    share: dict[str, object] = {}
+    for name, method in bayes.items():
+        runs = method.history[seen[name]:]  # evaluate_methods runs the full data first, then each resample
+        converged[name] = bool(runs[0].details["converged"])
+        share[name] = float(np.mean([r.details["converged"] for r in runs[1:]])) if len(runs) > 1 else None
+    out["converged"] = pd.Series([converged.get(m) for m in out["method"]], dtype=object)
+    out["resamples_converged"] = pd.Series([share.get(m) for m in out["method"]], dtype=object)
     order = {n: i for i, n in enumerate(methods)}
     out = out.sort_values("method", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
-    return out[list(EVALUATION_COLUMNS) + ["resamples"]]
+    return out[list(EVALUATION_COLUMNS) + list(STUDY_COLUMNS)]
 
 
 # -- self-preference ----------------------------------------------------------------------------
@@ -505,6 +591,7 @@ def self_preference_experiment(
     cache: object | None = None,
     progress: Progress | None = None,
     on_setting: Callable[[pd.DataFrame], None] | None = None,
+    client=None,
     **fit_options,
 ) -> pd.DataFrame:
     """The self-preference stress experiment (paper appendix E).
@@ -519,12 +606,13 @@ def self_preference_experiment(
         Columns ``setting`` + :data:`~simplex_core.evaluation.EVALUATION_COLUMNS` + ``resamples``.
         ``on_setting`` (if given) is called with the cumulative table after each setting (for
         partial results). ``resample_seed`` seeds the item resamples and the baselines;
-        ``fit_options`` (chains, draws, tune, seed, ...) go to every fit.
+        ``fit_options`` (chains, draws, tune, seed, ...) go to every fit. Every setting's Bayesian
+        fits run first, in one batch: on Dask when ``client`` is given.
     """
     _require_truth(table)
     bayesian = tuple(bayesian)
     injected = None
-    rows = []
+    plans = []  # (setting, data, methods, Bayesian methods): every fit is known before any runs
     for setting in settings:
         when, _, excl = setting.partition("/")
         if when not in ("before", "after") or excl not in ("exclusion", "no-exclusion"):
@@ -543,6 +631,11 @@ def self_preference_experiment(
             progress=(lambda m, _s=setting: progress(f"[{_s}] {m}")) if progress else None, **fit_options,
         )
         methods.update(bayes)
+        plans.append((setting, data, methods, bayes))
+    _prefetch_plans(plans, bayes_ci_resamples if bayes_ci_resamples is not None else ci_resamples,
+                    resample_seed, client, progress)
+    rows = []
+    for setting, data, methods, bayes in plans:
         if progress:
             progress(f"self-preference: setting {setting} ({len(methods)} methods)")
         part = evaluate_table(
@@ -554,6 +647,21 @@ def self_preference_experiment(
         if on_setting is not None:
             on_setting(pd.concat(rows, ignore_index=True))
     return pd.concat(rows, ignore_index=True)
+
+
+def _prefetch_plans(plans, n_resamples: int, seed: int, client, progress: Progress | None) -> None:
+    """Run the Bayesian fits of every setting of an experiment in one batch (on Dask with a client),
+    so that the settings' fits run side by side rather than one setting after another."""
+    from .data import item_view
+
+    views: dict[int, list] = {}  # one set of resampled views per distinct table
+    batch = []
+    for _, data, _, bayes in plans:
+        if bayes:
+            if id(data) not in views:
+                views[id(data)] = resampled_views(item_view(data), n_resamples, seed)
+            batch.append((bayes.values(), views[id(data)]))
+    prefetch_fits(batch, client=client, progress=progress)
 
 
 # -- prior comparison ---------------------------------------------------------------------------
@@ -569,6 +677,7 @@ def prior_experiment(
     cache: object | None = None,
     progress: Progress | None = None,
     on_setting: Callable[[pd.DataFrame], None] | None = None,
+    client=None,
     **fit_options,
 ) -> pd.DataFrame:
     """The prior comparison (paper appendix E): one Bayesian method under each judge prior.
@@ -581,10 +690,11 @@ def prior_experiment(
         full-data fit, ``;``-separated), ``label_switch_share`` (share of all fits -- full data and
         every resample -- with at least one label-switched judge), ``row_separation`` (mean over
         judges of the L1 distance between the true-bottom and true-top rows of Θ in the full-data
-        fit), ``converged_share`` (share of fits that met the convergence thresholds).
+        fit), ``converged_share`` (share of fits that met the convergence thresholds). Every prior's
+        fits run first, in one batch: on Dask when ``client`` is given.
     """
     _require_truth(table)
-    rows = []
+    plans = []
     for prior in priors:
         if prior not in PRIORS:
             raise ValueError(f"Unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
@@ -593,6 +703,10 @@ def prior_experiment(
             progress=(lambda m, _p=prior: progress(f"[{_p}] {m}")) if progress else None,
             prior=prior, **fit_options,
         )
+        plans.append((prior, table, bayes, bayes))
+    _prefetch_plans(plans, ci_resamples, resample_seed, client, progress)
+    rows = []
+    for prior, _, _, bayes in plans:
         m = bayes[method]
         part = evaluate_table(table, bayes, ci_resamples=ci_resamples, expensive=bayes, seed=resample_seed)
         hist = m.history

@@ -192,11 +192,8 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
         failures.append(f"bulk ESS {shown} on candidate {worst_ess} (needs ≥ {ESS_MIN})")
     if divergences:
         failures.append(f"{divergences} divergent transition{'s' if divergences != 1 else ''}")
-    if failures:
-        advice = "run more draws (e.g. --draws 2000 --tune 2000)"
-        if divergences:
-            advice += " or raise target_accept; divergences can bias the posterior"
-        message = "not converged: " + "; ".join(failures) + f"; {advice}."
+    if failures:  # what failed only: the front ends add the action available where the user is
+        message = "not converged: " + "; ".join(failures) + "."
     else:
         message = (
             f"converged: max R-hat {max_rhat:.3f}, min bulk ESS {min_bulk:.0f}, no divergent transitions."
@@ -212,6 +209,27 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
         worst_rhat_candidate=worst_rhat,
         worst_ess_candidate=worst_ess,
     )
+
+
+def convergence_problem(d: Diagnostics) -> str | None:
+    """One plain sentence of what went wrong with a fit (None when it converged), for every front
+    end to show as is and follow with the one action available there (the app: a control; the
+    command line: flags)."""
+    if d.converged:
+        return None
+    parts = []
+    rhat_failed = not (math.isfinite(d.max_rhat) and d.max_rhat <= RHAT_MAX)
+    if rhat_failed:
+        parts.append(f"R-hat {d.max_rhat:.3f} on {d.worst_rhat_candidate} (limit {RHAT_MAX})"
+                     if math.isfinite(d.max_rhat) else "R-hat unavailable with one chain")
+    if not (math.isfinite(d.min_ess_bulk) and d.min_ess_bulk >= ESS_MIN):
+        shown = f"{d.min_ess_bulk:.0f}" if math.isfinite(d.min_ess_bulk) else "unknown"
+        same = rhat_failed and d.worst_ess_candidate == d.worst_rhat_candidate
+        parts.append(f"bulk ESS {shown}{'' if same else f' on {d.worst_ess_candidate}'} (minimum {ESS_MIN})")
+    if d.divergences:
+        parts.append(f"{d.divergences} divergent transition{'s' if d.divergences != 1 else ''}")
+    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"This fit has not converged, so its intervals may be wrong: {joined}."
 
 
 # -- compiled-model cache ------------------------------------------------------------------------

@@ -83,6 +83,12 @@ def _point_ranks_in_data_order(summary: pd.DataFrame, candidates: Sequence[str])
     return summary.set_index("candidate")["point_rank"].reindex(list(candidates)).to_numpy()
 
 
+def _fit_setting(task: tuple) -> FitResult:
+    """One setting's fit on a Dask worker: ``task`` is ``(fit_fn, counts, settings)``."""
+    fit_fn, counts, settings = task
+    return fit_fn(counts, settings)
+
+
 def sensitivity_sweep(
     counts: CountsLike,
     base: FitSettings = FitSettings(omega=0.0, beta_max=5.0),
@@ -91,6 +97,7 @@ def sensitivity_sweep(
     progress_callback: ProgressCallback | None = None,
     keep_fits: bool = False,
     fit_fn: Callable[..., FitResult] | None = None,
+    client: Any = None,
 ) -> SensitivityResult:
     """Fit the ω sweep (at the base β_max) and the β_max sweep (at the base ω).
 
@@ -110,6 +117,10 @@ def sensitivity_sweep(
     fit_fn
         ``fit_fn(counts, settings, progress_callback=...)`` used to fit (default
         :func:`~simplex_core.inference.fit_model`; e.g. :func:`simplex_core.fit_cache.fit_cached`).
+    client
+        A ``distributed.Client`` (:func:`simplex_core.distributed.open_client`): the settings are
+        fitted side by side on its workers (``fit_fn`` must then be a module-level function), and
+        the callback gets a line per finished fit. None: one after another in this process.
 
     Returns
     -------
@@ -126,13 +137,29 @@ def sensitivity_sweep(
     plan += [("beta_max", base.omega, float(b)) for b in beta_maxes]
     distinct = list(dict.fromkeys([(base.omega, base.beta_max)] + [(o, b) for _, o, b in plan]))
     fits: dict[tuple[float, float], FitResult] = {}
-    for i, (o, b) in enumerate(distinct):
-        def sub(message: str, fraction: float, i: int = i, o: float = o, b: float = b) -> None:
-            if progress_callback is not None:
-                progress_callback(f"setting {i + 1} of {len(distinct)} (ω = {o:g}, β_max = {b:g}): {message}",
-                                  (i + fraction) / len(distinct))
+    if client is None:
+        for i, (o, b) in enumerate(distinct):
+            def sub(message: str, fraction: float, i: int = i, o: float = o, b: float = b) -> None:
+                if progress_callback is not None:
+                    progress_callback(f"setting {i + 1} of {len(distinct)} (ω = {o:g}, β_max = {b:g}): {message}",
+                                      (i + fraction) / len(distinct))
 
-        fits[(o, b)] = fit_fn(counts, base.replace(omega=o, beta_max=b), progress_callback=sub)
+            fits[(o, b)] = fit_fn(counts, base.replace(omega=o, beta_max=b), progress_callback=sub)
+    else:  # every setting at once on Dask; a line per finished fit
+        from simplex_core.distributed import map_tasks
+
+        finished = [0]
+
+        def done(i: int, fit: FitResult) -> None:
+            finished[0] += 1
+            if progress_callback is not None:
+                o, b = distinct[i]
+                progress_callback(f"ω = {o:g}, β_max = {b:g} done: {fit.diagnostics.message}",
+                                  finished[0] / len(distinct))
+
+        results = map_tasks(_fit_setting, [(fit_fn, counts, base.replace(omega=o, beta_max=b)) for o, b in distinct],
+                            client=client, labels=[f"ω = {o:g}, β_max = {b:g}" for o, b in distinct], on_result=done)
+        fits = dict(zip(distinct, results))
     summaries = {key: candidate_summary(fit) for key, fit in fits.items()}  # the base is in both sweeps
     base_ranks = _point_ranks_in_data_order(summaries[(base.omega, base.beta_max)], counts.candidates)
     rows = []

@@ -18,6 +18,7 @@ from simplex_core.cli.evaluate_commands import select_methods
 from simplex_core.data import count_tensor, item_view, load_table
 from simplex_core.evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, resample_items, true_ranks
 from simplex_core.experiments import (
+    STUDY_COLUMNS,
     BayesianMethod,
     bayesian_methods,
     evaluate_table,
@@ -31,7 +32,8 @@ from simplex_core.simulate import simulate
 
 BINARY = Scale((0.0, 1.0), ("incorrect", "correct"))
 FAMILIES = {"j1": "A", "j2": "B", "j3": "C", "c1": "A", "c2": "B", "c3": "C"}
-TINY_FIT = ["--chains", "2", "--draws", "150", "--tune", "150", "--extra-rounds", "0"]
+# --workers 0: fits in this process (tests/test_distributed.py covers the Dask cluster)
+TINY_FIT = ["--chains", "2", "--draws", "150", "--tune", "150", "--extra-rounds", "0", "--workers", "0"]
 
 
 # -- a tiny simulated table with truth -------------------------------------------------------------
@@ -188,12 +190,13 @@ def test_evaluate_table_gives_expensive_methods_the_first_resamples(tiny_table):
     methods = {"simple_average": lambda v, rng: simple_average(v), "avg_expensive": lambda v, rng: simple_average(v)}
     out = evaluate_table(tiny_table, methods, ci_resamples=6, expensive=["avg_expensive"],
                          expensive_ci_resamples=3, seed=4)
-    assert list(out.columns) == list(EVALUATION_COLUMNS) + ["resamples"]
+    assert list(out.columns) == [*EVALUATION_COLUMNS, *STUDY_COLUMNS]
     assert out["method"].tolist() == ["simple_average", "avg_expensive"]
     assert out["resamples"].tolist() == [6, 3]
+    assert out["converged"].isna().all()  # not Bayesian fits: nothing to converge
     # the 3 expensive resamples are the first 3 of the cheap ones
     ref = evaluate_methods(item_view(tiny_table), {"avg_expensive": methods["avg_expensive"]}, ci_resamples=3, rng=4)
-    pd.testing.assert_frame_equal(out.iloc[[1], :-1].reset_index(drop=True), ref)
+    pd.testing.assert_frame_equal(out.iloc[[1], : len(EVALUATION_COLUMNS)].reset_index(drop=True), ref)
 
 
 def test_evaluate_table_refuses_data_without_truth(tiny_table):
@@ -249,7 +252,8 @@ def test_evaluate_cli_baselines_only(tiny_files, tmp_path, capsys):
                str(tiny_files / "families.json"), "--methods", "baselines", "--ci-resamples", "3", "--quiet"])
     assert rc == 0
     table = pd.read_csv(out)
-    assert list(table.columns) == list(EVALUATION_COLUMNS)
+    assert list(table.columns) == [*EVALUATION_COLUMNS, *STUDY_COLUMNS]
+    assert table["converged"].isna().all() and table["resamples_converged"].isna().all()  # no Bayesian row
     assert table["method"].tolist() == [
         "single_judge:j1", "single_judge:j2", "single_judge:j3", "simple_average", "bootstrap",
         "bradley_terry", "ppi_5", "ppi_10",
@@ -301,8 +305,11 @@ def test_evaluate_cli_with_bayesian(tiny_files, tmp_path, bayes_base):
                "--ci-resamples", "2", "--bayes-ci-resamples", "1", "--quiet", *TINY_FIT])
     assert rc == 0
     table = pd.read_csv(out)
-    assert list(table.columns) == list(EVALUATION_COLUMNS)
+    assert list(table.columns) == [*EVALUATION_COLUMNS, *STUDY_COLUMNS]
     row = table.set_index("method").loc["bayesian"]
+    # the Bayesian row says whether its fits converged: the full-data fit, and the one resample's
+    assert row["converged"] in (True, False) and row["resamples_converged"] in (0.0, 1.0)
+    assert pd.isna(table.set_index("method").loc["simple_average", "converged"])
     assert row["spearman"] == 1.0  # recovered on the full data (see the test above)
     assert row["spearman_lo"] == row["spearman_hi"]  # one resample: both ends are its figure
     assert 0 <= row["coverage"] <= 1

@@ -58,10 +58,37 @@ def test_diagnose_names_the_failures_in_plain_words():
     assert d.worst_rhat_candidate == "c2"
     assert d.message.startswith("not converged: R-hat ")
     assert "on candidate c2 (needs ≤ 1.01)" in d.message
-    assert "3 divergent transitions" in d.message and "run more draws" in d.message
+    assert "3 divergent transitions" in d.message and "--draws" not in d.message  # the front ends add the action
     walk = np.cumsum(rng.normal(size=(2, 300, 2)), axis=1) * 0.01 + rng.normal(size=(2, 1, 2)) * 0.0
     low = diagnose(_idata(walk))
     assert not low.converged and "bulk ESS" in low.message
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".,:;()").lower() for w in text.split() if len(w.strip(".,:;()")) > 3]
+
+
+def test_convergence_problem_is_one_sentence_and_each_front_end_adds_one_new_action():
+    import re
+
+    from simplex_core.cli.fit_commands import convergence_note
+    from simplex_core.inference import convergence_problem
+
+    rng = np.random.default_rng(1)
+    e = rng.normal(size=(4, 1000, 3))
+    e[0, :, 2] += 3.0
+    div = np.zeros((4, 1000), bool)
+    div[1, :3] = True
+    d = diagnose(_idata(e, div))
+    problem = convergence_problem(d)
+    assert len(re.findall(r"[.!?](\s|$)", problem)) == 1  # one sentence
+    assert "R-hat" in problem and "c2" in problem and "3 divergent transitions" in problem
+    words = _words(problem)
+    assert len(words) == len(set(words)), problem  # no word said twice ("not converged ... not converged")
+    # the command line's action is the next step from the settings used, never the one already taken
+    note = convergence_note(d, FitSettings(draws=2000, tune=2000))
+    assert note.startswith(problem) and "--draws 4000 --tune 4000" in note and "--draws 2000 " not in note
+    assert convergence_problem(diagnose(_idata(rng.normal(size=(4, 1000, 3)), np.zeros((4, 1000), bool)))) is None
 
 
 # -- fits -----------------------------------------------------------------------------------------
@@ -267,7 +294,8 @@ def test_cli_fit_missing_data_exits_2(tmp_path, capsys):
 def test_cli_sensitivity_writes_the_sweep(three_level_csv, three_level_fit, tmp_path):
     out = tmp_path / "sens.json"
     code = main(["sensitivity", str(three_level_csv), "--out", str(out), "--omegas", "0", "--beta-maxes", "0,5",
-                 "--chains", "2", "--draws", "50", "--tune", "50", "--extra-rounds", "0", "--quiet"])
+                 "--chains", "2", "--draws", "50", "--tune", "50", "--extra-rounds", "0", "--quiet",
+                 "--workers", "0"])  # in this process; tests/test_distributed.py runs a sweep on Dask
     assert code == 0
     doc = json.loads(out.read_text())
     assert doc["base"]["omega"] == 0.0 and doc["base"]["beta_max"] == 5.0

@@ -9,6 +9,7 @@ own module exposing ``register(subparsers)``; a handler is ``fn(args) -> int``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -97,9 +98,44 @@ def check_output_path(path: str, option: str = "--out") -> None:
         raise UsageError(f"{option} {path!r}: no permission to write there; pick another path.")
 
 
+def add_dask_options(parser: argparse.ArgumentParser) -> None:
+    """Where a study's independent fits run (see :mod:`simplex_core.distributed`)."""
+    from ..distributed import default_workers
+
+    g = parser.add_argument_group("where the fits run (Dask)")
+    g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the fits on an existing Dask cluster (default: a local cluster on this machine)")
+    g.add_argument("--workers", type=int, metavar="N",
+                   help=f"worker processes of the local cluster (default: one per core, here {default_workers()}); "
+                        "0 = no cluster, the fits run one after another in this process")
+
+
+@contextlib.contextmanager
+def study_client(args: argparse.Namespace):
+    """The Dask client of ``--scheduler`` / ``--workers`` (None for ``--workers 0``), closed on exit."""
+    if args.scheduler and args.workers is not None:
+        raise UsageError("--workers sizes the local cluster: do not give it with --scheduler.")
+    if args.workers is not None and args.workers < 0:
+        raise UsageError(f"--workers must be 0 or more; got {args.workers}.")
+    if args.workers == 0:
+        yield None
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            from ..distributed import open_client
+
+            client = stack.enter_context(open_client(args.scheduler, args.workers))
+        except ImportError as exc:
+            raise UsageError(f"{exc.name or 'dask'} is not installed (pip install -r requirements.txt), or run "
+                             "without a cluster: --workers 0.") from None
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        yield client
+
+
 # Command modules, each with register(subparsers). Order = order in --help.
-_COMMAND_MODULES = ("data_commands", "simulate_command", "fit_commands", "evaluate_commands", "figure_commands",
-                    "label_commands")
+_COMMAND_MODULES = ("data_commands", "simulate_command", "fit_commands", "evaluate_commands", "calibrate_command",
+                    "figure_commands", "label_commands")
 
 
 def build_parser() -> argparse.ArgumentParser:

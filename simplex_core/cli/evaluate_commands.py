@@ -16,13 +16,14 @@ Data without ground truth exits with status 2 and says so, before anything is fi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
-from . import UsageError, add_data_options, check_output_path, load_data_from_args
+from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client
 
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
@@ -55,6 +56,7 @@ def _add_common(p: argparse.ArgumentParser, default_ci: int) -> None:
                    help="keep self-family (judge, candidate) pairs (every method; default: excluded)")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     _add_fit_options(p)
+    add_dask_options(p)
 
 
 def register(subparsers) -> None:
@@ -227,11 +229,23 @@ def format_table(df: pd.DataFrame) -> str:
         row["coverage [95% CI]"] = fmt(r["coverage"], r["coverage_lo"], r["coverage_hi"])
         if "resamples" in df.columns:
             row["resamples"] = str(int(r["resamples"]))
+        if "converged" in df.columns:
+            row["converged"] = _converged_cell(r["converged"], r.get("resamples_converged"))
         if "label_switched" in df.columns:
             sw = r["label_switched"]
             row["label-switched judges"] = sw if isinstance(sw, str) and sw else "none"
         rows.append(row)
     return pd.DataFrame(rows).to_string(index=False)
+
+
+def _converged_cell(converged, share) -> str:
+    """A Bayesian row's convergence: of the full-data fit, and the share of resample fits."""
+    if converged is None or pd.isna(converged):
+        return "—"
+    text = "yes" if bool(converged) else "NO"
+    if share is not None and not pd.isna(share):
+        text += f" ({float(share):.0%} of resamples)"
+    return text
 
 
 def _write(df: pd.DataFrame, path: str) -> None:
@@ -246,7 +260,6 @@ def _write(df: pd.DataFrame, path: str) -> None:
 # -- handlers ------------------------------------------------------------------------------------
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from ..evaluation import EVALUATION_COLUMNS
     from ..experiments import evaluate_table
 
     _check_counts(args)
@@ -262,11 +275,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
         progress(f"evaluating {len(methods)} method(s) on {table.source}: {args.ci_resamples} item resamples"
                  + (f"; {len(bayes)} Bayesian method(s) × (1 + {n_bayes} resamples) = {len(bayes) * (1 + n_bayes)} "
                     "MCMC fits (use --bayes-ci-resamples to run fewer)" if bayes else ""))
-    result = evaluate_table(
-        table, methods, ci_resamples=args.ci_resamples, expensive=bayes,
-        expensive_ci_resamples=args.bayes_ci_resamples, seed=args.seed,
-    )
-    _write(result[list(EVALUATION_COLUMNS)], args.out)
+    with study_client(args) if bayes else contextlib.nullcontext() as client:
+        result = evaluate_table(
+            table, methods, ci_resamples=args.ci_resamples, expensive=bayes,
+            expensive_ci_resamples=args.bayes_ci_resamples, seed=args.seed, client=client, progress=progress,
+        )
+    _write(result, args.out)
     print(format_table(result))
     print(f"\nwrote {args.out}")
     return 0
@@ -289,11 +303,13 @@ def run_experiment(args: argparse.Namespace) -> int:
                 f"{args.data} has no self-family (judge, candidate) pairs, so there is nothing to inject: "
                 "give families with --families FILE.json."
             )
-        result = self_preference_experiment(
-            table, probability=args.probability, injection_seed=args.injection_seed,
-            bayesian=(args.bayes_method or "bayesian_integrated",), ci_resamples=args.ci_resamples,
-            bayes_ci_resamples=args.bayes_ci_resamples, **common,
-        )
+
+        def run(client):
+            return self_preference_experiment(
+                table, probability=args.probability, injection_seed=args.injection_seed,
+                bayesian=(args.bayes_method or "bayesian_integrated",), ci_resamples=args.ci_resamples,
+                bayes_ci_resamples=args.bayes_ci_resamples, client=client, **common,
+            )
     else:
         priors = [p.strip() for p in args.priors.split(",") if p.strip()]
         bad = [p for p in priors if p not in PRIORS]
@@ -301,10 +317,14 @@ def run_experiment(args: argparse.Namespace) -> int:
             raise UsageError(f"--priors {args.priors!r}: unknown {', '.join(map(repr, bad)) or 'empty list'}; "
                              f"choose from {', '.join(PRIORS)}.")
         n = args.bayes_ci_resamples if args.bayes_ci_resamples is not None else args.ci_resamples
-        result = prior_experiment(
-            table, priors=priors, method=args.bayes_method or "bayesian",
-            self_exclusion=not args.no_self_exclusion, ci_resamples=n, **common,
-        )
+
+        def run(client):
+            return prior_experiment(
+                table, priors=priors, method=args.bayes_method or "bayesian",
+                self_exclusion=not args.no_self_exclusion, ci_resamples=n, client=client, **common,
+            )
+    with study_client(args) as client:
+        result = run(client)
     _write(result, args.out)
     print(format_table(result))
     print(f"\nwrote {args.out}")

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
-from . import UsageError, add_data_options, check_output_path, load_data_from_args
+from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -67,6 +67,7 @@ def register(subparsers) -> None:
     sens.add_argument("--base-omega", type=float, default=0.0, help="base ω (default 0)")
     sens.add_argument("--base-beta-max", type=float, default=5.0, help="base β_max (default 5)")
     _add_model_options(sens, sweep=True)
+    add_dask_options(sens)
     sens.set_defaults(handler=run_sensitivity)
 
 
@@ -136,6 +137,28 @@ def _progress(args: argparse.Namespace):
     return report
 
 
+def convergence_action(settings: FitSettings) -> str:
+    """The command line's one action for a fit that has not converged: the next, longer run (twice
+    the draws and warm-up asked for, so never the advice already followed)."""
+    return f"Sample longer: --draws {2 * settings.draws} --tune {2 * max(settings.tune, 1)}."
+
+
+def convergence_note(diagnostics, settings: FitSettings) -> str | None:
+    """What went wrong (:func:`simplex_core.inference.convergence_problem`) and what to do; None when
+    the fit converged."""
+    from ..inference import convergence_problem
+
+    problem = convergence_problem(diagnostics)
+    return None if problem is None else f"{problem} {convergence_action(settings)}"
+
+
+def _line_progress(args: argparse.Namespace):
+    """A line per finished fit (a sweep on Dask reports fits as they finish, not their steps)."""
+    if args.quiet:
+        return None
+    return lambda message, fraction: print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
+
+
 def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> str:
     parts = ["python", "-m", "simplex_core", command, args.data]
     for opt in ("levels", "true_levels", "families", "criterion"):
@@ -186,7 +209,8 @@ def run_fit(args: argparse.Namespace) -> int:
         fit.idata.to_netcdf(args.idata)
     if table.n_gold:
         print(f"{table.n_gold} gold answers (true level observed)")
-    print(f"{len(doc['candidates'])} candidates ranked; {fit.diagnostics.message}")
+    print(f"{len(doc['candidates'])} candidates ranked; "
+          + (convergence_note(fit.diagnostics, settings) or fit.diagnostics.message))
     for c in doc["candidates"]:
         print(f"  {c['rank_median']:>3} [{c['rank_lo']}-{c['rank_hi']}]  {c['candidate']}  "
               f"E = {c['expected_score_mean']:.3f} [{c['expected_score_lo']:.3f}, {c['expected_score_hi']:.3f}]  "
@@ -203,7 +227,14 @@ def run_sensitivity(args: argparse.Namespace) -> int:
     beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
     check_output_path(args.out)
     _, counts, base = _prepare(args, omega=args.base_omega, beta_max=args.base_beta_max)
-    result = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes, progress_callback=_progress(args))
+    with study_client(args) as client:
+        if client is not None and not args.quiet:
+            from ..distributed import describe
+
+            print(f"fitting the sweep's settings {describe(client)}", file=sys.stderr, flush=True)
+        progress = _progress(args) if client is None else _line_progress(args)
+        result = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes,
+                                   progress_callback=progress, client=client)
     doc = result.to_dict()
     doc["command_line"] = _command_line(args, "sensitivity", [
         f"--out={args.out}", f"--omegas={args.omegas}", f"--beta-maxes={args.beta_maxes}",
@@ -213,5 +244,7 @@ def run_sensitivity(args: argparse.Namespace) -> int:
         rho = "n/a" if row.spearman_vs_base != row.spearman_vs_base else f"{row.spearman_vs_base:.2f}"
         print(f"  {row.sweep:>8}: ω = {row.omega:g}, β_max = {row.beta_max:g}: Spearman vs base {rho}; "
               f"{'converged' if row.diagnostics.converged else 'NOT converged'}")
+    if not all(row.diagnostics.converged for row in result.rows):
+        print(f"Some settings have not converged. {convergence_action(base)}")
     print(f"wrote {args.out}")
     return 0

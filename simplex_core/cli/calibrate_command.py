@@ -1,0 +1,117 @@
+"""``calibrate``: simulation-based calibration of the fit from the command line.
+
+``python -m simplex_core calibrate SCENARIO --out DIR [--replicates 100] [--items N]
+[--likelihood shared-truth|per-judge] [--chains 2 --draws 500 --tune 500] [--rank-draws 99]
+[--bins B] [--seed 0] [--scheduler ADDR | --workers N]`` runs
+:func:`simplex_core.calibration.calibrate` and writes, in DIR: ``sbc.json`` (settings, prior,
+uniformity test per parameter, convergence share), ``ranks.csv`` (one row per replicate and
+parameter), ``tests.csv`` (the tests as a table), ``diagnostics.csv`` (per replicate) and
+``histograms.html`` (the rank histograms). A summary goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from . import UsageError, add_dask_options, study_client
+
+#: p-values below this are flagged (the issue's target: p > 0.01 for every E_k).
+FLAG_P = 0.01
+
+
+def register(subparsers) -> None:
+    from ..calibration import CalibrationSettings
+    from ..model import LIKELIHOODS
+    from ..simulate import SCENARIOS
+
+    d = CalibrationSettings()
+    p = subparsers.add_parser(
+        "calibrate", help="simulation-based calibration: is the fit's uncertainty right on data from the prior?",
+        description="Simulation-based calibration (Talts et al. 2018): REPLICATES times, draw the parameters from "
+                    "the model's prior in the shape of SCENARIO, simulate data, fit, and rank each true value among "
+                    "the posterior draws. Uniform ranks mean calibrated posteriors; a chi-square test per parameter "
+                    "says how far from uniform they are.",
+    )
+    p.add_argument("scenario", choices=list(SCENARIOS), metavar="SCENARIO",
+                   help=f"the shape and hyperparameters to draw from: {', '.join(SCENARIOS)} (small: three-level)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for sbc.json, ranks.csv, tests.csv, "
+                   "diagnostics.csv and histograms.html (created if missing)")
+    p.add_argument("--replicates", type=int, default=d.replicates, help=f"simulate → fit cycles (default {d.replicates})")
+    p.add_argument("--items", type=int, default=None, metavar="N", help="items per replicate (default: the scenario's)")
+    p.add_argument("--likelihood", choices=LIKELIHOODS, default=d.likelihood,
+                   help=f"the model's likelihood; the data are simulated the way it reads them (default {d.likelihood})")
+    p.add_argument("--chains", type=int, default=d.chains, help=f"MCMC chains per fit (default {d.chains})")
+    p.add_argument("--draws", type=int, default=d.draws, help=f"kept draws per chain (default {d.draws})")
+    p.add_argument("--tune", type=int, default=d.tune, help=f"warm-up iterations per chain (default {d.tune})")
+    p.add_argument("--rank-draws", type=int, default=d.rank_draws, metavar="L",
+                   help=f"posterior draws, evenly spaced, to rank each true value among: ranks 0..L (default {d.rank_draws})")
+    p.add_argument("--bins", type=int, default=None, help="histogram bins of the uniformity test (default: about 10 "
+                   "replicates per bin, 2 to 20)")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"seed of the simulations and fits (default {d.seed})")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    add_dask_options(p)
+    p.set_defaults(handler=run_calibrate)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from ..calibration import CalibrationSettings, calibrate
+    from ..calibration_figures import rank_histogram_figure
+    from ..distributed import describe
+
+    settings = CalibrationSettings(
+        scenario=args.scenario, replicates=args.replicates, n_items=args.items, likelihood=args.likelihood,
+        chains=args.chains, draws=args.draws, tune=args.tune, seed=args.seed, rank_draws=args.rank_draws,
+    )
+    try:
+        settings.check()
+    except ValueError as exc:
+        raise UsageError(str(exc).removeprefix("Cannot calibrate: ")) from None
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}.") from None
+    start = time.perf_counter()
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(f"[{time.perf_counter() - start:6.0f} s] {message}", file=sys.stderr, flush=True)
+
+    with study_client(args) as client:
+        say(f"calibrate {args.scenario} ({args.likelihood}): {args.replicates} replicates {describe(client)}")
+        try:
+            result = calibrate(settings, client=client, bins=args.bins, progress=say)
+        except ValueError as exc:
+            if str(exc).startswith("Cannot calibrate"):
+                raise UsageError(str(exc).removeprefix("Cannot calibrate: ")) from None
+            raise
+    tests = result.tests()
+    doc = result.to_dict()
+    (out / "sbc.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
+    result.ranks.to_csv(out / "ranks.csv", index=False)
+    tests.to_csv(out / "tests.csv", index=False)
+    result.diagnostics.to_csv(out / "diagnostics.csv", index=False)
+    fig = rank_histogram_figure(
+        result.ranks, result.n_ranks, result.bins, p_values=dict(zip(tests["parameter"], tests["p_value"])),
+        title=f"SBC of {args.scenario} ({args.likelihood}): {args.replicates} replicates, ranks 0..{args.rank_draws}",
+    )
+    fig.write_html(out / "histograms.html", include_plotlyjs="cdn")
+
+    diag = result.diagnostics
+    print(f"SBC of {args.scenario}, likelihood {args.likelihood}: {args.replicates} replicates "
+          f"({settings.chains} chains × {settings.draws} + {settings.tune}), ranks 0..{args.rank_draws} in "
+          f"{result.bins} bins, {result.seconds:.0f} s")
+    print(f"converged fits: {int(diag['converged'].sum())}/{len(diag)}; fits with divergences: "
+          f"{int((diag['divergences'] > 0).sum())}")
+    shown = tests.assign(flag=["  <-- p < 0.01" if p < FLAG_P else "" for p in tests["p_value"]])
+    print(shown[["parameter", "chi2", "dof", "p_value", "flag"]].to_string(
+        index=False, formatters={"chi2": "{:.1f}".format, "p_value": "{:.3f}".format}))
+    for group, part in tests.groupby("group", sort=False):
+        print(f"{group}: {int((part['p_value'] < FLAG_P).sum())} of {len(part)} below p = {FLAG_P}; "
+              f"smallest p {part['p_value'].min():.3f}")
+    print(f"wrote {out}/sbc.json, ranks.csv, tests.csv, diagnostics.csv, histograms.html")
+    return 0

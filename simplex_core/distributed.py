@@ -1,0 +1,162 @@
+"""Independent fits of a study dispatched through ``dask.distributed``.
+
+This module owns how a study (``evaluate``, ``experiment``, ``sensitivity``, ``calibrate``) runs its
+independent fits: :func:`open_client` gives a Dask client, either on a ``LocalCluster`` sized to
+the machine (one single-threaded worker process per core: a fit is CPU-bound Python/numba, and
+separate processes keep the compiled-model caches apart) or on an existing cluster at
+``tcp://HOST:PORT``; :func:`map_tasks` runs ``fn(item)`` for every item and returns the results in
+input order, calling ``progress`` once per finished task. Without a client it runs the tasks one
+after another in this process (the app and library callers that want no cluster).
+
+Results do not depend on where a task ran: every fit takes its seed from its settings, never from
+the scheduling, so a distributed run equals a serial one (``tests/test_distributed.py``).
+
+Workers of an existing cluster must be able to import ``simplex_core`` (same version) and, with a
+fit cache, see its folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any, Callable, Iterator, Sequence, TypeVar
+
+__all__ = ["default_workers", "open_client", "map_tasks", "describe"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: ``progress(message)``: one line per finished task.
+TaskProgress = Callable[[str], None]
+
+
+def default_workers() -> int:
+    """Worker processes of the default ``LocalCluster``: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def open_client(scheduler: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client``: on an existing cluster at ``scheduler`` (e.g.
+    ``tcp://10.0.0.5:8786``), or on a new ``LocalCluster`` of ``n_workers`` single-threaded
+    processes (default :func:`default_workers`), closed on exit.
+
+    Raises
+    ------
+    ValueError
+        When the scheduler cannot be reached (naming the address).
+    """
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(f"cannot reach the Dask scheduler at {scheduler}: {exc}. Start one with "
+                             "`dask scheduler` (and `dask worker ADDRESS` on each machine), or leave out "
+                             "--scheduler to use this machine.") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    n = default_workers() if n_workers is None else int(n_workers)
+    if n < 1:
+        raise ValueError(f"a local cluster needs at least 1 worker; got {n}.")
+    # The scheduler's HTTP server (dashboard, health checks) on a free port: two studies at once, or
+    # another Dask program, would otherwise clash on 8787. Worker warnings at shutdown (a worker
+    # still inside a compiled sampler gets killed) are not the user's business.
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        yield client
+
+
+def describe(client: Any) -> str:
+    """Plain words for the log: where the tasks run."""
+    if client is None:
+        return "in this process, one after another"
+    workers = client.scheduler_info().get("workers", {})
+    threads = sum(w.get("nthreads", 1) for w in workers.values())
+    return f"on Dask ({client.scheduler.address}): {len(workers)} worker(s), {threads} thread(s)"
+
+
+def map_tasks(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    client: Any = None,
+    labels: Sequence[str] | None = None,
+    progress: TaskProgress | None = None,
+    on_result: Callable[[int, R], None] | None = None,
+) -> list[R]:
+    """``[fn(item) for item in items]``, on the client's workers when a client is given.
+
+    Parameters
+    ----------
+    fn
+        A module-level function (workers import it by name).
+    items
+        Its arguments, one task each.
+    client
+        A ``distributed.Client`` (from :func:`open_client`), or None to run here, in order.
+    labels
+        Plain-words names of the tasks for progress and errors (default ``task N``).
+    progress
+        Called with ``"N of M done: LABEL"`` after each task finishes.
+    on_result
+        Called with ``(index, result)`` after each task finishes (in completion order).
+
+    Returns
+    -------
+    list
+        The results in the order of ``items``, whatever order the tasks finished in.
+
+    Raises
+    ------
+    Exception
+        The first task's error, with a note naming the task; the other tasks are cancelled.
+    """
+    items = list(items)
+    names = list(labels) if labels is not None else [f"task {i + 1}" for i in range(len(items))]
+    if len(names) != len(items):
+        raise ValueError(f"{len(names)} labels for {len(items)} tasks.")
+    results: list[Any] = [None] * len(items)
+
+    def finished(i: int, result: Any, done: int) -> None:
+        results[i] = result
+        if on_result is not None:
+            on_result(i, result)
+        if progress is not None:
+            progress(f"{done} of {len(items)} done: {names[i]}")
+
+    if client is None:
+        for i, item in enumerate(items):
+            try:
+                result = fn(item)
+            except Exception as err:
+                err.add_note(f"(in {names[i]})")
+                raise
+            finished(i, result, i + 1)
+        return results
+
+    from distributed import as_completed
+
+    futures = client.map(fn, items, pure=False)
+    index = {f.key: i for i, f in enumerate(futures)}
+    try:
+        for done, future in enumerate(as_completed(futures), start=1):
+            i = index[future.key]
+            try:
+                result = future.result()
+            except Exception as err:
+                err.add_note(f"(in {names[i]}, on a Dask worker)")
+                raise
+            finished(i, result, done)
+    except BaseException:
+        client.cancel(futures)
+        raise
+    return results
