@@ -24,10 +24,38 @@ st.markdown(
     "makes those assumptions explicit (ω and β_max), averages over what they leave open, and shows how much the "
     "ranking moves when you change them.")
 
+st.header("Several judges, one answer: the likelihood", anchor="likelihood")
+st.markdown(
+    "Every judge scores the **same** answers. An answer has one true score *t*; each judge looks at it through its "
+    "own confusion matrix and reports a score. The judges' scores of one answer are therefore **one** observation "
+    "of *t*, seen several times, not several independent observations.")
+st.graphviz_chart(
+    """
+    digraph {
+      rankdir=LR; node [shape=box, style="rounded", fontname="DejaVu Sans", fontsize=11];
+      pi [label="candidate k\\nπ_k: how often its answers\\nhave each true score"];
+      t [label="answer (item i, candidate k)\\none true score t_ik ~ π_k", style="rounded,bold"];
+      j1 [label="judge 1 scores\\ns₁ ~ Θ₁[t, ·]"]; j2 [label="judge 2 scores\\ns₂ ~ Θ₂[t, ·]"];
+      j3 [label="judge J scores\\ns_J ~ Θ_J[t, ·]"];
+      pi -> t; t -> j1; t -> j2; t -> j3;
+    }
+    """
+)
+st.markdown(
+    "- **Shared truth** (the default) is this picture: the probability of an answer's scores is "
+    "Σ_t π_k[t] Π_j Θ_j[t, s_j]. Judges that agree on an answer confirm its true score once; judges that disagree "
+    "say it is hard to tell. Adding accurate judges sharpens what we know about each answer, never counts the answers "
+    "twice. With three or more judges the joint patterns also tell the judges' matrices apart (Dawid–Skene).\n"
+    "- **Per judge** is the paper's likelihood: each judge's score counts are an independent sample. It treats the "
+    "same answers as J fresh samples, so with many accurate judges its intervals are too narrow (simulated, 9 judges: "
+    "95% rank intervals covered 73% of true ranks). It stays available, to reproduce the paper.\n"
+    "- Each judge's share of each score is the same under both (the paper's γ_jk); only how the judges' scores of one "
+    "answer go together differs. Answers marked **gold** (a `gold` column) enter with their true score known.")
+
 st.header("Data", anchor="data")
 st.markdown(
-    "- One row per (item, candidate, judge) with the score. `true_score` (optional) is used only to evaluate methods "
-    "and by PPI, never by the model.\n"
+    "- One row per (item, candidate, judge) with the score. `true_score` (optional) is used to evaluate methods "
+    "and by PPI; the model uses it only on answers marked gold (`gold` = true).\n"
     "- **Families** say which models come from the same maker. With self-family exclusion on (the default), a judge's "
     "scores of its own family are left out of the model and of every baseline, because judges tend to favour themselves.\n"
     "- **Collapsing levels** (e.g. 1–5 → 3) trades detail for a clearer picture; the Simplex page always draws 3 levels.\n"

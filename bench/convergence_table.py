@@ -1,0 +1,103 @@
+"""Convergence at the default fit settings on every built-in dataset (issue 12 item 2). Prints the
+table dataset × setting → max R-hat, min bulk ESS, divergences, seconds, sampler; asserts nothing.
+
+Cases: every dataset-criterion pair with truth (12), WildBench (with and without self-family
+exclusion), and simulated binary data with abstention and 3 judges (the gpqa-like scenario with a
+third judge). Settings: the base (ω = 0, β_max = 5); ``--integrated`` adds integrated mode,
+``--grid`` the app's 5 × 5 grid (ω ∈ {0, 1, 2, 4, 8} × β_max ∈ {0, 1, 5, 10, 20}). Fits run on
+Dask (:mod:`simplex_core.distributed`: a LocalCluster by default, ``--scheduler`` for a cluster,
+``--workers 0`` in this process), 4 chains × 1000 + 1000, the default likelihood unless
+``--likelihood`` says otherwise.
+
+Usage (repo root, project venv)::
+
+    .venv/bin/python -m bench.convergence_table                      # base setting, every case
+    .venv/bin/python -m bench.convergence_table --integrated --grid --cases triviaqa-v1:correctness
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from bench.speed import uptime
+
+TRUTH_PAIRS = ("triviaqa-v1:correctness", "triviaqa-v2:correctness", "topical-chat:coherence",
+               "topical-chat:engagingness", "topical-chat:naturalness", "topical-chat:groundedness",
+               "hanna:relevance", "hanna:coherence", "hanna:empathy", "hanna:surprise", "hanna:engagement",
+               "hanna:complexity")
+OTHER = ("wildbench-v2:overall", "wildbench-v2:overall:no-exclusion", "simulated:gpqa-like-3-judges")
+GRID_OMEGAS = (0.0, 1.0, 2.0, 4.0, 8.0)
+GRID_BETAS = (0.0, 1.0, 5.0, 10.0, 20.0)
+
+
+def case_counts(case: str):
+    """The count tensor of a case name (``dataset:criterion[:no-exclusion]`` or ``simulated:NAME``)."""
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.datasets import load_dataset
+
+    parts = case.split(":")
+    if parts[0] == "simulated":
+        from simplex_core.simulate import scenario
+
+        sim = scenario("gpqa-like", seed=0, judges=["claude-judge", "gpt-judge", "third-judge"], rho=[0.8, 0.6, 0.7])
+        return count_tensor(load_table(sim.frame, scale=sim.scale, families=sim.families))
+    table = load_dataset(parts[0], criterion=parts[1])
+    return count_tensor(table, self_exclusion=not (len(parts) > 2 and parts[2] == "no-exclusion"))
+
+
+def fit_case(task: tuple) -> dict:
+    """One fit (a Dask task): ``(case, settings)`` -> its diagnostics and wall seconds."""
+    from simplex_core.inference import fit_model
+
+    case, settings = task
+    counts = case_counts(case)
+    t0 = time.perf_counter()
+    res = fit_model(counts, settings)
+    d = res.diagnostics
+    return {"case": case, "setting": "integrated" if settings.integrated else f"ω={settings.omega:g} β={settings.beta_max:g}",
+            "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "converged": d.converged,
+            "seconds": time.perf_counter() - t0, "sampler": res.timing.get("sampler", res.timing.get("engine_used", ""))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from simplex_core.distributed import describe, map_tasks, open_client
+    from simplex_core.model import FitSettings
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", default=",".join(TRUTH_PAIRS + OTHER))
+    p.add_argument("--integrated", action="store_true")
+    p.add_argument("--grid", action="store_true")
+    p.add_argument("--likelihood", default=FitSettings().likelihood)
+    p.add_argument("--scheduler", default=None)
+    p.add_argument("--workers", type=int, default=None)
+    args = p.parse_args(argv)
+    settings = [FitSettings(omega=0.0, beta_max=5.0, likelihood=args.likelihood)]
+    if args.integrated:
+        settings.append(FitSettings(integrated=True, likelihood=args.likelihood))
+    if args.grid:
+        settings += [FitSettings(omega=o, beta_max=b, likelihood=args.likelihood)
+                     for o in GRID_OMEGAS for b in GRID_BETAS if (o, b) != (0.0, 5.0)]
+    tasks = [(case, s) for case in args.cases.split(",") for s in settings]
+    print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}")
+    print(f"# load before: {uptime()}")
+    if args.workers == 0:
+        rows = map_tasks(fit_case, tasks, labels=[f"{c} {s.key()[:8]}" for c, s in tasks])
+        where = "in this process"
+    else:
+        with open_client(args.scheduler, args.workers) as client:
+            where = describe(client)
+            rows = map_tasks(fit_case, tasks, client=client, labels=[f"{c} {s.key()[:8]}" for c, s in tasks])
+    print(f"# fits ran {where}")
+    print("| case | setting | max R-hat | min bulk ESS | divergences | converged | seconds | sampler |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['case']} | {r['setting']} | {r['rhat']:.3f} | {r['ess']:.0f} | {r['div']} | "
+              f"{'yes' if r['converged'] else 'NO'} | {r['seconds']:.1f} | {r['sampler']} |")
+    n_conv = sum(r["converged"] for r in rows)
+    print(f"\n{n_conv}/{len(rows)} fits converged (R-hat ≤ 1.01, bulk ESS ≥ 400, no divergences)")
+    print(f"# load after: {uptime()}")
+
+
+if __name__ == "__main__":
+    main()
