@@ -503,3 +503,71 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
     )
     return fig
 
+
+
+def leaderboard_figure(leaderboard: pd.DataFrame, title: str | None = None, *, note: str | None = None) -> go.Figure:
+    """The presenting leaderboard: one row per candidate, best at the top, its 95% rank interval as a
+    bar with the median rank as a dot, tiers as shaded bands labelled on the left, and P(best) and
+    P(top 3) written on the right (readable on a slide; export with
+    :func:`~simplex_core.figures.slides.write_static`).
+
+    Parameters
+    ----------
+    leaderboard : DataFrame
+        :func:`simplex_core.leaderboard.leaderboard`'s table (columns ``tier, candidate, rank_lo,
+        rank_hi, rank_median, p_best, p_top3``), best first.
+    title : str, optional
+    note : str, optional
+        A small line under the title (e.g. "approximate: reweighted, k̂ = 0.4"); escaped here.
+
+    Returns
+    -------
+    go.Figure
+        Traces ``meta["role"]``: ``"rank_interval"`` (one trace, all bars), ``"rank_median"``;
+        tier bands are layout shapes, tier names and probabilities annotations.
+    """
+    require_columns(leaderboard, ["tier", "candidate", "rank_lo", "rank_hi", "rank_median", "p_best", "p_top3"],
+                    "the leaderboard table")
+    frame = leaderboard.reset_index(drop=True)
+    K = len(frame)
+    names = safe_texts(frame["candidate"].astype(str))
+    y = np.arange(K)  # row i at y = i, axis reversed so the best is on top
+    tiers = frame["tier"].astype(int).to_numpy()
+    fig = go.Figure()
+    xs, ys = [], []
+    for i, row in frame.iterrows():
+        xs += [float(row["rank_lo"]) - 0.3, float(row["rank_hi"]) + 0.3, None]
+        ys += [i, i, None]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=JUDGE_COLOR, width=14), opacity=0.45,
+                             hoverinfo="skip", showlegend=True, name="95% rank interval",
+                             meta={"role": "rank_interval"}))
+    fig.add_trace(go.Scatter(
+        x=frame["rank_median"].astype(float), y=y, mode="markers", name="median rank",
+        marker=dict(color=REFERENCE_COLOR, size=11), customdata=np.column_stack([
+            names, frame["rank_lo"], frame["rank_hi"], frame["p_best"], frame["p_top3"], tiers]),
+        hovertemplate=("%{customdata[0]} (tier %{customdata[5]})<br>median rank %{x}, 95%: %{customdata[1]}–"
+                       "%{customdata[2]}<br>P(best) %{customdata[3]:.2f} · P(top 3) %{customdata[4]:.2f}<extra></extra>"),
+        meta={"role": "rank_median"}))
+    for t in sorted(set(tiers)):
+        rows = np.nonzero(tiers == t)[0]
+        fig.add_shape(type="rect", xref="paper", yref="y", x0=0, x1=1, y0=rows.min() - 0.5, y1=rows.max() + 0.5,
+                      fillcolor=rgba(GRID_GREY, 0.16 if t % 2 else 0.04), line=dict(width=0), layer="below")
+        fig.add_annotation(xref="paper", yref="y", x=-0.005, y=(rows.min() + rows.max()) / 2, xanchor="right",
+                           text=f"<b>Tier {t}</b>", showarrow=False, font=dict(color="#333333"),
+                           xshift=-max(len(n) for n in names) * 7 - 14)
+    for i in range(K):
+        fig.add_annotation(xref="paper", yref="y", x=1.01, y=i, xanchor="left", showarrow=False,
+                           text=f"P(best) {frame['p_best'][i]:.0%} · P(top 3) {frame['p_top3'][i]:.0%}")
+    fig.update_yaxes(tickmode="array", tickvals=y, ticktext=names, range=[K - 0.5, -0.5], showgrid=False,
+                     title_text=None)
+    fig.update_xaxes(range=[0.4, K + 0.6], dtick=1, title_text="rank (1 = best)", zeroline=False,
+                     gridcolor=rgba(GRID_GREY, 0.35))
+    longest = max(len(n) for n in names)
+    fig.update_layout(
+        title=dict(text=(title or "Leaderboard: tiers the data can tell apart at 95%")
+                   + (f"<br><sup>{safe_text(note)}</sup>" if note else "")),
+        template="plotly_white", height=max(320, 44 * K + 170),
+        margin=dict(l=min(420, 7 * longest + 90), r=210, t=70, b=90),
+        legend=dict(orientation="h", yanchor="top", y=-0.16 if K > 4 else -0.3, x=0.0),
+    )
+    return fig
