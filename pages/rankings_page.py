@@ -104,6 +104,11 @@ if bayes is not None:
             "point_rank": st.column_config.NumberColumn("point rank", help="Rank of the posterior mean of E"),
         })
         csv_button(summary, f"{ctx.source_label}-posterior-summary", label="Summary CSV", key="dl-summary")
+    with guard("building the leaderboard"):
+        from app_support.leaderboard_view import leaderboard_section
+
+        leaderboard_section(results.leaderboard_table(view.result, view.result_key), ctx.source_label,
+                            f"{safe_text(ctx.source_label)}: leaderboard ({fits.settings_label(view.result_settings)})")
 
 # -- baselines' intervals -----------------------------------------------------------------------
 if baseline:
