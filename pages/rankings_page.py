@@ -31,6 +31,10 @@ view = None
 with guard("preparing the fit"):
     view = fits.get_fit(table, settings)
     fit_header(view)
+with guard("reweighting a fit already done"):  # the instant, approximate answer while the fit runs
+    from app_support.approximate import approximate_section
+
+    approximate_section(view)
 
 baseline, baseline_failed = {}, {}
 with guard("running the baselines"):

@@ -19,7 +19,8 @@ from simplex_core.figures.geometry_lab import (
     segment_order_figure,
 )
 from simplex_core.figures.results import (
-    leaderboard_figure, pairwise_heatmap_figure, ppc_figure, rank_boxplot_figure, rank_interval_shift_figure, score_distribution_figure,
+    leaderboard_figure, pairwise_heatmap_figure, ppc_figure, rank_boxplot_figure, rank_interval_shift_figure,
+    reweighted_sensitivity_figure, score_distribution_figure,
     sensitivity_curve_figure,
 )
 from simplex_core.figures.simplex import (
@@ -53,6 +54,7 @@ __all__ = [
     "leaderboard_figure",
     "pairwise_heatmap_figure",
     "sensitivity_curve_figure",
+    "reweighted_sensitivity_figure",
     "rank_interval_shift_figure",
     "ppc_figure",
     "score_distribution_figure",

@@ -571,3 +571,81 @@ def leaderboard_figure(leaderboard: pd.DataFrame, title: str | None = None, *, n
         legend=dict(orientation="h", yanchor="top", y=-0.16 if K > 4 else -0.3, x=0.0),
     )
     return fig
+
+
+def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | None = None, title: str | None = None, *,
+                                  base_omega: float = 0.0, base_beta_max: float = 5.0,
+                                  khat_ok: float = 0.7) -> go.Figure:
+    """The sensitivity curves on a fine grid by reweighting, with the settings really fitted marked
+    and a shaded band where the reweighting cannot be trusted (PSIS k̂ > ``khat_ok``).
+
+    Parameters
+    ----------
+    fine : DataFrame
+        :func:`simplex_core.reweighting.reweighted_sweep`'s table (``sweep, omega, beta_max,
+        spearman_vs_base, khat``).
+    fitted : DataFrame, optional
+        The sweep of real fits (``omega, beta_max, spearman_vs_base`` and ``sweep``), drawn as markers.
+
+    Returns
+    -------
+    go.Figure
+        Two panels; traces ``meta["role"]``: ``"reweighted"`` (lines), ``"fitted"`` (markers),
+        ``"untrusted"`` (the k̂ band, one filled trace per panel).
+    """
+    require_columns(fine, ["sweep", "omega", "beta_max", "spearman_vs_base", "khat"], "the reweighted sweep table")
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=(
+        f"relaxing constancy: ω (β_max = {fmt_number(base_beta_max)})",
+        f"judge-quality prior: β_max (ω = {fmt_number(base_omega)})",
+    ))
+    ys = [fine["spearman_vs_base"].to_numpy(dtype=float)]
+    if fitted is not None and len(fitted):
+        ys.append(fitted["spearman_vs_base"].to_numpy(dtype=float))
+    allv = np.concatenate(ys)
+    ymin = float(np.nanmin(allv)) if np.isfinite(allv).any() else 0.0
+    lo = max(-1.02, min(ymin - 0.05, 0.9))
+    color = series_colors(1)[0]
+    for col, which in enumerate(("omega", "beta_max"), start=1):
+        part = fine[fine["sweep"] == which].sort_values(which)
+        x = part[which].to_numpy(dtype=float)
+        khat = part["khat"].to_numpy(dtype=float)
+        bad = ~(khat <= khat_ok)  # NaN (no source) counts as untrusted
+        if bad.any():
+            # a filled step band over the untrusted x, half a grid step either side of each point
+            step = float(np.median(np.diff(x))) if x.size > 1 else 1.0
+            bx, by = [], []
+            for xi, b in zip(x, bad):
+                if b:
+                    bx += [xi - step / 2, xi - step / 2, xi + step / 2, xi + step / 2, None]
+                    by += [lo, 1.02, 1.02, lo, None]
+            fig.add_trace(go.Scatter(x=bx, y=by, fill="toself", mode="lines", line=dict(width=0),
+                                     fillcolor=rgba(GRID_GREY, 0.25), name=f"k̂ > {khat_ok}: reweighting not trustworthy",
+                                     hoverinfo="skip", showlegend=col == 1 or not (fine["sweep"] == "omega").any(),
+                                     legendgroup="untrusted", meta={"role": "untrusted", "sweep": which}),
+                          row=1, col=col)
+        fig.add_trace(go.Scatter(
+            x=x, y=part["spearman_vs_base"].to_numpy(dtype=float), mode="lines", name="reweighted (approximate)",
+            line=dict(color=color, width=2, dash="dot"), showlegend=col == 1, legendgroup="reweighted",
+            customdata=np.column_stack([khat, part.get("ess", pd.Series(np.nan, index=part.index)).to_numpy(dtype=float)]),
+            hovertemplate=("ω" if which == "omega" else "β_max") + " = %{x}<br>Spearman with base ≈ %{y:.3f}"
+                          "<br>k̂ = %{customdata[0]:.2f}, ESS %{customdata[1]:.0f}<extra>reweighted</extra>",
+            meta={"role": "reweighted", "sweep": which}), row=1, col=col)
+        if fitted is not None and len(fitted):
+            fpart = (fitted[fitted["sweep"] == which] if "sweep" in fitted.columns else
+                     fitted[np.isclose(fitted["beta_max" if which == "omega" else "omega"].astype(float),
+                                       base_beta_max if which == "omega" else base_omega)]).sort_values(which)
+            fig.add_trace(go.Scatter(
+                x=fpart[which].to_numpy(dtype=float), y=fpart["spearman_vs_base"].to_numpy(dtype=float),
+                mode="markers", name="fitted", marker=dict(size=10, color=REFERENCE_COLOR, symbol="circle"),
+                showlegend=col == 1, legendgroup="fitted",
+                hovertemplate=("ω" if which == "omega" else "β_max") + " = %{x}<br>Spearman with base = %{y:.3f}"
+                              "<extra>fitted</extra>", meta={"role": "fitted", "sweep": which}), row=1, col=col)
+        fig.add_vline(x=base_omega if which == "omega" else base_beta_max, line=dict(color=GRID_GREY, dash="dot", width=1),
+                      row=1, col=col)
+    fig.update_yaxes(title_text="Spearman with the base ranking", row=1, col=1)
+    fig.update_yaxes(range=[lo, 1.02])
+    fig.update_xaxes(title_text="ω (random-effects weight)", row=1, col=1)
+    fig.update_xaxes(title_text="β_max (judge discrimination)", row=1, col=2)
+    fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"), template="plotly_white",
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0))
+    return fig
