@@ -83,7 +83,7 @@ def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
     page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}")
     page.wait_for_function(ranking_for(omega, beta), timeout=300_000)
     rows = []
-    sliders = page.locator('[data-testid="stSidebar"] [role="slider"]')
+    sliders = page.locator('[data-testid="stSlider"] [role="slider"]')  # ω first, then β_max (the sidebar's)
     for which, step, top in (("omega", 0.1, 8.0), ("beta_max", 0.5, 20.0)):
         thumb = sliders.nth(0 if which == "omega" else 1)
         for _ in range(moves):
@@ -140,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
                 fresh = open_pages(browser, url)
+                for r in fresh:
+                    print(f"  fresh {r['page']}: content {r['content']:.2f} s, figure {r['figure']:.2f} s", flush=True)
                 print(f"# waiting {args.grid_wait:g} s for the default fit and the background grid", flush=True)
                 time.sleep(args.grid_wait)
                 moves = slider_moves(browser, url, args.moves, args.seed)
