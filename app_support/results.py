@@ -32,6 +32,15 @@ def candidate_table(_result: Any, key: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def leaderboard_table(_result: Any, key: str) -> pd.DataFrame:
+    """The presenting leaderboard, best first: tier, E and rank intervals, P(best), P(top 3)
+    (:func:`simplex_core.leaderboard.leaderboard_from_fit`)."""
+    from simplex_core.leaderboard import leaderboard_from_fit
+
+    return leaderboard_from_fit(_result)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def rank_probability_table(_result: Any, key: str) -> pd.DataFrame:
     """Candidate × rank → P(rank = r)."""
     from simplex_core import summaries

@@ -143,6 +143,9 @@ else:
                        key="dl-x-ppc")
         with c[1]:
             csv_button(lambda: results.rank_draws(r, key), f"{label}-rank-draws", label="Rank draws CSV", key="dl-x-rankdraws")
+        with c[2]:
+            csv_button(lambda: results.leaderboard_table(r, key), f"{label}-leaderboard", label="Leaderboard CSV",
+                       key="dl-x-leaderboard")
 
 st.subheader("Baselines")
 with guard("preparing the baseline downloads"):

@@ -32,6 +32,10 @@ view = None
 with guard("preparing the fit"):
     view = fits.get_fit(table, settings)
     fit_header(view)
+with guard("reweighting a fit already done"):  # the instant, approximate answer while the fit runs
+    from app_support.approximate import approximate_section
+
+    approximate_section(view)
 
 baseline, baseline_failed = {}, {}
 with guard("running the baselines"):
@@ -105,6 +109,11 @@ if bayes is not None:
             "point_rank": st.column_config.NumberColumn("point rank", help="Rank of the posterior mean of E"),
         })
         csv_button(summary, f"{ctx.source_label}-posterior-summary", label="Summary CSV", key="dl-summary")
+    with guard("building the leaderboard"):
+        from app_support.leaderboard_view import leaderboard_section
+
+        leaderboard_section(results.leaderboard_table(view.result, view.result_key), ctx.source_label,
+                            f"{safe_text(ctx.source_label)}: leaderboard ({fits.settings_label(view.result_settings)})")
 
 # -- baselines' intervals -----------------------------------------------------------------------
 if baseline:

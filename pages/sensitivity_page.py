@@ -58,8 +58,15 @@ else:
         sens = results.sweep({(v.requested.omega, v.requested.beta_max): v.result for v in ready}, base.requested,
                              base.counts)
         sweep_df = sens.table()
-        fig = sensitivity_curve_figure(sweep_df, base_omega=BASE_OMEGA, base_beta_max=BASE_BETA_MAX,
-                                       title=f"{ctx.source_label}: Spearman with the base ranking (ω = 0, β_max = 5)")
+        title = f"{ctx.source_label}: Spearman with the base ranking (ω = 0, β_max = 5)"
+        from app_support.approximate import fine_sweep_figure
+
+        fig = fine_sweep_figure(ready, base, sweep_df, title)  # 33 × 41 values by reweighting the fits
+        if fig is None:
+            fig = sensitivity_curve_figure(sweep_df, base_omega=BASE_OMEGA, base_beta_max=BASE_BETA_MAX, title=title)
+        else:
+            st.caption("Dotted: every 0.25 of ω and 0.5 of β_max, by reweighting the fitted posteriors (approximate); "
+                       "black points: real fits; grey bands: k̂ > 0.7, where the reweighting cannot be trusted.")
         show_figure(fig, f"{ctx.source_label}-sensitivity", key="fig-sens", height=420)
         rho = sweep_df["spearman_vs_base"].dropna()
         if len(ready) > 1 and len(rho):

@@ -406,7 +406,8 @@ def _finished(sampler) -> bool:
         return False
 
 
-def _sample_nutpie(compiled, settings: FitSettings, data: dict[str, np.ndarray], cb: ProgressCallback | None):
+def _sample_nutpie(compiled, settings: FitSettings, data: dict[str, np.ndarray], cb: ProgressCallback | None,
+                   store_unconstrained: bool = False):
     import nutpie
 
     model = compiled.with_data(**data) if data else compiled
@@ -422,6 +423,7 @@ def _sample_nutpie(compiled, settings: FitSettings, data: dict[str, np.ndarray],
         progress_bar=False,
         target_accept=settings.target_accept,
         blocking=False,
+        store_unconstrained=store_unconstrained,
     )
     if cb is not None:
         total = settings.chains * (settings.draws + settings.tune)
@@ -565,8 +567,9 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
             scaled(f"sampling {n_chains} chain{'s' if n_chains > 1 else ''}", 0.05)
             seed = settings.seed + 7919 * g + 104729 * r
-            runs.append(_sample_nutpie(model, settings.replace(chains=n_chains, seed=seed), {},
-                                       scaled if cb is not None else None))
+            run = _sample_nutpie(model, settings.replace(chains=n_chains, seed=seed), {},
+                                 scaled if cb is not None else None, store_unconstrained=True)
+            runs.append(_with_boost_log(run, counts))
             done_chains += n_chains
 
     sample_round(0, 0.05, 0.90 if len(groups) == 1 else 0.30, "")
@@ -613,6 +616,24 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
 
 _FAST_LOADED = threading.Event()
+
+
+def _with_boost_log(idata, counts: CountsLike):
+    """Add ``boost_log`` (judge) to a fast-engine posterior from its unconstrained draws, and drop
+    those draws: the judge prior's β_max statistic that :mod:`simplex_core.reweighting` needs (the
+    edge weights themselves are not stored)."""
+    import xarray as xr
+
+    from simplex_core.reweighting import boost_log_from_unconstrained
+
+    x = np.asarray(idata.sample_stats["unconstrained_draw"].values)  # [chain, draw, n]
+    J, K, M = np.asarray(counts.N).shape
+    scale = counts.scale
+    boost = boost_log_from_unconstrained(x, J, K, M, scale.n_true, scale.true_index)
+    idata.posterior["boost_log"] = xr.DataArray(boost, dims=("chain", "draw", "judge"),
+                                                coords={"judge": list(counts.judges)})
+    idata.sample_stats = idata.sample_stats.drop_vars("unconstrained_draw")
+    return idata
 
 
 def _explain_tempering(diagnostics: Diagnostics, n_modes: int, nuts_note: str) -> Diagnostics:

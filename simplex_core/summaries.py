@@ -368,13 +368,17 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
     Returns
     -------
     dict
-        Keys: ``candidates`` (list of candidate-summary records, best first), ``pairwise``
+        Keys: ``candidates`` (list of candidate-summary records, best first), ``leaderboard``
+        (per candidate, best first: ``tier``, E and rank intervals, ``p_best``, ``p_top3``,
+        ``p_ahead_of_next``; the tier rule of :mod:`simplex_core.leaderboard`), ``pairwise``
         (``{"candidates": names, "matrix": P}`` with ``P[i][j] = P(E_i > E_j)``, diagonal null),
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``diagnostics``,
         ``settings`` (data hash, scale, families, options, seed, package versions, command line)
         and ``timing`` (``compile_s``, ``sample_s``). Every value is JSON-able (NaN becomes null).
     """
+    from simplex_core.leaderboard import leaderboard_from_fit, leaderboard_records
+
     counts = counts_of(fit, counts)
     table = candidate_summary(fit)
     pair = pairwise_probabilities(fit)
@@ -389,6 +393,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
     timing = dict(getattr(fit, "timing", None) or {})
     return {
         "candidates": candidates_records(table),
+        "leaderboard": leaderboard_records(leaderboard_from_fit(fit)),
         "pairwise": {
             "candidates": list(pair.index),
             "matrix": [[_finite(v) for v in row] for row in pair.to_numpy()],

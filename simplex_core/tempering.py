@@ -99,6 +99,11 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
     expand_all(draws, flat, buf)
     posterior: dict[str, Any] = {name: flat[:, :, sl].reshape((C, S) + tuple(shape))
                                  for name, sl, shape in zip(names, slices, shapes)}
+    from simplex_core.reweighting import boost_log_from_unconstrained
+
+    J, K, M = np.asarray(counts.N).shape  # the judge prior's β_max statistic (see simplex_core.reweighting)
+    posterior["boost_log"] = boost_log_from_unconstrained(draws, J, K, M, counts.scale.n_true, counts.scale.true_index)
+    dims = {**dims, "boost_log": ("judge",)}
     idata = az.from_dict(
         posterior=posterior,
         sample_stats={"diverging": stats[:, :, 1] > 0.5, "acceptance_rate": stats[:, :, 0],

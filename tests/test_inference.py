@@ -7,6 +7,7 @@ import json
 
 import arviz as az
 import numpy as np
+import pandas as pd
 import pytest
 
 from simplex_core import inference
@@ -253,13 +254,17 @@ def three_level_csv(three_level_sim, tmp_path_factory):
 
 
 def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_path, capsys):
-    out, nc = tmp_path / "result.json", tmp_path / "posterior.nc"
-    code = main(["fit", str(three_level_csv), "--out", str(out), "--idata", str(nc), "--chains", "2",
+    out, nc, lb = tmp_path / "result.json", tmp_path / "posterior.nc", tmp_path / "leaderboard.csv"
+    code = main(["fit", str(three_level_csv), "--out", str(out), "--idata", str(nc), "--leaderboard", str(lb), "--chains", "2",
                  "--draws", "60", "--tune", "60", "--seed", "1", "--extra-rounds", "0", "--quiet"])
     assert code == 0
     doc = json.loads(out.read_text())
-    assert set(doc) == {"candidates", "pairwise", "judges", "excluded_pairs", "diagnostics", "settings", "timing"}
+    assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "diagnostics", "settings",
+                        "timing"}
     assert [c["candidate"] for c in doc["candidates"]][0] in {"model-F", "model-E"}
+    board = pd.read_csv(lb)
+    assert list(board["candidate"]) == [r["candidate"] for r in doc["leaderboard"]]
+    assert board["tier"].iloc[0] == 1 and board["tier"].is_monotonic_increasing
     for c in doc["candidates"]:
         assert isinstance(c["rank_lo"], int) and isinstance(c["rank_hi"], int) and c["rank_lo"] <= c["rank_hi"]
     assert doc["settings"]["options"]["draws"] == 60 and doc["settings"]["seed"] == 1

@@ -169,12 +169,17 @@ def test_result_json_has_the_contract_keys_and_is_strict_json():
     included[0, 0] = False
     fit = make_fit(counts=make_counts(included=included))
     doc = summaries.result_json(fit, command_line="python -m simplex_core fit x.csv --out r.json")
-    assert set(doc) == {"candidates", "pairwise", "judges", "excluded_pairs", "diagnostics", "settings", "timing"}
+    assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "diagnostics", "settings",
+                        "timing"}
     json.dumps(doc, allow_nan=False)
     assert doc["candidates"][0] == {"candidate": "c0", "expected_score_mean": 2.5,
                                     "expected_score_lo": pytest.approx(1.15), "expected_score_hi": 3.0,
                                     "rank_median": 1, "rank_lo": 1, "rank_hi": 3, "p_best": 0.75}
     assert doc["pairwise"]["candidates"] == ["c0", "c1", "c2"]
+    # four draws settle no pair at 97.5%: one tier; P(top 3) is 1 with three candidates
+    assert [(r["candidate"], r["tier"], r["p_top3"]) for r in doc["leaderboard"]] == [
+        ("c0", 1, 1.0), ("c1", 1, 1.0), ("c2", 1, 1.0)]
+    assert doc["leaderboard"][0]["p_ahead_of_next"] == 0.75 and doc["leaderboard"][-1]["p_ahead_of_next"] is None
     assert doc["pairwise"]["matrix"][0] == [None, 0.75, 0.75]
     assert doc["judges"]["j0"]["levels"] == ["low", "mid", "high"]
     assert doc["judges"]["j0"]["theta_mean"][2] == pytest.approx(THETA[0, 2].tolist())

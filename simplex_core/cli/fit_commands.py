@@ -55,6 +55,8 @@ def register(subparsers) -> None:
     add_data_options(fit)
     fit.add_argument("--out", required=True, metavar="result.json", help="where to write the result JSON")
     fit.add_argument("--idata", metavar="posterior.nc", help="also write the posterior draws (ArviZ NetCDF)")
+    fit.add_argument("--leaderboard", metavar="leaderboard.csv",
+                     help="also write the leaderboard (tiers, rank intervals, P(best), P(top 3)) as CSV")
     _add_model_options(fit)
     fit.set_defaults(handler=run_fit)
 
@@ -199,6 +201,8 @@ def run_fit(args: argparse.Namespace) -> int:
         parent = Path(args.idata).parent
         if not parent.exists():
             raise UsageError(f"--idata {args.idata}: the folder {parent} does not exist.")
+    if getattr(args, "leaderboard", None):
+        check_output_path(args.leaderboard, "--leaderboard")
     table, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
@@ -207,15 +211,28 @@ def run_fit(args: argparse.Namespace) -> int:
     _write_json(args.out, doc)
     if args.idata:
         fit.idata.to_netcdf(args.idata)
+    if getattr(args, "leaderboard", None):
+        import pandas as pd
+
+        try:
+            pd.DataFrame(doc["leaderboard"]).to_csv(args.leaderboard, index=False)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.leaderboard}: {exc.strerror or exc}.") from None
     if table.n_gold:
         print(f"{table.n_gold} gold answers (true level observed)")
     print(f"{len(doc['candidates'])} candidates ranked; "
           + (convergence_note(fit.diagnostics, settings) or fit.diagnostics.message))
+    tiers: dict[int, list[str]] = {}
+    for row in doc["leaderboard"]:
+        tiers.setdefault(row["tier"], []).append(row["candidate"])
+    print("  tiers (order not settled at 95% within a tier): "
+          + " > ".join("{" + ", ".join(names) + "}" for names in tiers.values()))
     for c in doc["candidates"]:
         print(f"  {c['rank_median']:>3} [{c['rank_lo']}-{c['rank_hi']}]  {c['candidate']}  "
               f"E = {c['expected_score_mean']:.3f} [{c['expected_score_lo']:.3f}, {c['expected_score_hi']:.3f}]  "
               f"P(best) = {c['p_best']:.2f}")
-    print(f"wrote {args.out}" + (f" and {args.idata}" if args.idata else ""))
+    print(f"wrote {args.out}" + (f" and {args.idata}" if args.idata else "")
+          + (f" and {args.leaderboard}" if getattr(args, "leaderboard", None) else ""))
     return 0
 
 

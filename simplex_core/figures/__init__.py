@@ -10,7 +10,7 @@ The package is split by idea; every name is re-exported here:
 
 - :mod:`~simplex_core.figures.style`: palette, layout helpers, input checks, safe text;
 - :mod:`~simplex_core.figures.simplex`: judges on the simplex (triangles and segments);
-- :mod:`~simplex_core.figures.results`: rankings, pairwise, sensitivity, PPC, score distributions;
+- :mod:`~simplex_core.figures.results`: rankings, leaderboard, pairwise, sensitivity, PPC, score distributions;
 - :mod:`~simplex_core.figures.geometry_lab`: the Geometry lab's teaching figures.
 """
 
@@ -19,7 +19,8 @@ from simplex_core.figures.geometry_lab import (
     segment_order_figure,
 )
 from simplex_core.figures.results import (
-    pairwise_heatmap_figure, ppc_figure, rank_boxplot_figure, rank_interval_shift_figure, score_distribution_figure,
+    leaderboard_figure, pairwise_heatmap_figure, ppc_figure, rank_boxplot_figure, rank_interval_shift_figure,
+    reweighted_sensitivity_figure, score_distribution_figure,
     sensitivity_curve_figure,
 )
 from simplex_core.figures.simplex import (
@@ -50,8 +51,10 @@ __all__ = [
     "ternary_judge_figures",
     "segment_judge_figure",
     "rank_boxplot_figure",
+    "leaderboard_figure",
     "pairwise_heatmap_figure",
     "sensitivity_curve_figure",
+    "reweighted_sensitivity_figure",
     "rank_interval_shift_figure",
     "ppc_figure",
     "score_distribution_figure",

@@ -503,3 +503,149 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
     )
     return fig
 
+
+
+def leaderboard_figure(leaderboard: pd.DataFrame, title: str | None = None, *, note: str | None = None) -> go.Figure:
+    """The presenting leaderboard: one row per candidate, best at the top, its 95% rank interval as a
+    bar with the median rank as a dot, tiers as shaded bands labelled on the left, and P(best) and
+    P(top 3) written on the right (readable on a slide; export with
+    :func:`~simplex_core.figures.slides.write_static`).
+
+    Parameters
+    ----------
+    leaderboard : DataFrame
+        :func:`simplex_core.leaderboard.leaderboard`'s table (columns ``tier, candidate, rank_lo,
+        rank_hi, rank_median, p_best, p_top3``), best first.
+    title : str, optional
+    note : str, optional
+        A small line under the title (e.g. "approximate: reweighted, k̂ = 0.4"); escaped here.
+
+    Returns
+    -------
+    go.Figure
+        Traces ``meta["role"]``: ``"rank_interval"`` (one trace, all bars), ``"rank_median"``;
+        tier bands are layout shapes, tier names and probabilities annotations.
+    """
+    require_columns(leaderboard, ["tier", "candidate", "rank_lo", "rank_hi", "rank_median", "p_best", "p_top3"],
+                    "the leaderboard table")
+    frame = leaderboard.reset_index(drop=True)
+    K = len(frame)
+    names = safe_texts(frame["candidate"].astype(str))
+    y = np.arange(K)  # row i at y = i, axis reversed so the best is on top
+    tiers = frame["tier"].astype(int).to_numpy()
+    fig = go.Figure()
+    xs, ys = [], []
+    for i, row in frame.iterrows():
+        xs += [float(row["rank_lo"]) - 0.3, float(row["rank_hi"]) + 0.3, None]
+        ys += [i, i, None]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=JUDGE_COLOR, width=14), opacity=0.45,
+                             hoverinfo="skip", showlegend=True, name="95% rank interval",
+                             meta={"role": "rank_interval"}))
+    fig.add_trace(go.Scatter(
+        x=frame["rank_median"].astype(float), y=y, mode="markers", name="median rank",
+        marker=dict(color=REFERENCE_COLOR, size=11), customdata=np.column_stack([
+            names, frame["rank_lo"], frame["rank_hi"], frame["p_best"], frame["p_top3"], tiers]),
+        hovertemplate=("%{customdata[0]} (tier %{customdata[5]})<br>median rank %{x}, 95%: %{customdata[1]}–"
+                       "%{customdata[2]}<br>P(best) %{customdata[3]:.2f} · P(top 3) %{customdata[4]:.2f}<extra></extra>"),
+        meta={"role": "rank_median"}))
+    for t in sorted(set(tiers)):
+        rows = np.nonzero(tiers == t)[0]
+        fig.add_shape(type="rect", xref="paper", yref="y", x0=0, x1=1, y0=rows.min() - 0.5, y1=rows.max() + 0.5,
+                      fillcolor=rgba(GRID_GREY, 0.16 if t % 2 else 0.04), line=dict(width=0), layer="below")
+        fig.add_annotation(xref="paper", yref="y", x=-0.005, y=(rows.min() + rows.max()) / 2, xanchor="right",
+                           text=f"<b>Tier {t}</b>", showarrow=False, font=dict(color="#333333"),
+                           xshift=-max(len(n) for n in names) * 7 - 14)
+    for i in range(K):
+        fig.add_annotation(xref="paper", yref="y", x=1.01, y=i, xanchor="left", showarrow=False,
+                           text=f"P(best) {frame['p_best'][i]:.0%} · P(top 3) {frame['p_top3'][i]:.0%}")
+    fig.update_yaxes(tickmode="array", tickvals=y, ticktext=names, range=[K - 0.5, -0.5], showgrid=False,
+                     title_text=None)
+    fig.update_xaxes(range=[0.4, K + 0.6], dtick=1, title_text="rank (1 = best)", zeroline=False,
+                     gridcolor=rgba(GRID_GREY, 0.35))
+    longest = max(len(n) for n in names)
+    fig.update_layout(
+        title=dict(text=(title or "Leaderboard: tiers the data can tell apart at 95%")
+                   + (f"<br><sup>{safe_text(note)}</sup>" if note else "")),
+        template="plotly_white", height=max(320, 44 * K + 170),
+        margin=dict(l=min(420, 7 * longest + 90), r=210, t=70, b=90),
+        legend=dict(orientation="h", yanchor="top", y=-0.16 if K > 4 else -0.3, x=0.0),
+    )
+    return fig
+
+
+def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | None = None, title: str | None = None, *,
+                                  base_omega: float = 0.0, base_beta_max: float = 5.0,
+                                  khat_ok: float = 0.7) -> go.Figure:
+    """The sensitivity curves on a fine grid by reweighting, with the settings really fitted marked
+    and a shaded band where the reweighting cannot be trusted (PSIS k̂ > ``khat_ok``).
+
+    Parameters
+    ----------
+    fine : DataFrame
+        :func:`simplex_core.reweighting.reweighted_sweep`'s table (``sweep, omega, beta_max,
+        spearman_vs_base, khat``).
+    fitted : DataFrame, optional
+        The sweep of real fits (``omega, beta_max, spearman_vs_base`` and ``sweep``), drawn as markers.
+
+    Returns
+    -------
+    go.Figure
+        Two panels; traces ``meta["role"]``: ``"reweighted"`` (lines), ``"fitted"`` (markers),
+        ``"untrusted"`` (the k̂ band, one filled trace per panel).
+    """
+    require_columns(fine, ["sweep", "omega", "beta_max", "spearman_vs_base", "khat"], "the reweighted sweep table")
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=(
+        f"relaxing constancy: ω (β_max = {fmt_number(base_beta_max)})",
+        f"judge-quality prior: β_max (ω = {fmt_number(base_omega)})",
+    ))
+    ys = [fine["spearman_vs_base"].to_numpy(dtype=float)]
+    if fitted is not None and len(fitted):
+        ys.append(fitted["spearman_vs_base"].to_numpy(dtype=float))
+    allv = np.concatenate(ys)
+    ymin = float(np.nanmin(allv)) if np.isfinite(allv).any() else 0.0
+    lo = max(-1.02, min(ymin - 0.05, 0.9))
+    color = series_colors(1)[0]
+    for col, which in enumerate(("omega", "beta_max"), start=1):
+        part = fine[fine["sweep"] == which].sort_values(which)
+        x = part[which].to_numpy(dtype=float)
+        khat = part["khat"].to_numpy(dtype=float)
+        bad = ~(khat <= khat_ok)  # NaN (no source) counts as untrusted
+        if bad.any():
+            # a filled step band over the untrusted x, half a grid step either side of each point
+            step = float(np.median(np.diff(x))) if x.size > 1 else 1.0
+            bx, by = [], []
+            for xi, b in zip(x, bad):
+                if b:
+                    bx += [xi - step / 2, xi - step / 2, xi + step / 2, xi + step / 2, None]
+                    by += [lo, 1.02, 1.02, lo, None]
+            fig.add_trace(go.Scatter(x=bx, y=by, fill="toself", mode="lines", line=dict(width=0),
+                                     fillcolor=rgba(GRID_GREY, 0.25), name=f"k̂ > {khat_ok}: reweighting not trustworthy",
+                                     hoverinfo="skip", showlegend=col == 1 or not (fine["sweep"] == "omega").any(),
+                                     legendgroup="untrusted", meta={"role": "untrusted", "sweep": which}),
+                          row=1, col=col)
+        fig.add_trace(go.Scatter(
+            x=x, y=part["spearman_vs_base"].to_numpy(dtype=float), mode="lines", name="reweighted (approximate)",
+            line=dict(color=color, width=2, dash="dot"), showlegend=col == 1, legendgroup="reweighted",
+            customdata=np.column_stack([khat, part.get("ess", pd.Series(np.nan, index=part.index)).to_numpy(dtype=float)]),
+            hovertemplate=("ω" if which == "omega" else "β_max") + " = %{x}<br>Spearman with base ≈ %{y:.3f}"
+                          "<br>k̂ = %{customdata[0]:.2f}, ESS %{customdata[1]:.0f}<extra>reweighted</extra>",
+            meta={"role": "reweighted", "sweep": which}), row=1, col=col)
+        if fitted is not None and len(fitted):
+            fpart = (fitted[fitted["sweep"] == which] if "sweep" in fitted.columns else
+                     fitted[np.isclose(fitted["beta_max" if which == "omega" else "omega"].astype(float),
+                                       base_beta_max if which == "omega" else base_omega)]).sort_values(which)
+            fig.add_trace(go.Scatter(
+                x=fpart[which].to_numpy(dtype=float), y=fpart["spearman_vs_base"].to_numpy(dtype=float),
+                mode="markers", name="fitted", marker=dict(size=10, color=REFERENCE_COLOR, symbol="circle"),
+                showlegend=col == 1, legendgroup="fitted",
+                hovertemplate=("ω" if which == "omega" else "β_max") + " = %{x}<br>Spearman with base = %{y:.3f}"
+                              "<extra>fitted</extra>", meta={"role": "fitted", "sweep": which}), row=1, col=col)
+        fig.add_vline(x=base_omega if which == "omega" else base_beta_max, line=dict(color=GRID_GREY, dash="dot", width=1),
+                      row=1, col=col)
+    fig.update_yaxes(title_text="Spearman with the base ranking", row=1, col=1)
+    fig.update_yaxes(range=[lo, 1.02])
+    fig.update_xaxes(title_text="ω (random-effects weight)", row=1, col=1)
+    fig.update_xaxes(title_text="β_max (judge discrimination)", row=1, col=2)
+    fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"), template="plotly_white",
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0))
+    return fig

@@ -1,0 +1,159 @@
+"""The instant answer while a fit runs: the posterior of a fit already done, reweighted to the
+settings asked for (:mod:`simplex_core.reweighting`), shown at once and labelled "approximate" with
+its k̂ and effective sample size; the real fit keeps running in the background and replaces it.
+
+Sources are the fits of the same data already in memory or in the fit cache: the background
+grid's settings and the fit last shown. The one with the lowest k̂ is used.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from simplex_core.fit_jobs import fit_key, grid_settings
+from simplex_core.model import FitSettings
+
+from . import fits
+from .state import BETA_MAX_GRID, OMEGA_GRID
+
+
+@dataclass(frozen=True)
+class Approximate:
+    """A reweighted answer: the leaderboard of the target, how it was made, and how far to trust it."""
+
+    board: pd.DataFrame
+    rw: Any  # simplex_core.reweighting.Reweighted
+    source: FitSettings
+
+    @property
+    def reliable(self) -> bool:
+        return bool(self.rw.reliable)
+
+    def label(self) -> str:
+        return self.rw.describe()
+
+
+class _DrawsMemo:
+    """PriorDraws per fit key (small arrays: per draw ρ, boost_log, log R, log W and E)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.size = size
+
+    def get(self, key: str, result: Any) -> Any | None:
+        from simplex_core.reweighting import ReweightError, prior_draws
+
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        try:
+            draws = prior_draws(result)
+        except (ReweightError, KeyError):
+            draws = None
+        with self._lock:
+            self._items[key] = draws
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return draws
+
+
+@st.cache_resource(show_spinner=False)
+def _draws_memo() -> _DrawsMemo:
+    return _DrawsMemo()
+
+
+def source_draws(counts: Any, settings: FitSettings, extra: list[FitSettings] | None = None) -> list[tuple[FitSettings, Any]]:
+    """``(settings, PriorDraws)`` of every fit of these data (grid settings, plus ``extra``) that is
+    available without fitting and carries what reweighting needs."""
+    memo = _draws_memo()
+    out, seen = [], set()
+    candidates = grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID) + list(extra or [])
+    for s in candidates:
+        key = fit_key(counts, s)
+        if key in seen:
+            continue
+        seen.add(key)
+        result = fits.cached_result(counts, s)
+        if result is None:
+            continue
+        draws = memo.get(key, result)
+        if draws is not None:
+            out.append((s, draws))
+    return out
+
+
+def approximate(view: fits.FitView) -> Approximate | None:
+    """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
+    available, or the requested fit is already shown)."""
+    from simplex_core.reweighting import best_source, reweighted_leaderboard
+
+    target = view.requested
+    if view.current or target.integrated:
+        return None
+    extra = [view.result_settings] if view.result_settings is not None else []
+    found = best_source(source_draws(view.counts, target, extra), target)
+    if found is None:
+        return None
+    source, rw = found
+    draws = dict(source_draws(view.counts, target, extra))[source]
+    return Approximate(reweighted_leaderboard(draws, rw), rw, source)
+
+
+def approximate_section(view: fits.FitView | None) -> Approximate | None:
+    """Draw the approximate answer (ranking line and leaderboard table) while the real fit runs;
+    returns it (None when there is nothing to show)."""
+    if view is None or view.current:
+        return None
+    approx = approximate(view)
+    if approx is None:
+        if view.requested.omega == 0.0 and not view.requested.integrated:
+            st.caption("No fit with ω = 0 is available to reweight from yet (ω = 0 has no random effects, so fits at "
+                       "ω > 0 cannot stand in): waiting for the real fit.")
+        return None
+    from simplex_core.summaries import ranking_sentence
+
+    from .safe_text import md
+
+    box = st.warning if not approx.reliable else st.info
+    box(f"**Approximate** — {md(approx.label())}. The real fit at {fits.settings_label(view.requested)} runs in the "
+        "background and replaces this when it lands.", icon=":material/speed:")
+    st.markdown("**Bayesian ranking, approximate** (best first; median rank and 95% rank interval): "
+                f"{md(ranking_sentence(approx.board))}")
+    tiers = approx.board.groupby("tier", sort=True)["candidate"].apply(list)
+    st.caption("Tiers (approximate): " + " > ".join("{" + ", ".join(md(c) for c in names) + "}" for names in tiers))
+    return approx
+
+
+def khat_text(khat: float) -> str:
+    return "—" if not math.isfinite(khat) else f"{khat:.2f}"
+
+
+#: The Sensitivity page's fine grid (33 values of ω, 41 of β_max).
+FINE_OMEGAS = tuple(float(v) for v in [i * 0.25 for i in range(33)])
+FINE_BETA_MAXES = tuple(float(v) for v in [i * 0.5 for i in range(41)])
+
+
+def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted: pd.DataFrame, title: str) -> Any | None:
+    """The sensitivity curves on the fine grid, reweighted from the sweep's fits (``ready``), with
+    the fitted points marked and a band where k̂ > 0.7; None when no fit can be reweighted."""
+    from simplex_core.figures import reweighted_sensitivity_figure
+    from simplex_core.reweighting import reweighted_sweep
+
+    memo = _draws_memo()
+    sources = [d for d in (memo.get(fit_key(v.counts, v.requested), v.result) for v in ready) if d is not None]
+    if not sources:
+        return None
+    base = base_view.requested
+    base_e = base_view.result.idata.posterior["expected_score"].values
+    base_e = base_e.reshape(-1, base_e.shape[-1]).mean(axis=0)
+    fine = reweighted_sweep(sources, base_e, base, FINE_OMEGAS, FINE_BETA_MAXES)
+    return reweighted_sensitivity_figure(fine, fitted, title, base_omega=base.omega, base_beta_max=base.beta_max)
