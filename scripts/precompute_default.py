@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 OUT = ROOT / "assets" / "precomputed"
-KEEP_VARS = ("pi", "expected_score", "rank", "theta", "rho", "Z", "R", "W")
+KEEP_VARS = ("pi", "expected_score", "rank", "theta", "rho", "Z", "R", "W", "boost_log")  # boost_log: for reweighting
 
 
 def thin_posterior(idata, keep_draws: int):
