@@ -54,12 +54,13 @@ if base is None or not results.summaries_available():
 else:
     with guard("comparing the settings with the base"):
         from simplex_core.figures import rank_interval_shift_figure, sensitivity_curve_figure
+        from simplex_core.figures.style import safe_text
 
         sens = results.sweep({(v.requested.omega, v.requested.beta_max): v.result for v in ready}, base.requested,
                              base.counts)
         sweep_df = sens.table()
         fig = sensitivity_curve_figure(sweep_df, base_omega=BASE_OMEGA, base_beta_max=BASE_BETA_MAX,
-                                       title=f"{ctx.source_label}: Spearman with the base ranking (ω = 0, β_max = 5)")
+                                       title=f"{safe_text(ctx.source_label)}: Spearman with the base ranking (ω = 0, β_max = 5)")
         show_figure(fig, f"{ctx.source_label}-sensitivity", key="fig-sens", height=420)
         rho = sweep_df["spearman_vs_base"].dropna()
         if len(ready) > 1 and len(rho):

@@ -119,6 +119,41 @@ def test_user_names_are_text_not_markup():
         assert "<a href" not in text and "&lt;a href='x'&gt;z&lt;/a&gt;" in text
 
 
+def _rendered(fig: go.Figure) -> str:
+    """What Plotly renders of a figure as JSON text (meta and legend-group ids are never drawn)."""
+    shown = fig.to_dict()
+    for t in shown["data"]:
+        t.pop("meta", None)
+        t.pop("legendgroup", None)
+    return json.dumps(shown, default=str)
+
+
+def test_user_level_labels_and_names_are_text_in_every_figure_family():
+    """Level labels (a user's --levels) and names reach axis titles, vertex labels and hovers of the
+    simplex and the Geometry lab's figures as text, never as a link."""
+    from simplex_core import geometry
+
+    escaped = safe_text(LINK)
+    levels = ["low", LINK, "high"]
+    observed, draws, post = _data(["plain", "other"])
+    observed.columns = levels
+    ex = geometry.canonical_flip_example()
+    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
+    figs = {
+        "ternary": F.ternary_judge_figure(observed, levels, draws, draws.mean(axis=0), post),
+        "grid": S.ternary_judges_grid_figure({"j": F.JudgeSimplex(observed, None, draws, draws.mean(axis=0), post)}, levels),
+        "areas": F.barycentric_area_figure(ex.Theta, ex.gamma1, levels),
+        "segment order": F.segment_order_figure(0.2, 0.8, [0.3, 0.5], ["plain", LINK], level_labels=("low", LINK)),
+        "flip": F.flip_figure(conf.Theta_h, ex.gamma1, ex.gamma2, names=("plain", LINK), level_labels=levels, h=0.05),
+        "flip curve": F.flip_score_curve_figure(np.linspace(-0.1, 0.1, 5), np.ones((5, 2)), names=("plain", LINK)),
+        "augmented": F.augmented_simplex_figure(conf.Theta_h, ex.values, conf.pi, ["plain", LINK], level_labels=levels),
+    }
+    for name, fig in figs.items():
+        text = _rendered(fig)
+        assert "<a href" not in text, name
+        assert escaped in text, name  # the label is still there, as text
+
+
 def test_rank_figure_is_compact_enough_for_a_slide():
     rows = [(m, f"c{k}", r) for m in ("bayesian", "bootstrap", "bt", "ppi") for k in range(9) for r in (k + 1, k + 2)]
     fig = F.rank_boxplot_figure(pd.DataFrame(rows, columns=["method", "candidate", "rank"]), [f"c{k}" for k in range(9)])

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 from simplex_core import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, GRID_GREY, JUDGE_COLOR, OKABE_ITO, REFERENCE_COLOR, check_levels, default_true_labels,
-    distribution_hover, fmt_number, rgba, series_colors, ternary_abc, ternary_layout,
+    distribution_hover, fmt_number, rgba, safe_texts, series_colors, ternary_abc, ternary_layout,
 )
 
 
@@ -45,7 +45,7 @@ def barycentric_area_figure(vertices: ArrayLike, point: ArrayLike, level_labels:
         ``judge_triangle``, ``vertices``, ``point``.
     """
     labels = check_levels(level_labels, 3)
-    t_labels = list(true_labels) if true_labels is not None else labels
+    t_labels = safe_texts(true_labels if true_labels is not None else labels)  # printed: text, not markup
     V = np.asarray(vertices, dtype=float)
     g = np.asarray(point, dtype=float)
     if V.shape != (3, 3) or g.shape != (3,):
@@ -113,9 +113,9 @@ def segment_order_figure(theta1: float, theta2: float, gammas: ArrayLike, names:
         Roles: ``segment``, ``vertices``, ``candidates_observed`` (x = γ), ``candidates_true``
         (x = π, ``meta["ranks"]``), ``links``.
     """
-    labels = list(level_labels) if level_labels is not None else ["low", "top"]
+    labels = safe_texts(level_labels if level_labels is not None else ["low", "top"])  # printed: text, not markup
     g = np.atleast_1d(np.asarray(gammas, dtype=float))
-    names = [str(n) for n in names]
+    names = safe_texts(names)
     if len(names) != g.size:
         raise ValueError(f"{len(names)} names for {g.size} candidates.")
     pi = np.atleast_1d(geometry.segment_prevalence(g, theta1, theta2))
@@ -199,7 +199,8 @@ def flip_figure(Theta_h: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike, title:
         ``meta["expected_scores"]``).
     """
     labels = check_levels(level_labels, 3)
-    t_labels = list(true_labels) if true_labels is not None else labels
+    t_labels = safe_texts(true_labels if true_labels is not None else labels)  # printed: text, not markup
+    names = safe_texts(names)
     T = np.asarray(Theta_h, dtype=float)
     G = np.stack([np.asarray(gamma1, dtype=float), np.asarray(gamma2, dtype=float)])
     v = np.arange(1.0, 4.0) if values is None else np.asarray(values, dtype=float)
@@ -223,7 +224,7 @@ def flip_figure(Theta_h: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike, title:
     ))
     cand_colors = [OKABE_ITO["vermillion"], OKABE_ITO["bluish_green"]]
     fig.add_trace(go.Scatterternary(
-        **ternary_abc(G), mode="markers+text", text=[str(n) for n in names], textposition="bottom center", cliponaxis=False,
+        **ternary_abc(G), mode="markers+text", text=names, textposition="bottom center", cliponaxis=False,
         marker=dict(size=12, color=cand_colors, symbol=["circle", "diamond"], line=dict(color="white", width=1)),
         customdata=np.column_stack([G, pi, E]), name="candidates",
         hovertemplate=("<b>%{text}</b><br>" + distribution_hover(labels) + "<br>π = (%{customdata[3]:.3f}, "
@@ -265,6 +266,7 @@ def flip_score_curve_figure(h_grid: ArrayLike, expected_scores: ArrayLike, names
     """
     h = np.asarray(h_grid, dtype=float)
     E = np.asarray(expected_scores, dtype=float)
+    names = safe_texts(names)
     if E.shape != (h.size, 2):
         raise ValueError(f"expected_scores must have shape ({h.size}, 2); got {E.shape}.")
     fig = go.Figure()
@@ -309,16 +311,16 @@ def augmented_simplex_figure(Theta: ArrayLike, values: ArrayLike, pis: ArrayLike
         ``vertex_lifts``, ``lifted_vertices``, ``candidate_drops``, ``candidates_base``,
         ``candidates_lifted`` (z = expected scores).
     """
-    labels = check_levels(level_labels, 3)
+    labels = safe_texts(check_levels(level_labels, 3))  # printed: text, not markup
     T = np.asarray(Theta, dtype=float)
     v = np.asarray(values, dtype=float)
     P = np.atleast_2d(np.asarray(pis, dtype=float))
-    names = [str(n) for n in names]
+    names = safe_texts(names)
     if T.ndim != 2 or T.shape[1] != 3 or T.shape[0] not in (2, 3):
         raise ValueError(f"Theta must have shape (3, 3) or (2, 3); got {T.shape}.")
     if P.shape != (len(names), T.shape[0]):
         raise ValueError(f"pis must have shape ({len(names)}, {T.shape[0]}) (one row per name); got {P.shape}.")
-    t_labels = list(true_labels) if true_labels is not None else default_true_labels(labels, T.shape[0])
+    t_labels = safe_texts(true_labels) if true_labels is not None else default_true_labels(labels, T.shape[0])
     lifted = geometry.augmented_vertices(T, v)
     cand = geometry.lift_points(P, T, v)
     step = (v.max() - v.min()) / max(len(v) - 1, 1)

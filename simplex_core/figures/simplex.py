@@ -133,9 +133,9 @@ def _candidate_hover(level_labels: Sequence[str], with_counts: bool, judge: str 
     lines = ["<b>%{text}</b>" + (f" (judge {safe_text(judge)})" if judge else "")]
     for i, lab in enumerate(level_labels):
         if with_counts:
-            lines.append(f"{lab}: %{{customdata[{i}]:.1%}} (%{{customdata[{k + i}]:.0f}})")
+            lines.append(f"{safe_text(lab)}: %{{customdata[{i}]:.1%}} (%{{customdata[{k + i}]:.0f}})")
         else:
-            lines.append(f"{lab}: %{{customdata[{i}]:.1%}}")
+            lines.append(f"{safe_text(lab)}: %{{customdata[{i}]:.1%}}")
     if with_counts:
         lines.append(f"n = %{{customdata[{2 * k}]:.0f}}")
     return "<br>".join(lines) + "<extra></extra>"

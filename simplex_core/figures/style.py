@@ -110,7 +110,7 @@ def ternary_layout(level_labels: Sequence[str]) -> dict:
     axes = {}
     for i, axis in enumerate(geometry.TERNARY_AXIS_OF_LEVEL):
         axes[f"{axis}axis"] = dict(
-            title=dict(text=f"<b>{level_labels[i]}</b>"), min=0, tickformat=".0%", dtick=0.2,
+            title=dict(text=f"<b>{safe_text(level_labels[i])}</b>"), min=0, tickformat=".0%", dtick=0.2,
             linecolor="#444", gridcolor="#e5e5e5", ticks="outside",
         )
     return dict(sum=1, bgcolor="white", **axes)
@@ -125,7 +125,7 @@ def default_true_labels(level_labels: Sequence[str], n_true: int) -> list[str]:
 
 
 def distribution_hover(level_labels: Sequence[str], offset: int = 0) -> str:
-    return "<br>".join(f"{lab}: %{{customdata[{offset + i}]:.1%}}" for i, lab in enumerate(level_labels))
+    return "<br>".join(f"{safe_text(lab)}: %{{customdata[{offset + i}]:.1%}}" for i, lab in enumerate(level_labels))
 
 
 
