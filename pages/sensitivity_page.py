@@ -60,7 +60,8 @@ else:
                              base.counts)
         sweep_df = sens.table()
         fig = sensitivity_curve_figure(sweep_df, base_omega=BASE_OMEGA, base_beta_max=BASE_BETA_MAX,
-                                       title=f"{safe_text(ctx.source_label)}: Spearman with the base ranking (ω = 0, β_max = 5)")
+                                       title="Spearman with the base ranking (ω = 0, β_max = 5)",
+                                       subtitle=safe_text(ctx.source_label))
         show_figure(fig, f"{ctx.source_label}-sensitivity", key="fig-sens", height=420)
         rho = sweep_df["spearman_vs_base"].dropna()
         if len(ready) > 1 and len(rho):

@@ -279,6 +279,15 @@ def test_ppc_single_pair_and_grid():
     grid = F.ppc_figure(_ppc())
     scat = _by_role(grid, "ppc_scatter")
     assert len(scat) == 3 and all(len(t.x) == 4 for t in scat)  # one point per (judge, candidate)
+    # the legend names each level with a plain circle and says what a cross means
+    keys = _by_role(grid, "ppc_level_key")
+    assert [k.marker.symbol for k in keys] == ["circle"] * 3 and not any(t.showlegend for t in scat)
+    flagged = F.ppc_figure(_ppc().assign(misfit=lambda d: d.index % 5 == 0))
+    (cross,) = _by_role(flagged, "ppc_misfit_key")
+    assert cross.marker.symbol == "x" and "outside the 95% predictive range" in cross.name
+    assert not _by_role(grid, "ppc_misfit_key")  # no cross drawn, none explained
+    lo, hi = grid.layout.xaxis.range
+    assert lo < 0 and hi > 1  # points at 0 and 1 are drawn whole
     with pytest.raises(ValueError, match=r"no rows for judge 'zz'"):
         F.ppc_figure(_ppc(), judge="zz")
 

@@ -183,7 +183,8 @@ def pairwise_heatmap_figure(pairwise: pd.DataFrame, title: str | None = None, *,
 # -- sensitivity ------------------------------------------------------------------------------------
 
 def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, base_omega: float = 0.0,
-                             base_beta_max: float = 5.0, group: str | None = None) -> go.Figure:
+                             base_beta_max: float = 5.0, group: str | None = None,
+                             subtitle: str | None = None) -> go.Figure:
     """The paper's sensitivity figure: Spearman with the base ranking along each sweep (two panels).
 
     Left: as ω goes over its grid (β_max at the base value); right: as β_max goes over its grid
@@ -202,11 +203,14 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
         The base setting (paper: ω = 0, β_max = 5).
     group : str, optional
         Column naming one curve per value (e.g. dataset).
+    subtitle : str, optional
+        A smaller line under the title (e.g. the dataset; safe text).
 
     Returns
     -------
     go.Figure
-        Two subplots; scatter traces with ``meta = {"role": "sensitivity", "sweep": ..., "group": ...}``.
+        Two panels, each named by its x-axis title (no subplot titles: on a narrow page they
+        collided with each other and with the top tick label); scatter traces with ``meta = {"role": "sensitivity", "sweep": ..., "group": ...}``.
     """
     require_columns(sweep, ["omega", "beta_max", "spearman_vs_base"], "the sensitivity sweep table")
     if group is not None:
@@ -220,10 +224,7 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     else:
         parts = {"omega": frame[np.isclose(frame["beta_max"].astype(float), base_beta_max)],
                  "beta_max": frame[np.isclose(frame["omega"].astype(float), base_omega)]}
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=(
-        f"relaxing constancy: ω (β_max = {fmt_number(base_beta_max)})",
-        f"judge-quality prior: β_max (ω = {fmt_number(base_omega)})",
-    ))
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.08)
     groups = list(dict.fromkeys(frame[group])) if group is not None else [None]
     colors = dict(zip(groups, series_colors(len(groups))))
     for col, (which, x_col) in enumerate((("omega", "omega"), ("beta_max", "beta_max")), start=1):
@@ -253,11 +254,15 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     ymin = float(np.nanmin(ys)) if ys.size and np.isfinite(ys).any() else 0.0
     fig.update_yaxes(title_text="Spearman with the base ranking", row=1, col=1)
     fig.update_yaxes(range=[max(-1.02, min(ymin - 0.05, 0.9)), 1.02])
-    fig.update_xaxes(title_text="ω (random-effects weight)", row=1, col=1)
-    fig.update_xaxes(title_text="β_max (judge discrimination)", row=1, col=2)
-    fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"),
-                      template="plotly_white", showlegend=group is not None,
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0))
+    # two short lines per panel: narrow enough for half of a 1024-px window
+    fig.update_xaxes(title_text=f"ω: relaxing constancy<br>(β_max = {fmt_number(base_beta_max)})", row=1, col=1)
+    fig.update_xaxes(title_text=f"β_max: judge-quality prior<br>(ω = {fmt_number(base_omega)})", row=1, col=2)
+    head = dict(text=title or "How much the ranking moves as the priors change", x=0.0, xanchor="left")
+    if subtitle:
+        head["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
+    fig.update_layout(title=head, template="plotly_white", showlegend=group is not None,
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
+                      margin=dict(t=90 if subtitle else 70, b=100 if group is not None else 70))
     return fig
 
 
@@ -405,17 +410,27 @@ def ppc_figure(ppc: pd.DataFrame, title: str | None = None, *, judge: str | None
                 err = dict(type="data", symmetric=False, array=sub["fitted_hi"].to_numpy(dtype=float) - fitted,
                            arrayminus=fitted - sub["fitted_lo"].to_numpy(dtype=float), thickness=1, width=0)
             symbols = (np.where(sub["misfit"].astype(bool), "x", "circle").tolist() if "misfit" in sub.columns else "circle")
+            name = f"level {safe_text(label_of[v])}"
+            # the legend shows a plain circle per level (Plotly would show the first point's symbol, maybe a cross)
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, legendgroup=f"level-{v}",
+                                     marker=dict(color=color, size=8, symbol="circle"), hoverinfo="skip",
+                                     meta={"role": "ppc_level_key", "level": v}))
             fig.add_trace(go.Scatter(
-                x=sub["observed"].to_numpy(dtype=float), y=fitted, mode="markers", error_y=err,
-                name=f"level {label_of[v]}", marker=dict(color=color, size=8, symbol=symbols),
+                x=sub["observed"].to_numpy(dtype=float), y=fitted, mode="markers", error_y=err, showlegend=False,
+                name=name, legendgroup=f"level-{v}", marker=dict(color=color, size=8, symbol=symbols),
                 customdata=np.column_stack([safe_texts(sub["judge"]), safe_texts(sub["candidate"])]),
                 hovertemplate=("judge %{customdata[0]} · <b>%{customdata[1]}</b><br>"
-                               f"level {label_of[v]}: observed %{{x:.3f}}, fitted %{{y:.3f}}<extra></extra>"),
+                               f"level {safe_text(label_of[v])}: observed %{{x:.3f}}, fitted %{{y:.3f}}<extra></extra>"),
                 meta={"role": "ppc_scatter", "level": v},
             ))
+        if "misfit" in frame.columns and frame["misfit"].astype(bool).any():  # say what a cross means
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="× observed outside the 95% predictive range",
+                                     marker=dict(color=GRID_GREY, size=8, symbol="x"), hoverinfo="skip",
+                                     meta={"role": "ppc_misfit_key"}))
+        pad = 0.03 * top  # markers at 0 and at the top drawn whole, not cut by the axes
         fig.update_layout(title=dict(text=title or "Posterior predictive check: observed vs fitted"),
-                          xaxis=dict(title=f"observed {unit}", range=[0, top], constrain="domain"),
-                          yaxis=dict(title=f"fitted {unit} (posterior predictive)", range=[0, top],
+                          xaxis=dict(title=f"observed {unit}", range=[-pad, top + pad], constrain="domain"),
+                          yaxis=dict(title=f"fitted {unit} (posterior predictive)", range=[-pad, top + pad],
                                      scaleanchor="x", scaleratio=1, constrain="domain"))
     fig.update_layout(template="plotly_white", legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0.0))
     return fig
