@@ -516,7 +516,7 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
     keys = [safe_text(labels[v]) for v in levels]
     if "self_family" in frame.columns and frame["self_family"].astype(bool).any():
         # said in the subtitle, not as a legend entry: one long entry made Plotly put every level on its own row
-        subtitle = " · ".join(x for x in (subtitle, "hatched bars: self-family pairs (self-exclusion leaves them out of the fit)") if x)
+        subtitle = "<br>".join(x for x in (subtitle, "hatched bars: self-family pairs (self-exclusion leaves them out of the fit)") if x)
     # no tick label at a panel's edges, where "100%" of one panel ran into "0%" of the next
     fig.update_xaxes(range=[0, 1], tickvals=[0.25, 0.5, 0.75], tickformat=".0%")
     for p in range(len(judge_list)):
@@ -528,7 +528,7 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
         title = "Score distributions per judge"
     # top margin, in pixels: the title, the legend's rows (as it wraps in a 520-px plot), the panel names
     legend_rows = _legend_rows(keys, width=400)
-    head = 40 + (20 if subtitle else 0)
+    head = 40 + (18 * (subtitle.count("<br>") + 1) + 4 if subtitle else 0)
     top = head + 22 * legend_rows + 30
     height = max(360, plot_px + top + 60)
     fig.update_layout(
