@@ -56,7 +56,7 @@ with tab_area, guard("drawing the area view"):
     m = st.columns(4)
     for i, lab in enumerate(LEVELS):
         m[i].metric(f"π({lab})", f"{pi[i]:.3f}")
-    m[3].metric("Expected score Σ m·π(m)", f"{float(pi @ np.arange(1, 4)):.3f}")
+    m[3].metric("Expected score", f"{float(pi @ np.arange(1, 4)):.3f}", help="Σ m·π(m)")  # short: cut at 1024 px
     if np.any(pi < -1e-9):
         st.warning("The candidate is outside the judge's triangle: a negative area share means this judge cannot "
                    "produce these scores for any true-score distribution.", icon=":material/warning:")

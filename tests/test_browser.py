@@ -203,7 +203,7 @@ def test_every_page_renders_without_an_error_at_two_widths(server, browser, shot
         _no_error_box(page)
         _shot(page, f"{name}-{width}", shot_dir)
         if name == "geometry":  # its figures live in tabs: each one drawn and seen
-            tabs = page.locator('[data-testid="stMain"] [data-baseweb="tab"]')
+            tabs = page.locator('[data-testid="stMain"] [role="tab"]')
             for i in range(1, tabs.count()):
                 tabs.nth(i).click()
                 time.sleep(2)

@@ -178,3 +178,22 @@ def test_slide_pages_carry_size_title_and_caption():
     assert grid.layout.width is None  # the original is untouched
     with pytest.raises(ValueError, match="size must be one of 16:9, paper"):
         S.for_slides(grid, "x", "y", size="4:3")
+
+
+def test_geometry_lab_vertex_labels_sit_outside_the_judge_triangle():
+    """A vertex's label points away from the triangle's centre, so no edge runs through it; the
+    axes carry no corner tick labels (they ran into the corners' level names)."""
+    from simplex_core import geometry
+    from simplex_core.figures.style import TEXT_POSITIONS, ternary_xy
+
+    ex = geometry.canonical_flip_example()
+    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
+    V = np.asarray(geometry.DEFAULT_FLIP_THETA)
+    for fig, role, verts in ((F.barycentric_area_figure(V, [0.2, 0.4, 0.4], LEVELS), "vertices", V),
+                             (F.flip_figure(conf.Theta_h, ex.gamma1, ex.gamma2, level_labels=LEVELS), "theta_h", conf.Theta_h)):
+        (t,) = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == role]
+        xy = ternary_xy(np.asarray(verts))
+        away = xy - xy.mean(axis=0)
+        for pos, d in zip(t.textposition, away):
+            assert np.dot(TEXT_POSITIONS[pos], d) > 0, (pos, d)
+        assert list(fig.layout.ternary.aaxis.tickvals) == [0.2, 0.4, 0.6, 0.8]

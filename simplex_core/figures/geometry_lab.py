@@ -12,7 +12,8 @@ from numpy.typing import ArrayLike
 from simplex_core import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, GRID_GREY, JUDGE_COLOR, OKABE_ITO, REFERENCE_COLOR, check_levels, default_true_labels,
-    distribution_hover, fmt_number, rgba, safe_texts, series_colors, ternary_abc, ternary_layout,
+    distribution_hover, fmt_number, outward_positions, rgba, safe_texts, series_colors, ternary_abc, ternary_layout,
+    ternary_xy,
 )
 
 
@@ -68,13 +69,15 @@ def barycentric_area_figure(vertices: ArrayLike, point: ArrayLike, level_labels:
     fig.add_trace(go.Scatterternary(**ternary_abc(closed), mode="lines", line=dict(color=REFERENCE_COLOR, width=2),
                                     name="judge triangle", hoverinfo="skip", meta={"role": "judge_triangle"}))
     fig.add_trace(go.Scatterternary(
-        **ternary_abc(V), mode="markers+text", text=[f"θ({t})" for t in t_labels], textposition="top center", cliponaxis=False,
+        **ternary_abc(V), mode="markers+text", text=[f"θ({t})" for t in t_labels], cliponaxis=False,
+        textposition=outward_positions(ternary_xy(V)),  # outside the triangle: no edge through a label
         marker=dict(size=11, color=list(VERTEX_COLORS), line=dict(color="white", width=1)), customdata=V,
         name="judge vertices", hovertemplate="<b>%{text}</b><br>" + distribution_hover(labels) + "<extra></extra>",
         meta={"role": "vertices"},
     ))
     fig.add_trace(go.Scatterternary(
-        **ternary_abc(g[None, :]), mode="markers+text", text=["γ"], textposition="bottom center",
+        **ternary_abc(g[None, :]), mode="markers+text", text=["γ"], textposition="middle right",
+        textfont=dict(size=14),
         marker=dict(size=12, color=REFERENCE_COLOR, symbol="x"), customdata=g[None, :],
         name="candidate γ", hovertemplate="<b>candidate γ</b><br>" + distribution_hover(labels)
         + "<br>π = (" + ", ".join(f"{x:.3f}" for x in pi) + ")<extra></extra>",
@@ -217,7 +220,8 @@ def flip_figure(Theta_h: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike, title:
     fig.add_trace(go.Scatterternary(
         **ternary_abc(np.vstack([T, T[:1]])), mode="lines+markers+text", fill="toself", fillcolor=rgba(JUDGE_COLOR, 0.12),
         line=dict(color=JUDGE_COLOR, width=3), marker=dict(size=8, color=JUDGE_COLOR),
-        text=[f"θ({t})" for t in t_labels] + [""], textposition="top center", textfont=dict(color=JUDGE_COLOR),
+        text=[f"θ({t})" for t in t_labels] + [""], textfont=dict(color=JUDGE_COLOR),
+        textposition=outward_positions(ternary_xy(T)) + ["top center"],  # outside the triangle
         cliponaxis=False,
         customdata=np.vstack([T, T[:1]]), name="judge Θ + hΔ",
         hovertemplate="<b>%{text}</b><br>" + distribution_hover(labels) + "<extra></extra>", meta={"role": "theta_h"},

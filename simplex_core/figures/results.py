@@ -257,7 +257,7 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     # two short lines per panel: narrow enough for half of a 1024-px window
     fig.update_xaxes(title_text=f"ω: relaxing constancy<br>(β_max = {fmt_number(base_beta_max)})", row=1, col=1)
     fig.update_xaxes(title_text=f"β_max: judge-quality prior<br>(ω = {fmt_number(base_omega)})", row=1, col=2)
-    head = dict(text=title or "How much the ranking moves as the priors change", x=0.0, xanchor="left")
+    head = dict(text=title or "How much the ranking moves as the priors change", x=0.0, xanchor="left", xref="paper")
     if subtitle:
         head["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
     fig.update_layout(title=head, template="plotly_white", showlegend=group is not None,

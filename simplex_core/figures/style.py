@@ -110,7 +110,9 @@ def ternary_layout(level_labels: Sequence[str]) -> dict:
     axes = {}
     for i, axis in enumerate(geometry.TERNARY_AXIS_OF_LEVEL):
         axes[f"{axis}axis"] = dict(
-            title=dict(text=f"<b>{safe_text(level_labels[i])}</b>"), min=0, tickformat=".0%", dtick=0.2,
+            # no tick label at the corners, where "0%" and "100%" ran into the corner's level name
+            title=dict(text=f"<b>{safe_text(level_labels[i])}</b>"), min=0, tickformat=".0%",
+            tickmode="array", tickvals=[0.2, 0.4, 0.6, 0.8],
             linecolor="#444", gridcolor="#e5e5e5", ticks="outside",
         )
     return dict(sum=1, bgcolor="white", **axes)
@@ -247,6 +249,20 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
             out.append(best)
         else:
             out.append(None)
+    return out
+
+
+def outward_positions(points: NDArray[np.float64]) -> list[str]:
+    """For the corners of a polygon (plot units, shape (n, 2)), the text position that puts each
+    corner's label outside the polygon: away from its centroid, so no edge runs through a label."""
+    xy = np.asarray(points, dtype=float)
+    out = []
+    for dx, dy in xy - xy.mean(axis=0):
+        angle = np.degrees(np.arctan2(dy, dx)) % 360
+        # eight sectors of 45° centred on the directions of TEXT_POSITIONS
+        sector = int(((angle + 22.5) % 360) // 45)
+        out.append(("middle right", "top right", "top center", "top left", "middle left", "bottom left",
+                    "bottom center", "bottom right")[sector])
     return out
 
 
