@@ -209,6 +209,13 @@ def test_every_page_renders_without_an_error_at_two_widths(server, browser, shot
                 time.sleep(2)
                 _no_error_box(page)
                 _shot(page, f"{name}-tab{i + 1}-{width}", shot_dir)
+        if name == "export":  # each figure for slides (the sensitivity curves once the sweep has fits)
+            for label in ("All judges on the simplex", "Sensitivity curves"):
+                page.locator('[data-testid="stMain"] [role="radiogroup"]').get_by_text(label, exact=True).click()
+                _settle(page)
+                time.sleep(3)
+                _no_error_box(page)
+                _shot(page, f"{name}-{label.split()[0].lower()}-{width}", shot_dir)
     finally:
         context.close()
 

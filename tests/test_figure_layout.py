@@ -197,3 +197,21 @@ def test_geometry_lab_vertex_labels_sit_outside_the_judge_triangle():
         for pos, d in zip(t.textposition, away):
             assert np.dot(TEXT_POSITIONS[pos], d) > 0, (pos, d)
         assert list(fig.layout.ternary.aaxis.tickvals) == [0.2, 0.4, 0.6, 0.8]
+
+
+@pytest.mark.parametrize("gammas", [(0.35, 0.50, 0.62), (0.40, 0.41, 0.42), (0.1, 0.5, 0.9)])
+def test_segment_order_names_never_overlap_and_avoid_the_judges_blue(gammas):
+    names = ["candidate A", "candidate B", "candidate C"]
+    fig = F.segment_order_figure(0.2, 0.85, list(gammas), names)
+    (true,) = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "candidates_true"]
+    labels = [a for a in fig.layout.annotations if a.name == "candidate_label"]
+    assert [a.text for a in labels] == list(true.text)
+    lo, hi = fig.layout.xaxis.range
+    char_w = 6.5 * (hi - lo) / (560 - 230)  # the figure's narrow-page character width
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            if a.yshift == b.yshift:  # same row: apart by the half widths of both names
+                assert abs(a.x - b.x) >= char_w * (len(a.text) + len(b.text)) / 2
+    if max(gammas) - min(gammas) < 0.1:
+        assert len({a.yshift for a in labels}) == 3  # crowded: one row each
+    assert "#0072B2" not in set(true.marker.color)

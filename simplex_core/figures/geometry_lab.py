@@ -11,7 +11,8 @@ from numpy.typing import ArrayLike
 
 from simplex_core import geometry
 from simplex_core.figures.style import (
-    CANDIDATE_COLOR, GRID_GREY, JUDGE_COLOR, OKABE_ITO, REFERENCE_COLOR, check_levels, default_true_labels,
+    CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR, check_levels,
+    cycle, default_true_labels, label_rows,
     distribution_hover, fmt_number, outward_positions, rgba, safe_texts, series_colors, ternary_abc, ternary_layout,
     ternary_xy,
 )
@@ -124,7 +125,9 @@ def segment_order_figure(theta1: float, theta2: float, gammas: ArrayLike, names:
     pi = np.atleast_1d(geometry.segment_prevalence(g, theta1, theta2))
     ranks = geometry.segment_ranks(g, theta1, theta2)
     flipped = geometry.is_label_flipping(theta1, theta2)
-    colors = series_colors(len(names))
+    colors = cycle(CANDIDATE_COLORS, len(names))  # never the judge's blue
+    close = abs(theta2 - theta1) < 0.3  # the two vertex labels would meet: each turns away from the other
+    vertex_pos = (["top left", "top right"] if theta1 <= theta2 else ["top right", "top left"]) if close else "top center"
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[1, 1], mode="lines", line=dict(color="#dddddd", width=8),
                              hoverinfo="skip", showlegend=False, meta={"role": "simplex"}))
@@ -132,7 +135,7 @@ def segment_order_figure(theta1: float, theta2: float, gammas: ArrayLike, names:
                              name="judge segment", hoverinfo="skip", meta={"role": "segment"}))
     fig.add_trace(go.Scatter(
         x=[theta1, theta2], y=[1, 1], mode="markers+text", text=[f"θ₁ (true {labels[0]})", f"θ₂ (true {labels[1]})"],
-        textposition="top center", marker=dict(size=13, color=JUDGE_COLOR, symbol=["circle-open", "circle"],
+        textposition=vertex_pos, marker=dict(size=13, color=JUDGE_COLOR, symbol=["circle-open", "circle"],
                                                line=dict(width=2, color=JUDGE_COLOR)),
         name="judge vertices", hovertemplate="%{text}: P(" + labels[1] + ") = %{x:.3f}<extra></extra>",
         meta={"role": "vertices"},
@@ -151,23 +154,32 @@ def segment_order_figure(theta1: float, theta2: float, gammas: ArrayLike, names:
         hovertemplate="<b>%{text}</b><br>γ = P(" + labels[1] + ") = %{x:.3f}<br>π = %{customdata[0]:.3f}, rank %{customdata[1]}<extra></extra>",
         meta={"role": "candidates_observed"},
     ))
-    fig.add_trace(go.Scatter(
-        x=pi, y=np.zeros_like(pi), mode="markers+text", text=[f"{n} (#{r})" for n, r in zip(names, ranks)],
-        textposition="bottom center", marker=dict(size=12, color=colors, symbol="diamond", line=dict(color="white", width=1)),
-        name="candidates: true prevalence π", customdata=ranks,
-        hovertemplate="%{text}<br>π = %{x:.3f}<extra></extra>",
-        meta={"role": "candidates_true", "ranks": ranks.tolist()},
-    ))
-    default = ("Label-flipping judge (θ₂ < θ₁): the ranking is the reverse of the order along the segment"
-               if flipped else "θ₂ > θ₁: the ranking is the order along the segment, wherever the vertices sit")
+    texts = [f"{n} (#{r})" for n, r in zip(names, ranks)]
     lo = float(min(0.0, np.min(pi), theta1, theta2)) - 0.05
     hi = float(max(1.0, np.max(pi), theta1, theta2)) + 0.05
+    # the names under the π axis, in as many rows as needed for none to overlap on a narrow page
+    char_w = 6.5 * (hi - lo) / (NARROW_FIGURE_PX - 230)
+    rows = label_rows(pi, texts, char_w, gap=char_w)
+    fig.add_trace(go.Scatter(
+        x=pi, y=np.zeros_like(pi), mode="markers", text=texts,
+        marker=dict(size=12, color=colors, symbol="diamond", line=dict(color="white", width=1)),
+        name="candidates: true prevalence π", customdata=ranks,
+        hovertemplate="%{text}<br>π = %{x:.3f}<extra></extra>",
+        meta={"role": "candidates_true", "ranks": ranks.tolist(), "label_rows": rows},
+    ))
+    for x, text, row, color in zip(pi, texts, rows, colors):
+        fig.add_annotation(x=float(x), y=0, xref="x", yref="y", text=text, showarrow=False, yanchor="top",
+                           yshift=-10 - 16 * row, font=dict(size=12, color=color), name="candidate_label")
+    # short enough for a 1024-px window
+    default = ("Label-flipping judge (θ₂ < θ₁): ranking = reverse order on the segment"
+               if flipped else "θ₂ > θ₁: ranking = order along the segment")
     fig.update_layout(
         title=dict(text=title or default),
         xaxis=dict(title=f"probability (top level: {labels[1]})", range=[lo, hi], zeroline=False),
         yaxis=dict(tickvals=[0, 1], ticktext=[f"true prevalence π of {labels[1]}", f"judge-assigned P({labels[1]})"],
-                   range=[-0.6, 1.6], showgrid=False, zeroline=False),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0), template="plotly_white", height=380,
+                   range=[-0.6 - 0.2 * max(rows, default=0), 1.6], showgrid=False, zeroline=False),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0), template="plotly_white",
+        height=380 + 16 * max(rows, default=0),
     )
     return fig
 

@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from simplex_core.figures.style import (
-    GRID_GREY, JUDGE_COLOR, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba, safe_text,
+    GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba,
+    safe_text,
     safe_texts, series_colors,
 )
 
@@ -539,10 +540,6 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
         template="plotly_white", height=height, margin=dict(t=top, b=60),
     )
     return fig
-
-
-#: Width (px) the figures' text is laid out for at the least: a 1024-px window's main column.
-NARROW_FIGURE_PX = 560
 
 
 def _shorten(text: str, n: int) -> str:

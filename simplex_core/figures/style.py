@@ -47,6 +47,8 @@ CANDIDATE_COLOR = OKABE_ITO["vermillion"]
 POSTERIOR_POINT_COLOR = OKABE_ITO["orange"]
 REFERENCE_COLOR = OKABE_ITO["black"]
 GRID_GREY = "#999999"
+#: Width (px) the figures' text is laid out for at the least: a 1024-px window's main column.
+NARROW_FIGURE_PX = 560
 MARKER_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star", "hexagon")
 
 
@@ -264,6 +266,23 @@ def outward_positions(points: NDArray[np.float64]) -> list[str]:
         out.append(("middle right", "top right", "top center", "top left", "middle left", "bottom left",
                     "bottom center", "bottom right")[sector])
     return out
+
+
+def label_rows(x: Sequence[float], texts: Sequence[str], char_w: float, gap: float = 0.0) -> list[int]:
+    """Rows (0 = nearest the points) for labels centred at ``x`` on one line, so that no two labels
+    in a row overlap: each label takes the lowest row whose labels end before it starts (``char_w``
+    and ``gap`` in the units of ``x``)."""
+    ends: list[float] = []  # per row, where its last label ends
+    rows = [0] * len(texts)
+    for i in np.argsort(np.asarray(x, dtype=float), kind="stable"):
+        half = char_w * max(len(texts[i]), 1) / 2
+        start = float(x[i]) - half
+        row = next((r for r, e in enumerate(ends) if e + gap <= start), len(ends))
+        if row == len(ends):
+            ends.append(0.0)
+        ends[row] = float(x[i]) + half
+        rows[i] = row
+    return rows
 
 
 def ternary_xy(p: NDArray[np.float64]) -> NDArray[np.float64]:
