@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 from simplex_core import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR, check_levels,
-    cycle, default_true_labels, label_rows,
+    LABEL_HALO, TERNARY_LABEL_BOX, cycle, default_true_labels, label_rows, place_labels,
     distribution_hover, fmt_number, outward_positions, rgba, safe_texts, series_colors, ternary_abc, ternary_layout,
     ternary_xy,
 )
@@ -239,25 +239,35 @@ def flip_figure(Theta_h: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike, title:
         hovertemplate="<b>%{text}</b><br>" + distribution_hover(labels) + "<extra></extra>", meta={"role": "theta_h"},
     ))
     cand_colors = [OKABE_ITO["vermillion"], OKABE_ITO["bluish_green"]]
+    # the two candidates sit close together: their names placed so that they neither overlap each
+    # other nor cover a marker (the vertices' labels are outside the triangle)
+    xy = ternary_xy(G)
+    positions = place_labels(xy, names, lambda b: True, **TERNARY_LABEL_BOX, preferred=["bottom center", "top center"],
+                             avoid=np.vstack([xy, ternary_xy(T)]), required=True)
     fig.add_trace(go.Scatterternary(
-        **ternary_abc(G), mode="markers+text", text=names, textposition="bottom center", cliponaxis=False,
+        **ternary_abc(G), mode="markers+text", text=names, textposition=positions, cliponaxis=False,
+        textfont=dict(shadow=LABEL_HALO),
         marker=dict(size=12, color=cand_colors, symbol=["circle", "diamond"], line=dict(color="white", width=1)),
         customdata=np.column_stack([G, pi, E]), name="candidates",
         hovertemplate=("<b>%{text}</b><br>" + distribution_hover(labels) + "<br>π = (%{customdata[3]:.3f}, "
                        "%{customdata[4]:.3f}, %{customdata[5]:.3f})<br>expected score %{customdata[6]:.3f}<extra></extra>"),
-        meta={"role": "candidates", "pi": pi.tolist(), "expected_scores": E.tolist()},
+        meta={"role": "candidates", "pi": pi.tolist(), "expected_scores": E.tolist(), "label_xy": xy.tolist(),
+              "label_positions": positions},
     ))
-    if title is None:
+    subtitle = None
+    if title is None:  # the verdict as the title, the numbers (and any warning) under it: short lines
         head = f"h = {h:+.3f}: " if h is not None else ""
         gap = E[0] - E[1]
         verdict = (f"{names[0]} ranks higher" if gap > 1e-12 else f"{names[1]} ranks higher" if gap < -1e-12 else "a tie")
-        title = f"{head}E[{names[0]}] = {E[0]:.3f}, E[{names[1]}] = {E[1]:.3f} → {verdict}"
+        title = f"{head}{verdict}"
+        subtitle = f"E[{names[0]}] = {E[0]:.3f}, E[{names[1]}] = {E[1]:.3f}"
         if not (inside and valid):
-            title += "<br><sup>" + ("a candidate is outside the triangle; " if not inside else "") + \
-                     ("a vertex left the simplex; " if not valid else "") + "this judge cannot explain the data</sup>"
-    fig.update_layout(ternary=ternary_layout(labels), title=dict(text=title),
+            subtitle += "<br>" + ("a candidate is outside the triangle; " if not inside else "") + \
+                        ("a vertex left the simplex; " if not valid else "") + "this judge cannot explain the data"
+    fig.update_layout(ternary=ternary_layout(labels),
+                      title=dict(text=title, subtitle=dict(text=subtitle or "", font=dict(size=12, color="#555555"))),
                       legend=dict(orientation="h", yanchor="top", y=-0.08, x=0.0),
-                      template="plotly_white", margin=dict(l=60, r=60, t=90, b=60))
+                      template="plotly_white", margin=dict(l=60, r=60, t=120, b=60))
     return fig
 
 

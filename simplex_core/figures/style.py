@@ -254,18 +254,27 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
     return out
 
 
+#: Label metrics on a simplex of side 1, for a triangle about 330 px wide (a half-width column at a
+#: 1024-px window; wider plots only give more room): 11-px text, 10-px markers.
+TERNARY_LABEL_BOX: Mapping[str, float] = {"char_w": 0.02, "line_h": 0.045, "gap": 0.026}
+LABEL_HALO = "0px 0px 3px white"  # labels stay legible over lines and dots
+
+
+def outward_position(xy: NDArray[np.float64], centre: NDArray[np.float64]) -> str:
+    """The text position pointing away from ``centre`` (the nearest of the eight)."""
+    d = np.asarray(xy, dtype=float) - np.asarray(centre, dtype=float)
+    if np.hypot(*d) < 1e-9:
+        return "top center"
+    angle = np.degrees(np.arctan2(d[1], d[0])) % 360
+    names = ["middle right", "top right", "top center", "top left", "middle left", "bottom left", "bottom center", "bottom right"]
+    return names[int(((angle + 22.5) % 360) // 45)]
+
+
 def outward_positions(points: NDArray[np.float64]) -> list[str]:
     """For the corners of a polygon (plot units, shape (n, 2)), the text position that puts each
     corner's label outside the polygon: away from its centroid, so no edge runs through a label."""
     xy = np.asarray(points, dtype=float)
-    out = []
-    for dx, dy in xy - xy.mean(axis=0):
-        angle = np.degrees(np.arctan2(dy, dx)) % 360
-        # eight sectors of 45° centred on the directions of TEXT_POSITIONS
-        sector = int(((angle + 22.5) % 360) // 45)
-        out.append(("middle right", "top right", "top center", "top left", "middle left", "bottom left",
-                    "bottom center", "bottom right")[sector])
-    return out
+    return [outward_position(p, xy.mean(axis=0)) for p in xy]
 
 
 def label_rows(x: Sequence[float], texts: Sequence[str], char_w: float, gap: float = 0.0) -> list[int]:
