@@ -7,14 +7,13 @@ from typing import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from simplex_core import geometry
 from simplex_core.figures.style import (
-    CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR, check_levels,
-    LABEL_HALO, TERNARY_LABEL_BOX, cycle, default_true_labels, label_rows, place_labels,
-    distribution_hover, fmt_number, outward_positions, rgba, safe_texts, series_colors, ternary_abc, ternary_layout,
-    ternary_xy,
+    CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, LABEL_HALO, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR,
+    TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, fmt_number, label_rows,
+    outward_positions, place_labels, rgba, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_xy,
 )
 
 
@@ -353,8 +352,10 @@ def augmented_simplex_figure(Theta: ArrayLike, values: ArrayLike, pis: ArrayLike
     z_base = float(v.min() - step)
     fig = go.Figure()
     ref = np.vstack([geometry.TERNARY_VERTICES, geometry.TERNARY_VERTICES[:1]])
+    # the view looks along +y from slightly above: screen x is x, screen up is mostly z (then y)
+    base_pos = outward_positions(geometry.TERNARY_VERTICES) + ["top center"]
     fig.add_trace(go.Scatter3d(x=ref[:, 0], y=ref[:, 1], z=[z_base] * 4, mode="lines+text",
-                               text=[f"{lab}" for lab in labels] + [""], textposition="bottom center",
+                               text=[f"{lab}" for lab in labels] + [""], textposition=base_pos,
                                line=dict(color="#bbbbbb", width=3), name="probability simplex", hoverinfo="skip",
                                meta={"role": "simplex_base"}))
     base_closed = np.vstack([lifted, lifted[:1]]) if T.shape[0] == 3 else lifted
@@ -378,7 +379,8 @@ def augmented_simplex_figure(Theta: ArrayLike, values: ArrayLike, pis: ArrayLike
                                hoverinfo="skip", showlegend=False, meta={"role": "vertex_lifts"}))
     fig.add_trace(go.Scatter3d(
         x=lifted[:, 0], y=lifted[:, 1], z=lifted[:, 2], mode="markers+text",
-        text=[f"θ({t}) at {fmt_number(z)}" for t, z in zip(t_labels, v)], textposition="top center",
+        text=[f"θ({t}) at {fmt_number(z)}" for t, z in zip(t_labels, v)],
+        textposition=outward_positions(lifted[:, [0, 2]] * [1.0, 1.0 / max(step, 1e-9)]),  # away from the plane's centre
         marker=dict(size=5, color=JUDGE_COLOR), name="lifted vertices",
         hovertemplate="%{text}<extra></extra>", meta={"role": "lifted_vertices"},
     ))
@@ -395,20 +397,37 @@ def augmented_simplex_figure(Theta: ArrayLike, values: ArrayLike, pis: ArrayLike
                                hovertemplate="<b>%{text}</b> (observed position)<extra></extra>",
                                meta={"role": "candidates_base"}))
     fig.add_trace(go.Scatter3d(
-        x=cand[:, 0], y=cand[:, 1], z=cand[:, 2], mode="markers+text", text=names, textposition="middle right",
+        x=cand[:, 0], y=cand[:, 1], z=cand[:, 2], mode="markers", text=names,
         marker=dict(size=6, color=colors), customdata=np.column_stack([cand[:, 2], P]),
         name="candidates at their expected score",
         hovertemplate="<b>%{text}</b><br>expected score = height = %{customdata[0]:.3f}<br>π = ("
         + ", ".join(f"%{{customdata[{i + 1}]:.3f}}" for i in range(P.shape[1])) + ")<extra></extra>",
         meta={"role": "candidates_lifted"},
     ))
+    # names on the view, one text trace each: the WebGL scene drew a per-point position list wrongly
+    for (x, y, z), name, pos, color in zip(cand, names, _spread(cand[:, 2]), colors):
+        fig.add_trace(go.Scatter3d(x=[x], y=[y], z=[z], mode="text", text=[name], textposition=pos,
+                                   textfont=dict(color=color), hoverinfo="skip", showlegend=False,
+                                   meta={"role": "candidate_label", "position": pos}))
     axis = dict(showticklabels=False, title=dict(text=""), showgrid=False, zeroline=False, showbackground=False)
     fig.update_layout(
         title=dict(text=title or "Augmented simplex: a candidate's height is its expected score"),
-        scene=dict(xaxis=axis, yaxis=axis, zaxis=dict(title=dict(text="score"), range=[z_base, float(v.max()) + 0.1 * step]),
+        scene=dict(xaxis=axis, yaxis=axis, zaxis=dict(title=dict(text="score"), range=[z_base, float(v.max()) + 0.1 * step],
+                                                                 # the score values only: a "0" tick ran into the base corner's name
+                                                                 tickmode="array", tickvals=[float(x) for x in v]),
                    aspectmode="manual", aspectratio=dict(x=1, y=0.87, z=0.9),
                    camera=dict(eye=dict(x=0.3, y=-2.0, z=1.0), center=dict(x=0, y=0, z=-0.1))),
         legend=dict(orientation="h", yanchor="top", y=0.0, x=0.0), template="plotly_white",
         margin=dict(l=0, r=0, t=60, b=0), height=560,
     )
     return fig
+
+def _spread(z: NDArray[np.float64]) -> list[str]:
+    """Text positions that keep close points' names apart on the 3-D view: the highest point's name
+    above it, the lowest's below, the ones between alternately left and right."""
+    order = np.argsort(-np.asarray(z, dtype=float), kind="stable")
+    out = [""] * len(order)
+    for rank, i in enumerate(order):
+        out[i] = ("top center" if rank == 0 else "bottom center" if rank == len(order) - 1
+                  else ("middle left" if rank % 2 else "middle right"))
+    return out
