@@ -215,3 +215,15 @@ def test_segment_order_names_never_overlap_and_avoid_the_judges_blue(gammas):
     if max(gammas) - min(gammas) < 0.1:
         assert len({a.yshift for a in labels}) == 3  # crowded: one row each
     assert "#0072B2" not in set(true.marker.color)
+
+
+def test_a_long_caption_wraps_to_the_page():
+    caption = " · ".join(["triviaqa-v1 · correctness", "ω = 0, β_max = 5", "likelihood: shared-truth",
+                          "prior: weight-propagation", "base setting above; ω swept at β_max = 5 and β_max at ω = 0"])
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    wide, paper = S.for_slides(fig, "T", caption, size="16:9"), S.for_slides(fig, "T", caption, size="paper")
+    lines = paper.layout.title.subtitle.text.split("<br>")
+    assert len(lines) >= 2 and all(len(l) <= 110 for l in lines)  # about 5.5 px a character on 530 px
+    assert " · ".join(lines) == caption  # broken at the separators, nothing lost
+    assert "<br>" not in wide.layout.title.subtitle.text  # a slide holds it on one line
+    assert paper.layout.margin.t > S.for_slides(fig, "T", "short", size="paper").layout.margin.t
