@@ -88,48 +88,29 @@ def ppc_figure_table(ppc: pd.DataFrame) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=32)
 def rank_draws(_result: Any, key: str, max_draws: int = 1000) -> pd.DataFrame:
     """Posterior rank draws, long: ``method, candidate, rank`` (evenly thinned to ``max_draws``)."""
-    rank = _result.idata.posterior["rank"]
-    flat = rank.stack(sample=("chain", "draw")).transpose("sample", "candidate")
-    n = flat.sizes["sample"]
-    step = max(1, n // max_draws)
-    frame = pd.DataFrame(flat.values[::step], columns=[str(c) for c in flat["candidate"].values])
-    long = frame.melt(var_name="candidate", value_name="rank")
+    from simplex_core.posterior_views import rank_draws as draws
+
+    long = draws(_result, max_draws).drop(columns="replicate")
     long.insert(0, "method", "bayesian")
     return long
 
 
-def bayesian_method_result(result: Any, key: str) -> Any:
+@st.cache_data(show_spinner=False, max_entries=32)
+def bayesian_method_result(_result: Any, key: str) -> Any:
     """The Bayesian fit as a :class:`simplex_core.baselines.MethodResult` (for the rankings figure and
-    the evaluation table): point ranks = ranks of the posterior means of E_k, intervals = the
-    summary's 95% rank intervals, replicate ranks = the posterior draws."""
-    from simplex_core.baselines import MethodResult
+    the evaluation table): :func:`simplex_core.posterior_views.bayesian_method_result`."""
+    from simplex_core.posterior_views import bayesian_method_result as method_result
 
-    table = candidate_table(result, key).set_index("candidate")
-    draws = rank_draws(result, key).drop(columns="method")
-    draws.insert(0, "replicate", draws.groupby("candidate").cumcount())
-    return MethodResult(method="bayesian", uses_labels=False, scores=table["expected_score_mean"].astype(float),
-                        ranks=table["point_rank"].astype(float), rank_lo=table["rank_lo"].astype(float),
-                        rank_hi=table["rank_hi"].astype(float), rank_draws=draws)
+    return method_result(_result)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def judge_simplex_parts(_result: Any, key: str, judge: str, max_draws: int = 60) -> dict:
-    """Posterior draws for one judge's simplex view: ``theta_draws`` [S, M_true, M_obs],
-    ``theta_mean`` [M_true, M_obs] and ``candidate_posterior`` [S, K, M_obs] (the candidates'
-    positions γ_jk = Σ_m π_k^(j)[m] Θ_j[m, ·], random effects included), with the candidates' names."""
-    import numpy as np
+    """One judge's posterior draws for its simplex view (``theta_draws``, ``theta_mean``,
+    ``candidate_posterior``, ``candidates``): :func:`simplex_core.posterior_views.simplex_parts`."""
+    from simplex_core.posterior_views import simplex_parts
 
-    from simplex_core import summaries
-
-    post = _result.idata.posterior
-    judges = [str(j) for j in post["judge"].values]
-    j = judges.index(judge)
-    theta_all = post["theta"].stack(sample=("chain", "draw")).transpose("sample", "judge", "true_level", "level").values
-    n = theta_all.shape[0]
-    idx = np.unique(np.linspace(0, n - 1, min(max_draws, n)).round().astype(int))
-    gamma = summaries.fitted_score_distributions(_result, max_draws=len(idx))  # [S, J, K, M], same spacing
-    return {"theta_draws": theta_all[idx, j], "theta_mean": theta_all[:, j].mean(axis=0),
-            "candidate_posterior": gamma[:, j], "candidates": [str(c) for c in post["candidate"].values]}
+    return simplex_parts(_result, max_draws, [judge])[judge]
 
 
 def diagnostics(result: Any) -> dict:

@@ -173,11 +173,11 @@ with guard("drawing the score distributions"):
     dist = da.distribution(table, da.table_key(table))
     try:
         from simplex_core.figures import score_distribution_figure
+        from simplex_core.figures.style import safe_text
 
-        fig = score_distribution_figure(dist, title=f"{ctx.source_label}: score shares" + (" (collapsed)" if ctx.collapsed else ""))
-        n_rows = -(-len(table.judges) // 3)
-        show_figure(fig, f"{ctx.source_label}-score-distributions", key="fig-dist",
-                    height=max(360, min(2400, n_rows * (90 + 22 * len(table.candidates)))))
+        fig = score_distribution_figure(dist, title="Score shares per judge and candidate" + (" (collapsed levels)" if ctx.collapsed else ""),
+                                        subtitle=safe_text(ctx.source_label))
+        show_figure(fig, f"{ctx.source_label}-score-distributions", key="fig-dist")  # sized by the figure (legend, title)
     except ImportError:
         st.info("The distribution figure is not available yet; the table below has the same numbers.")
     wide = da.distribution_wide(table, da.table_key(table))

@@ -169,51 +169,83 @@ st.caption("The main figures at a fixed page size, with a title and a caption na
 st.code(f"python -m simplex_core figures {ctx.dataset.name if ctx.dataset is not None else 'DATA'}"
         + (f" --criterion {ctx.criterion}" if ctx.criterion else "") + " --out figures/ --size both --formats png,svg",
         language="bash", wrap_lines=True)
-if view is not None and view.current and view.result is not None:
-    with guard("preparing the figures for slides"):
-        from app_support.downloads import slug
-        from simplex_core import figures as F
-        from simplex_core.evaluation import method_rank_draws
-        from simplex_core.figures import slides as S
+FIGURES = ["Rank distributions", "All judges on the simplex", "Sensitivity curves"]
 
-        c = st.columns([2, 1])
-        which = c[0].radio("Figure", ["Rank distributions", "All judges on the simplex"], horizontal=True, key="w_slide_fig")
-        size = c[1].radio("Page", list(S.PAGE_SIZES), horizontal=True, key="w_slide_size",
-                          format_func=lambda s: "16:9 slide" if s == "16:9" else "paper figure")
-        r, key = view.result, view.result_key
-        if which == "Rank distributions":
-            methods = {"bayesian": results.bayesian_method_result(r, key)}
-            methods |= da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0]
-            keep = [m for m in methods if not m.startswith("single_judge:")]
-            draws = method_rank_draws({m: methods[m] for m in keep})
-            order = list(draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median().sort_values(kind="stable").index)
-            fig = F.rank_boxplot_figure(draws, order, uses_labels={m: bool(methods[m].uses_labels) for m in keep},
-                                        method_order=keep, title="")
-            title = "Rank distributions by method"
-        elif table.scale.n_levels in (2, 3):
-            dist = da.distribution(table, da.table_key(table))
-            parts = {}
-            for j in table.judges:
-                p = results.judge_simplex_parts(r, key, j, 40)
-                observed, counts = F.judge_observed_table(dist, j, list(table.candidates))
-                rows = [p["candidates"].index(k) for k in observed.index]
-                parts[j] = F.JudgeSimplex(observed, counts, p["theta_draws"], p["theta_mean"], p["candidate_posterior"][:, rows, :])
-            fig = S.ternary_judges_grid_figure(parts, list(table.scale.labels), true_labels=list(table.scale.true_labels))
-            title = "Judges on the simplex: posterior judge triangles"
-        else:
-            fig = None
-            st.info("This table has more than 3 levels: the simplex grid for slides is drawn by the command above "
-                    "(it collapses to 3 levels and refits).")
-        if fig is not None:
-            page = S.for_slides(fig, title, S.figure_caption(label, settings), size=size)
-            name = f"{label}-{which}-{size.replace(':', 'x')}"
-            st.plotly_chart(page, theme=None, key="slide-preview", config={"displaylogo": False})
-            b = st.columns(3)
-            b[0].download_button("HTML", data=lambda: page.to_html(include_plotlyjs=True, full_html=True),
-                                 file_name=f"{slug(name)}.html", mime="text/html", key="dl-slide-html", on_click="ignore",
-                                 icon=":material/download:")
-            if static_export_available():
-                b[1].download_button("PNG", data=lambda: page.to_image(format="png", scale=2), file_name=f"{slug(name)}.png",
-                                     mime="image/png", key="dl-slide-png", on_click="ignore", icon=":material/download:")
-                b[2].download_button("SVG", data=lambda: page.to_image(format="svg"), file_name=f"{slug(name)}.svg",
-                                     mime="image/svg+xml", key="dl-slide-svg", on_click="ignore", icon=":material/download:")
+
+def _sensitivity_page():
+    """The sensitivity curves over the sweep settings fitted so far (never starts a fit: the Sensitivity
+    page does), with the base setting and how many settings are drawn in the caption."""
+    from simplex_core import figures as F
+    from simplex_core.figures import slides as S
+    from app_support.state import BASE_BETA_MAX, BASE_OMEGA
+
+    views = [fits.get_fit(table, s, purpose=f"sweep-{s.key()}", submit=False) for s in fits.sweep_settings(settings)]
+    ready = [v for v in views if v.current and v.result is not None]
+    base = next((v for v in ready if (v.requested.omega, v.requested.beta_max) == (BASE_OMEGA, BASE_BETA_MAX)), None)
+    if base is None or len(ready) < 2:
+        st.info(f"{len(ready)} of the sweep's {len(views)} settings are fitted: open the Sensitivity page to fit them "
+                "(the curves need the base ω = 0, β_max = 5 and at least one other setting).", icon=":material/hourglass_top:")
+        return None
+    sens = results.sweep({(v.requested.omega, v.requested.beta_max): v.result for v in ready}, base.requested, base.counts)
+    fig = F.sensitivity_curve_figure(sens.table(), title="", base_omega=BASE_OMEGA, base_beta_max=BASE_BETA_MAX)
+    note = ("base setting above; ω swept at β_max = 5 and β_max at ω = 0"
+            + ("" if len(ready) == len(views) else f" ({len(ready)} of {len(views)} settings fitted)"))
+    return fig, "How much the ranking moves as the priors change", S.figure_caption(label, base.requested, note)
+
+
+def _slide_figure(which: str):
+    """(figure, title, caption) for the chosen figure, or None (with a message) when it cannot be drawn yet."""
+    from simplex_core import figures as F
+    from simplex_core.evaluation import method_rank_draws
+    from simplex_core.figures import slides as S
+    from simplex_core.posterior_views import judge_simplex_data
+
+    if which == "Sensitivity curves":
+        return _sensitivity_page()
+    if view is None or not view.current or view.result is None:
+        st.info("This figure appears when the fit for these settings is ready (open the Rankings page to start it).",
+                icon=":material/hourglass_top:")
+        return None
+    r, key = view.result, view.result_key
+    caption = S.figure_caption(label, view.result_settings or settings)
+    if which == "Rank distributions":
+        methods = {"bayesian": results.bayesian_method_result(r, key)}
+        methods |= da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0]
+        keep = [m for m in methods if not m.startswith("single_judge:")]
+        draws = method_rank_draws({m: methods[m] for m in keep})
+        order = list(draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median().sort_values(kind="stable").index)
+        fig = F.rank_boxplot_figure(draws, order, uses_labels={m: bool(methods[m].uses_labels) for m in keep},
+                                    method_order=keep, title="")
+        return fig, "Rank distributions by method", caption
+    if table.scale.n_levels not in (2, 3):
+        st.info("This table has more than 3 levels: the simplex grid for slides is drawn by the command above "
+                "(it collapses to 3 levels and refits).")
+        return None
+    parts = judge_simplex_data(r, da.distribution(table, da.table_key(table)), 40)
+    fig = S.ternary_judges_grid_figure(parts, list(table.scale.labels), true_labels=list(table.scale.true_labels))
+    return fig, "Judges on the simplex: posterior judge triangles", caption
+
+
+with guard("preparing the figures for slides"):
+    from app_support.downloads import slug
+    from simplex_core.figures import slides as S
+
+    c = st.columns([2, 1])
+    which = c[0].radio("Figure", FIGURES, horizontal=True, key="w_slide_fig")
+    size = c[1].radio("Page", list(S.PAGE_SIZES), horizontal=True, key="w_slide_size",
+                      format_func=lambda s: "16:9 slide" if s == "16:9" else "paper figure")
+    drawn = _slide_figure(which)
+    if drawn is not None:
+        fig, title, caption = drawn
+        page = S.for_slides(fig, title, caption, size=size)
+        name = f"{label}-{which}-{size.replace(':', 'x')}"
+        st.plotly_chart(page, theme=None, key="slide-preview", config={"displaylogo": False})
+        b = st.columns(3)
+        b[0].download_button("HTML", data=lambda: page.to_html(include_plotlyjs=True, full_html=True),
+                             file_name=f"{slug(name)}.html", mime="text/html", key="dl-slide-html", on_click="ignore",
+                             icon=":material/download:")
+        if static_export_available():
+            b[1].download_button("PNG", data=lambda: page.to_image(format="png", scale=2), file_name=f"{slug(name)}.png",
+                                 mime="image/png", key="dl-slide-png", on_click="ignore", icon=":material/download:")
+            b[2].download_button("SVG", data=lambda: page.to_image(format="svg"), file_name=f"{slug(name)}.svg",
+                                 mime="image/svg+xml", key="dl-slide-svg", on_click="ignore", icon=":material/download:")

@@ -56,7 +56,7 @@ with tab_area, guard("drawing the area view"):
     m = st.columns(4)
     for i, lab in enumerate(LEVELS):
         m[i].metric(f"π({lab})", f"{pi[i]:.3f}")
-    m[3].metric("Expected score Σ m·π(m)", f"{float(pi @ np.arange(1, 4)):.3f}")
+    m[3].metric("Expected score", f"{float(pi @ np.arange(1, 4)):.3f}", help="Σ m·π(m)")  # short: cut at 1024 px
     if np.any(pi < -1e-9):
         st.warning("The candidate is outside the judge's triangle: a negative area share means this judge cannot "
                    "produce these scores for any true-score distribution.", icon=":material/warning:")
@@ -111,20 +111,18 @@ with tab_flip, guard("drawing the flip"):
                   format="%.3f")
     conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, h)
     names = ("candidate 1", "candidate 2")
-    c1, c2 = st.columns([3, 2])
-    with c1:
-        fig = figures.flip_figure(conf.Theta_h, ex.gamma1, ex.gamma2, Theta_base=ex.Theta, names=names,
-                                  level_labels=LEVELS, h=h)
-        show_figure(fig, "theorem-2-flip", key="lab-flip", height=560)
-    with c2:
-        grid = np.linspace(-span, span, 81)
-        scores = np.array([geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, x).expected_scores for x in grid])
-        curve = figures.flip_score_curve_figure(grid, scores, names=names, h_current=h)
-        show_figure(curve, "theorem-2-expected-scores", key="lab-flip-curve", height=420)
-        verdict = {1: "candidate 1 ranks higher", -1: "candidate 2 ranks higher", 0: "a tie"}[conf.order]
-        st.markdown(f"At h = {h:+.3f}: E₁ = {conf.expected_scores[0]:.3f}, E₂ = {conf.expected_scores[1]:.3f} → **{verdict}**. "
-                    f"Both candidates inside: {'yes' if conf.candidates_inside else 'no'}; "
-                    f"vertices valid distributions: {'yes' if conf.judge_valid else 'no'}.")
+    # one under the other: side by side, both figures' titles and the download buttons were cut at 1024 px
+    fig = figures.flip_figure(conf.Theta_h, ex.gamma1, ex.gamma2, Theta_base=ex.Theta, names=names,
+                              level_labels=LEVELS, h=h)
+    show_figure(fig, "theorem-2-flip", key="lab-flip", height=580)
+    grid = np.linspace(-span, span, 81)
+    scores = np.array([geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, x).expected_scores for x in grid])
+    curve = figures.flip_score_curve_figure(grid, scores, names=names, h_current=h)
+    show_figure(curve, "theorem-2-expected-scores", key="lab-flip-curve", height=360)
+    verdict = {1: "candidate 1 ranks higher", -1: "candidate 2 ranks higher", 0: "a tie"}[conf.order]
+    st.markdown(f"At h = {h:+.3f}: E₁ = {conf.expected_scores[0]:.3f}, E₂ = {conf.expected_scores[1]:.3f} → **{verdict}**. "
+                f"Both candidates inside: {'yes' if conf.candidates_inside else 'no'}; "
+                f"vertices valid distributions: {'yes' if conf.judge_valid else 'no'}.")
 
 # -- 4. augmented simplex -------------------------------------------------------------------------
 with tab_lift, guard("drawing the augmented simplex"):

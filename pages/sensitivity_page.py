@@ -54,16 +54,18 @@ if base is None or not results.summaries_available():
 else:
     with guard("comparing the settings with the base"):
         from simplex_core.figures import rank_interval_shift_figure, sensitivity_curve_figure
+        from simplex_core.figures.style import safe_text
 
         sens = results.sweep({(v.requested.omega, v.requested.beta_max): v.result for v in ready}, base.requested,
                              base.counts)
         sweep_df = sens.table()
-        title = f"{ctx.source_label}: Spearman with the base ranking (ω = 0, β_max = 5)"
+        title = "Spearman with the base ranking (ω = 0, β_max = 5)"
         from app_support.approximate import fine_sweep_figure
 
-        fig = fine_sweep_figure(ready, base, sweep_df, title)  # 33 × 41 values by reweighting the fits
+        fig = fine_sweep_figure(ready, base, sweep_df, f"{safe_text(ctx.source_label)}: {title}")  # 33 × 41 values by reweighting the fits
         if fig is None:
-            fig = sensitivity_curve_figure(sweep_df, base_omega=BASE_OMEGA, base_beta_max=BASE_BETA_MAX, title=title)
+            fig = sensitivity_curve_figure(sweep_df, base_omega=BASE_OMEGA, base_beta_max=BASE_BETA_MAX,
+                                           title=title, subtitle=safe_text(ctx.source_label))
         else:
             st.caption("Dotted: every 0.25 of ω and 0.5 of β_max, by reweighting the fitted posteriors (approximate); "
                        "black points: real fits; grey bands: k̂ > 0.7, where the reweighting cannot be trusted.")

@@ -766,7 +766,7 @@ def _tiny_buffer() -> np.ndarray:
 
     tiny = SimpleNamespace(N=np.ones((1, 2, 2)), included=np.ones((1, 2), dtype=bool), scale=Scale((0.0, 1.0)),
                            judges=("j",), candidates=("a", "b"))
-    # per-judge data suffice: the shared-truth kernel is compiled with the function that calls it
+    # per-judge: the tiny counts carry no answer patterns, which the (default) shared-truth likelihood needs
     return build_buffer(tiny, FitSettings(omega=1.0, likelihood="per-judge"))
 
 

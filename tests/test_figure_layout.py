@@ -119,6 +119,41 @@ def test_user_names_are_text_not_markup():
         assert "<a href" not in text and "&lt;a href='x'&gt;z&lt;/a&gt;" in text
 
 
+def _rendered(fig: go.Figure) -> str:
+    """What Plotly renders of a figure as JSON text (meta and legend-group ids are never drawn)."""
+    shown = fig.to_dict()
+    for t in shown["data"]:
+        t.pop("meta", None)
+        t.pop("legendgroup", None)
+    return json.dumps(shown, default=str)
+
+
+def test_user_level_labels_and_names_are_text_in_every_figure_family():
+    """Level labels (a user's --levels) and names reach axis titles, vertex labels and hovers of the
+    simplex and the Geometry lab's figures as text, never as a link."""
+    from simplex_core import geometry
+
+    escaped = safe_text(LINK)
+    levels = ["low", LINK, "high"]
+    observed, draws, post = _data(["plain", "other"])
+    observed.columns = levels
+    ex = geometry.canonical_flip_example()
+    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
+    figs = {
+        "ternary": F.ternary_judge_figure(observed, levels, draws, draws.mean(axis=0), post),
+        "grid": S.ternary_judges_grid_figure({"j": F.JudgeSimplex(observed, None, draws, draws.mean(axis=0), post)}, levels),
+        "areas": F.barycentric_area_figure(ex.Theta, ex.gamma1, levels),
+        "segment order": F.segment_order_figure(0.2, 0.8, [0.3, 0.5], ["plain", LINK], level_labels=("low", LINK)),
+        "flip": F.flip_figure(conf.Theta_h, ex.gamma1, ex.gamma2, names=("plain", LINK), level_labels=levels, h=0.05),
+        "flip curve": F.flip_score_curve_figure(np.linspace(-0.1, 0.1, 5), np.ones((5, 2)), names=("plain", LINK)),
+        "augmented": F.augmented_simplex_figure(conf.Theta_h, ex.values, conf.pi, ["plain", LINK], level_labels=levels),
+    }
+    for name, fig in figs.items():
+        text = _rendered(fig)
+        assert "<a href" not in text, name
+        assert escaped in text, name  # the label is still there, as text
+
+
 def test_rank_figure_is_compact_enough_for_a_slide():
     rows = [(m, f"c{k}", r) for m in ("bayesian", "bootstrap", "bt", "ppi") for k in range(9) for r in (k + 1, k + 2)]
     fig = F.rank_boxplot_figure(pd.DataFrame(rows, columns=["method", "candidate", "rank"]), [f"c{k}" for k in range(9)])
@@ -143,3 +178,52 @@ def test_slide_pages_carry_size_title_and_caption():
     assert grid.layout.width is None  # the original is untouched
     with pytest.raises(ValueError, match="size must be one of 16:9, paper"):
         S.for_slides(grid, "x", "y", size="4:3")
+
+
+def test_geometry_lab_vertex_labels_sit_outside_the_judge_triangle():
+    """A vertex's label points away from the triangle's centre, so no edge runs through it; the
+    axes carry no corner tick labels (they ran into the corners' level names)."""
+    from simplex_core import geometry
+    from simplex_core.figures.style import TEXT_POSITIONS, ternary_xy
+
+    ex = geometry.canonical_flip_example()
+    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
+    V = np.asarray(geometry.DEFAULT_FLIP_THETA)
+    for fig, role, verts in ((F.barycentric_area_figure(V, [0.2, 0.4, 0.4], LEVELS), "vertices", V),
+                             (F.flip_figure(conf.Theta_h, ex.gamma1, ex.gamma2, level_labels=LEVELS), "theta_h", conf.Theta_h)):
+        (t,) = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == role]
+        xy = ternary_xy(np.asarray(verts))
+        away = xy - xy.mean(axis=0)
+        for pos, d in zip(t.textposition, away):
+            assert np.dot(TEXT_POSITIONS[pos], d) > 0, (pos, d)
+        assert list(fig.layout.ternary.aaxis.tickvals) == [0.2, 0.4, 0.6, 0.8]
+
+
+@pytest.mark.parametrize("gammas", [(0.35, 0.50, 0.62), (0.40, 0.41, 0.42), (0.1, 0.5, 0.9)])
+def test_segment_order_names_never_overlap_and_avoid_the_judges_blue(gammas):
+    names = ["candidate A", "candidate B", "candidate C"]
+    fig = F.segment_order_figure(0.2, 0.85, list(gammas), names)
+    (true,) = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "candidates_true"]
+    labels = [a for a in fig.layout.annotations if a.name == "candidate_label"]
+    assert [a.text for a in labels] == list(true.text)
+    lo, hi = fig.layout.xaxis.range
+    char_w = 6.5 * (hi - lo) / (560 - 230)  # the figure's narrow-page character width
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            if a.yshift == b.yshift:  # same row: apart by the half widths of both names
+                assert abs(a.x - b.x) >= char_w * (len(a.text) + len(b.text)) / 2
+    if max(gammas) - min(gammas) < 0.1:
+        assert len({a.yshift for a in labels}) == 3  # crowded: one row each
+    assert "#0072B2" not in set(true.marker.color)
+
+
+def test_a_long_caption_wraps_to_the_page():
+    caption = " · ".join(["triviaqa-v1 · correctness", "ω = 0, β_max = 5", "likelihood: shared-truth",
+                          "prior: weight-propagation", "base setting above; ω swept at β_max = 5 and β_max at ω = 0"])
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    wide, paper = S.for_slides(fig, "T", caption, size="16:9"), S.for_slides(fig, "T", caption, size="paper")
+    lines = paper.layout.title.subtitle.text.split("<br>")
+    assert len(lines) >= 2 and all(len(l) <= 110 for l in lines)  # about 5.5 px a character on 530 px
+    assert " · ".join(lines) == caption  # broken at the separators, nothing lost
+    assert "<br>" not in wide.layout.title.subtitle.text  # a slide holds it on one line
+    assert paper.layout.margin.t > S.for_slides(fig, "T", "short", size="paper").layout.margin.t

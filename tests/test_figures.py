@@ -279,6 +279,15 @@ def test_ppc_single_pair_and_grid():
     grid = F.ppc_figure(_ppc())
     scat = _by_role(grid, "ppc_scatter")
     assert len(scat) == 3 and all(len(t.x) == 4 for t in scat)  # one point per (judge, candidate)
+    # the legend names each level with a plain circle and says what a cross means
+    keys = _by_role(grid, "ppc_level_key")
+    assert [k.marker.symbol for k in keys] == ["circle"] * 3 and not any(t.showlegend for t in scat)
+    flagged = F.ppc_figure(_ppc().assign(misfit=lambda d: d.index % 5 == 0))
+    (cross,) = _by_role(flagged, "ppc_misfit_key")
+    assert cross.marker.symbol == "x" and "outside the 95% predictive range" in cross.name
+    assert not _by_role(grid, "ppc_misfit_key")  # no cross drawn, none explained
+    lo, hi = grid.layout.xaxis.range
+    assert lo < 0 and hi > 1  # points at 0 and 1 are drawn whole
     with pytest.raises(ValueError, match=r"no rows for judge 'zz'"):
         F.ppc_figure(_ppc(), judge="zz")
 
@@ -298,7 +307,25 @@ def test_score_distribution_stacks_shares_per_judge():
     np.testing.assert_allclose(total, [1.0, 1.0])
     np.testing.assert_allclose(j1[1].x, [0.25, 0.75])  # the 'mid' level
     assert list(j1[0].marker.pattern.shape) == ["/", ""]  # the self-family pair is hatched
-    assert [t.name for t in _by_role(fig, "legend")][:3] == ["lo", "mid", "hi"]
+    assert [t.name for t in _by_role(fig, "legend")] == ["lo", "mid", "hi"]
+    assert "hatched bars: self-family pairs" in fig.layout.title.subtitle.text  # the hatching explained
+    # layout in pixels: title, legend and the first row's panel names in the top margin, in that order
+    assert fig.layout.margin.t >= 40 + 22 + 30 and fig.layout.legend.yref == "container"
+    assert (1 - fig.layout.legend.y) * fig.layout.height >= 40  # the legend starts below the title
+    assert list(fig.layout.xaxis.tickvals) == [0.25, 0.5, 0.75]  # no "100%" running into the next "0%"
+
+
+def test_score_distribution_panels_fit_a_narrow_page():
+    """Long candidate names leave less room: fewer columns, and a long judge name is shortened in the
+    middle (where names of one family differ) to the width of its panel."""
+    judges = [f"gpt-3.5-turbo-0613/prompt_variant_{i}" for i in range(4)]
+    rows = [(j, k, lvl, c) for j in judges for k in ("Nucleus Decoding (p = 0.3)", "b") for lvl, c in ((0, 1), (1, 2))]
+    fig = F.score_distribution_figure(pd.DataFrame(rows, columns=["judge", "candidate", "level", "count"]))
+    names = [a.text for a in fig.layout.annotations]
+    assert len(names) == 4 and len(set(names)) == 4  # still told apart
+    assert all(len(n) <= 30 and n.endswith(f"variant_{i}") and "…" in n for i, n in enumerate(names))
+    assert max(fig.layout[k].domain[1] for k in fig.layout if k.startswith("xaxis")) > 0.9
+    assert len({round(fig.layout[k].domain[0], 3) for k in fig.layout if k.startswith("xaxis")}) == 2  # two columns
 
 
 # -- the Geometry lab -------------------------------------------------------------------------------

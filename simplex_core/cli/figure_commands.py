@@ -22,7 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from . import UsageError
 from .fit_commands import _add_model_options, _grid, _prepare, _progress
@@ -55,46 +54,6 @@ def _formats(text: str) -> tuple[str, ...]:
     return fmts
 
 
-def _bayesian_result(fit):
-    """The fit as a :class:`~simplex_core.baselines.MethodResult` (rank draws and 95% interval)."""
-    import pandas as pd
-
-    from ..baselines import MethodResult, rank_interval, rank_scores
-
-    candidates = [str(c) for c in fit.candidates]
-    expected = np.asarray(fit.draws("expected_score"), dtype=float)
-    ranks = np.asarray(fit.draws("rank"), dtype=float)
-    lo, hi = rank_interval(ranks)
-    step = max(1, len(ranks) // 1000)
-    draws = pd.DataFrame(ranks[::step], columns=candidates).melt(var_name="candidate", value_name="rank")
-    draws.insert(0, "replicate", draws.groupby("candidate").cumcount())
-    mean = expected.mean(axis=0)
-    return MethodResult(method="bayesian", uses_labels=False, scores=pd.Series(mean, index=candidates),
-                        ranks=pd.Series(rank_scores(mean), index=candidates).astype(float),
-                        rank_lo=pd.Series(lo, index=candidates).astype(float),
-                        rank_hi=pd.Series(hi, index=candidates).astype(float), rank_draws=draws)
-
-
-def _judge_parts(fit, table, max_draws: int) -> dict:
-    """Per judge: observed shares and counts, posterior judge matrices and candidate positions."""
-    from .. import figures as F
-    from ..data import score_distribution
-    from ..summaries import fitted_score_distributions
-
-    post = fit.idata.posterior
-    theta = post["theta"].stack(sample=("chain", "draw")).transpose("sample", "judge", "true_level", "level").values
-    idx = np.unique(np.linspace(0, theta.shape[0] - 1, min(max_draws, theta.shape[0])).round().astype(int))
-    gamma = fitted_score_distributions(fit, max_draws=len(idx))  # [S, J, K, M]
-    cands = [str(c) for c in post["candidate"].values]
-    dist = score_distribution(table)
-    out = {}
-    for j, judge in enumerate(str(x) for x in post["judge"].values):
-        observed, counts = F.judge_observed_table(dist, judge, cands)
-        rows = [cands.index(c) for c in observed.index]
-        out[judge] = F.JudgeSimplex(observed, counts, theta[idx, j], theta[:, j].mean(axis=0), gamma[:, j][:, rows, :])
-    return out
-
-
 def _three_levels(table, criterion):
     """The table on 3 levels for the simplex: the dataset's suggested collapse, else the paper's."""
     from ..data import collapse_levels
@@ -110,10 +69,11 @@ def run_figures(args: argparse.Namespace) -> int:
     """``figures``: fit, draw the three figure types, write them at the chosen sizes and formats."""
     from .. import figures as F
     from ..baselines import run_methods, table_baseline_methods
-    from ..data import count_tensor, item_view
+    from ..data import count_tensor, item_view, score_distribution
     from ..evaluation import NoTruthError, method_rank_draws, true_ranks
     from ..figures import slides as S
     from ..inference import fit_model
+    from ..posterior_views import bayesian_method_result, judge_simplex_data
 
     fmts = _formats(args.formats)
     sizes = ("16:9", "paper") if args.size == "both" else (args.size,)
@@ -165,13 +125,13 @@ def run_figures(args: argparse.Namespace) -> int:
     if shown is not table:
         simplex_fit = fit_model(count_tensor(shown, self_exclusion=settings.self_exclusion), settings,
                                 progress_callback=_progress(args))
-    parts = _judge_parts(simplex_fit, shown, args.max_draws)
+    parts = judge_simplex_data(simplex_fit, score_distribution(shown), args.max_draws)
     grid = S.ternary_judges_grid_figure(parts, list(shown.scale.labels), true_labels=list(shown.scale.true_labels),
                                         max_draws=args.max_draws)
     save(grid, "simplex-judges", "Judges on the simplex: posterior judge triangles", note)
 
     # 2. rank distributions by method, in true-rank order when the data have truth
-    methods = {"bayesian": _bayesian_result(fit)}
+    methods = {"bayesian": bayesian_method_result(fit)}
     methods |= run_methods(item_view(table), table_baseline_methods(table, self_exclusion=settings.self_exclusion), rng=args.seed)
     draws = method_rank_draws(methods)
     try:

@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from simplex_core.figures.style import (
-    GRID_GREY, JUDGE_COLOR, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba, safe_text,
+    GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba,
+    safe_text,
     safe_texts, series_colors,
 )
 
@@ -183,7 +184,8 @@ def pairwise_heatmap_figure(pairwise: pd.DataFrame, title: str | None = None, *,
 # -- sensitivity ------------------------------------------------------------------------------------
 
 def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, base_omega: float = 0.0,
-                             base_beta_max: float = 5.0, group: str | None = None) -> go.Figure:
+                             base_beta_max: float = 5.0, group: str | None = None,
+                             subtitle: str | None = None) -> go.Figure:
     """The paper's sensitivity figure: Spearman with the base ranking along each sweep (two panels).
 
     Left: as ω goes over its grid (β_max at the base value); right: as β_max goes over its grid
@@ -202,11 +204,14 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
         The base setting (paper: ω = 0, β_max = 5).
     group : str, optional
         Column naming one curve per value (e.g. dataset).
+    subtitle : str, optional
+        A smaller line under the title (e.g. the dataset; safe text).
 
     Returns
     -------
     go.Figure
-        Two subplots; scatter traces with ``meta = {"role": "sensitivity", "sweep": ..., "group": ...}``.
+        Two panels, each named by its x-axis title (no subplot titles: on a narrow page they
+        collided with each other and with the top tick label); scatter traces with ``meta = {"role": "sensitivity", "sweep": ..., "group": ...}``.
     """
     require_columns(sweep, ["omega", "beta_max", "spearman_vs_base"], "the sensitivity sweep table")
     if group is not None:
@@ -220,10 +225,7 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     else:
         parts = {"omega": frame[np.isclose(frame["beta_max"].astype(float), base_beta_max)],
                  "beta_max": frame[np.isclose(frame["omega"].astype(float), base_omega)]}
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=(
-        f"relaxing constancy: ω (β_max = {fmt_number(base_beta_max)})",
-        f"judge-quality prior: β_max (ω = {fmt_number(base_omega)})",
-    ))
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.08)
     groups = list(dict.fromkeys(frame[group])) if group is not None else [None]
     colors = dict(zip(groups, series_colors(len(groups))))
     for col, (which, x_col) in enumerate((("omega", "omega"), ("beta_max", "beta_max")), start=1):
@@ -253,11 +255,15 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     ymin = float(np.nanmin(ys)) if ys.size and np.isfinite(ys).any() else 0.0
     fig.update_yaxes(title_text="Spearman with the base ranking", row=1, col=1)
     fig.update_yaxes(range=[max(-1.02, min(ymin - 0.05, 0.9)), 1.02])
-    fig.update_xaxes(title_text="ω (random-effects weight)", row=1, col=1)
-    fig.update_xaxes(title_text="β_max (judge discrimination)", row=1, col=2)
-    fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"),
-                      template="plotly_white", showlegend=group is not None,
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0))
+    # two short lines per panel: narrow enough for half of a 1024-px window
+    fig.update_xaxes(title_text=f"ω: relaxing constancy<br>(β_max = {fmt_number(base_beta_max)})", row=1, col=1)
+    fig.update_xaxes(title_text=f"β_max: judge-quality prior<br>(ω = {fmt_number(base_omega)})", row=1, col=2)
+    head = dict(text=title or "How much the ranking moves as the priors change", x=0.0, xanchor="left", xref="paper")
+    if subtitle:
+        head["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
+    fig.update_layout(title=head, template="plotly_white", showlegend=group is not None,
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
+                      margin=dict(t=90 if subtitle else 70, b=100 if group is not None else 70))
     return fig
 
 
@@ -405,17 +411,27 @@ def ppc_figure(ppc: pd.DataFrame, title: str | None = None, *, judge: str | None
                 err = dict(type="data", symmetric=False, array=sub["fitted_hi"].to_numpy(dtype=float) - fitted,
                            arrayminus=fitted - sub["fitted_lo"].to_numpy(dtype=float), thickness=1, width=0)
             symbols = (np.where(sub["misfit"].astype(bool), "x", "circle").tolist() if "misfit" in sub.columns else "circle")
+            name = f"level {safe_text(label_of[v])}"
+            # the legend shows a plain circle per level (Plotly would show the first point's symbol, maybe a cross)
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, legendgroup=f"level-{v}",
+                                     marker=dict(color=color, size=8, symbol="circle"), hoverinfo="skip",
+                                     meta={"role": "ppc_level_key", "level": v}))
             fig.add_trace(go.Scatter(
-                x=sub["observed"].to_numpy(dtype=float), y=fitted, mode="markers", error_y=err,
-                name=f"level {label_of[v]}", marker=dict(color=color, size=8, symbol=symbols),
+                x=sub["observed"].to_numpy(dtype=float), y=fitted, mode="markers", error_y=err, showlegend=False,
+                name=name, legendgroup=f"level-{v}", marker=dict(color=color, size=8, symbol=symbols),
                 customdata=np.column_stack([safe_texts(sub["judge"]), safe_texts(sub["candidate"])]),
                 hovertemplate=("judge %{customdata[0]} · <b>%{customdata[1]}</b><br>"
-                               f"level {label_of[v]}: observed %{{x:.3f}}, fitted %{{y:.3f}}<extra></extra>"),
+                               f"level {safe_text(label_of[v])}: observed %{{x:.3f}}, fitted %{{y:.3f}}<extra></extra>"),
                 meta={"role": "ppc_scatter", "level": v},
             ))
+        if "misfit" in frame.columns and frame["misfit"].astype(bool).any():  # say what a cross means
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="× observed outside the 95% predictive range",
+                                     marker=dict(color=GRID_GREY, size=8, symbol="x"), hoverinfo="skip",
+                                     meta={"role": "ppc_misfit_key"}))
+        pad = 0.03 * top  # markers at 0 and at the top drawn whole, not cut by the axes
         fig.update_layout(title=dict(text=title or "Posterior predictive check: observed vs fitted"),
-                          xaxis=dict(title=f"observed {unit}", range=[0, top], constrain="domain"),
-                          yaxis=dict(title=f"fitted {unit} (posterior predictive)", range=[0, top],
+                          xaxis=dict(title=f"observed {unit}", range=[-pad, top + pad], constrain="domain"),
+                          yaxis=dict(title=f"fitted {unit} (posterior predictive)", range=[-pad, top + pad],
                                      scaleanchor="x", scaleratio=1, constrain="domain"))
     fig.update_layout(template="plotly_white", legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0.0))
     return fig
@@ -423,7 +439,7 @@ def ppc_figure(ppc: pd.DataFrame, title: str | None = None, *, judge: str | None
 
 def score_distribution_figure(distribution: pd.DataFrame, title: str | None = None, *,
                               judges: Sequence[str] | None = None, candidates: Sequence[str] | None = None,
-                              max_cols: int = 3) -> go.Figure:
+                              max_cols: int = 3, subtitle: str | None = None) -> go.Figure:
     """Per-judge per-candidate score distributions: stacked bars per candidate, one panel per judge.
 
     Parameters
@@ -437,12 +453,17 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
         Panel order and bar order (top first); default order of appearance.
     max_cols : int
         Panels per row.
+    subtitle : str, optional
+        A smaller line under the title (e.g. the dataset; safe text).
 
     Returns
     -------
     go.Figure
         One ``go.Bar`` per (judge, level) (``meta = {"role": "score_share", "judge", "level"}``),
-        ``barmode="stack"``.
+        ``barmode="stack"``. Title, legend and the first row's panel names are stacked in the top
+        margin at fixed pixel offsets computed for the figure's own ``layout.height``: keep that
+        height (the legend's rows are reserved for a plot about 400 px wide, a 1024-px window's main column,
+        and wraps into the rows reserved for it).
     """
     require_columns(distribution, ["judge", "candidate", "level", "count"], "the score-distribution table")
     frame = distribution.copy()
@@ -457,10 +478,19 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
     levels = sorted(frame["level"].unique())
     labels = (dict(frame.drop_duplicates("level")[["level", "label"]].itertuples(index=False, name=None))
               if "label" in frame.columns else {v: fmt_number(float(v)) for v in levels})
-    n_cols = max(1, min(max_cols, len(judge_list)))
+    # Columns and panel names sized for a narrow page (a 1024-px window's main column, ~560 px): the
+    # candidates' names take the left, each panel keeps at least 120 px, a name at most its width.
+    free = NARROW_FIGURE_PX - 50 - 6.5 * max(len(c) for c in cand_list)
+    n_cols = max(1, min(max_cols, len(judge_list), int(free // 130)))
     n_rows = int(np.ceil(len(judge_list) / n_cols))
-    fig = make_subplots(rows=n_rows, cols=n_cols, shared_yaxes=True, subplot_titles=[f"judge {safe_text(j)}" for j in judge_list],
-                        horizontal_spacing=0.04, vertical_spacing=min(0.25, 0.5 / n_rows) if n_rows > 1 else 0.0)
+    name_chars = max(10, int((free / n_cols - 10) // 6.5))
+    # sizes in pixels: a bar per candidate, between rows of panels their tick labels and the next names
+    panel_px, gap_px = 22 * len(cand_list) + 10, 75
+    plot_px = n_rows * panel_px + (n_rows - 1) * gap_px
+    fig = make_subplots(rows=n_rows, cols=n_cols, shared_yaxes=True,
+                        subplot_titles=[safe_text(_shorten(j, name_chars)) for j in judge_list],  # the judge's name
+                        horizontal_spacing=0.05, vertical_spacing=gap_px / plot_px if n_rows > 1 else 0.0)
+    fig.update_annotations(font=dict(size=12))  # panel names: narrow panels at a 1024-px window
     colors = dict(zip(levels, level_colors(len(levels))))
     for p, j in enumerate(judge_list):
         r, c = divmod(p, n_cols)
@@ -484,22 +514,30 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
     for v in levels:
         fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=safe_text(labels[v]), legendgroup=str(v),
                              marker=dict(color=colors[v]), hoverinfo="skip", meta={"role": "legend"}), row=1, col=1)
+    keys = [safe_text(labels[v]) for v in levels]
     if "self_family" in frame.columns and frame["self_family"].astype(bool).any():
-        fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name="self-family pair (excluded from the fit)",
-                             marker=dict(color="white", pattern=dict(shape="/", fgcolor="#555"), line=dict(color="#555", width=1)),
-                             hoverinfo="skip", meta={"role": "legend"}), row=1, col=1)
-    fig.update_xaxes(range=[0, 1], tickformat=".0%")
+        # said in the subtitle, not as a legend entry: one long entry made Plotly put every level on its own row
+        subtitle = "<br>".join(x for x in (subtitle, "hatched bars: self-family pairs (self-exclusion leaves them out of the fit)") if x)
+    # no tick label at a panel's edges, where "100%" of one panel ran into "0%" of the next
+    fig.update_xaxes(range=[0, 1], tickvals=[0.25, 0.5, 0.75], tickformat=".0%")
     for p in range(len(judge_list)):
         if p + n_cols >= len(judge_list):  # no panel below: this one carries the axis title
             r, c = divmod(p, n_cols)
             fig.update_xaxes(title_text="share of scores", row=r + 1, col=c + 1)
     fig.update_yaxes(categoryorder="array", categoryarray=safe_texts(cand_list), autorange="reversed")
     if title is None:
-        title = "Score distributions per judge" + (" (hatched: self-family pairs)" if "self_family" in frame.columns else "")
+        title = "Score distributions per judge"
+    # top margin, in pixels: the title, the legend's rows (as it wraps in a 520-px plot), the panel names
+    legend_rows = _legend_rows(keys, width=400)
+    head = 40 + (18 * (subtitle.count("<br>") + 1) + 4 if subtitle else 0)
+    top = head + 22 * legend_rows + 30
+    height = max(360, plot_px + top + 60)
     fig.update_layout(
-        barmode="stack", title=dict(text=title),
-        legend=dict(title=dict(text="score"), orientation="h", yanchor="bottom", y=1.04, x=0.0, traceorder="normal"),
-        template="plotly_white", height=max(360, n_rows * (22 * len(cand_list) + 80) + 120),
+        barmode="stack", title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top",
+                                    pad=dict(t=10), subtitle=dict(text=subtitle or "", font=dict(size=12, color="#555555"))),
+        legend=dict(title=dict(text="score"), orientation="h", yref="container", yanchor="top", y=1.0 - head / height,
+                    x=0.0, traceorder="normal", font=dict(size=12)),
+        template="plotly_white", height=height, margin=dict(t=top, b=60),
     )
     return fig
 
@@ -649,3 +687,26 @@ def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | Non
     fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"), template="plotly_white",
                       legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0))
     return fig
+
+
+def _shorten(text: str, n: int) -> str:
+    """``text`` in at most ``n`` characters, its middle replaced by an ellipsis: names of one family
+    often share their start (``gpt-3.5-turbo-0613/geval``, ``…/rate_explain``) and differ at the end.
+    The hover keeps the whole name."""
+    text = str(text)
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 3
+    return text[:head] + "…" + text[len(text) - (n - 1 - head):]
+
+
+def _legend_rows(entries: Sequence[str], width: float, char_px: float = 7.0, item_px: float = 45.0,
+                 title_px: float = 60.0) -> int:
+    """Rows a horizontal legend of ``entries`` (after a title) takes in ``width`` pixels: once it
+    wraps, Plotly lays the entries on a grid as wide as the widest entry."""
+    total = title_px + sum(item_px + char_px * len(e) for e in entries)
+    if total <= width:
+        return 1
+    per_row = max(1, int((width - title_px) // (item_px + char_px * max(len(e) for e in entries))))
+    return int(np.ceil(len(entries) / per_row))
+

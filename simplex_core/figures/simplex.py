@@ -14,7 +14,8 @@ from numpy.typing import ArrayLike, NDArray
 from simplex_core import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
-    default_true_labels, distribution_hover, inside_triangle, place_labels, require_columns, rgba,
+    LABEL_HALO, TERNARY_LABEL_BOX, default_true_labels, distribution_hover, inside_triangle, outward_position,
+    place_labels, require_columns, rgba,
     safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_xy,
 )
 
@@ -133,31 +134,17 @@ def _candidate_hover(level_labels: Sequence[str], with_counts: bool, judge: str 
     lines = ["<b>%{text}</b>" + (f" (judge {safe_text(judge)})" if judge else "")]
     for i, lab in enumerate(level_labels):
         if with_counts:
-            lines.append(f"{lab}: %{{customdata[{i}]:.1%}} (%{{customdata[{k + i}]:.0f}})")
+            lines.append(f"{safe_text(lab)}: %{{customdata[{i}]:.1%}} (%{{customdata[{k + i}]:.0f}})")
         else:
-            lines.append(f"{lab}: %{{customdata[{i}]:.1%}}")
+            lines.append(f"{safe_text(lab)}: %{{customdata[{i}]:.1%}}")
     if with_counts:
         lines.append(f"n = %{{customdata[{2 * k}]:.0f}}")
     return "<br>".join(lines) + "<extra></extra>"
 
 
-#: Label metrics on a simplex of side 1, for a triangle about 330 px wide (a half-width column at a
-#: 1024-px window; wider plots only give more room): 11-px text, 10-px markers.
-_CHAR_W, _LINE_H, _GAP = 0.02, 0.045, 0.026
 DRAW_LINE_ALPHA = 0.22   # one posterior draw's outline: many overlap into a visible cloud
 MEAN_LINE_WIDTH = 3.5
 DRAW_LINE_WIDTH = 1.0
-LABEL_HALO = "0px 0px 3px white"  # labels stay legible over lines and dots
-
-
-def _outward_position(xy: NDArray[np.float64], centre: NDArray[np.float64]) -> str:
-    """The text position pointing away from ``centre`` (the nearest of the eight)."""
-    d = xy - centre
-    if np.hypot(*d) < 1e-9:
-        return "top center"
-    angle = np.degrees(np.arctan2(d[1], d[0])) % 360
-    names = ["middle right", "top right", "top center", "top left", "middle left", "bottom left", "bottom center", "bottom right"]
-    return names[int(((angle + 22.5) % 360) // 45)]
 
 
 def _vertex_labels(mean: NDArray[np.float64], t_labels: Sequence[str], merge_within: float = 0.07
@@ -254,12 +241,12 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
             ))
     # labels last, above every mark
     markers = ternary_xy(observed)
-    box = dict(char_w=_CHAR_W, line_h=_LINE_H, gap=_GAP)
+    box = TERNARY_LABEL_BOX
     if mean is not None:
         anchors, texts = _vertex_labels(mean, t_labels)
         centre = ternary_xy(mean).mean(axis=0)
         pos = place_labels(anchors, texts, lambda b: inside_triangle(b, 0.02), **box,
-                           preferred=[_outward_position(a, centre) for a in anchors], avoid=markers, taken=taken,
+                           preferred=[outward_position(a, centre) for a in anchors], avoid=markers, taken=taken,
                            required=True)  # a vertex label is never left out
         fig.add_trace(go.Scatterternary(
             **ternary_abc(geometry.cartesian_to_simplex(anchors)), mode="text", text=texts, textposition=pos,

@@ -71,15 +71,38 @@ def for_slides(fig: go.Figure, title: str, caption: str, size: str = "16:9") -> 
     width, height = PAGE_SIZES[size]
     out = go.Figure(fig)
     base = 15 if size == "16:9" else 11
+    # the caption in lines that fit the page (a paper figure cut a long caption at its right edge)
+    caption = wrap_caption(caption, int((width - 120) / (0.5 * (base - 1))))
+    extra = caption.count("<br>") * (base + 3)
     margin = out.layout.margin
     out.update_layout(
         width=width, height=height, font=dict(size=base),
         title=dict(text=f"<b>{title}</b>", x=0.01, xanchor="left", y=0.98, yanchor="top", yref="container",
                    font=dict(size=base + 5), subtitle=dict(text=caption, font=dict(size=base - 1, color="#444444"))),
         # title, caption and the top axis title of a ternary (drawn above its domain) one under another
-        margin=dict(t=max(int(margin.t or 0), 4 * base + 70), l=margin.l, r=margin.r, b=margin.b),
+        margin=dict(t=max(int(margin.t or 0), 4 * base + 70) + extra, l=margin.l, r=margin.r, b=margin.b),
     )
     return out
+
+
+def wrap_caption(caption: str, max_chars: int) -> str:
+    """``caption`` in lines of at most about ``max_chars`` characters (``<br>`` between them), broken
+    at its `` · `` separators, else at spaces."""
+    parts = caption.split(" · ")
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 3 + len(part) <= max_chars:
+            lines[-1] += " · " + part
+            continue
+        words, line = part.split(" "), ""
+        for w in words:  # a part longer than a line breaks at spaces
+            if line and len(line) + 1 + len(w) > max_chars:
+                lines.append(line)
+                line = w
+            else:
+                line = f"{line} {w}" if line else w
+        lines.append(line)
+    return "<br>".join(lines)
 
 
 def ternary_judges_grid_figure(judges: Mapping[str, JudgeSimplex], level_labels: Sequence[str], *,

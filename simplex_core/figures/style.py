@@ -47,6 +47,8 @@ CANDIDATE_COLOR = OKABE_ITO["vermillion"]
 POSTERIOR_POINT_COLOR = OKABE_ITO["orange"]
 REFERENCE_COLOR = OKABE_ITO["black"]
 GRID_GREY = "#999999"
+#: Width (px) the figures' text is laid out for at the least: a 1024-px window's main column.
+NARROW_FIGURE_PX = 560
 MARKER_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star", "hexagon")
 
 
@@ -110,7 +112,9 @@ def ternary_layout(level_labels: Sequence[str]) -> dict:
     axes = {}
     for i, axis in enumerate(geometry.TERNARY_AXIS_OF_LEVEL):
         axes[f"{axis}axis"] = dict(
-            title=dict(text=f"<b>{level_labels[i]}</b>"), min=0, tickformat=".0%", dtick=0.2,
+            # no tick label at the corners, where "0%" and "100%" ran into the corner's level name
+            title=dict(text=f"<b>{safe_text(level_labels[i])}</b>"), min=0, tickformat=".0%",
+            tickmode="array", tickvals=[0.2, 0.4, 0.6, 0.8],
             linecolor="#444", gridcolor="#e5e5e5", ticks="outside",
         )
     return dict(sum=1, bgcolor="white", **axes)
@@ -125,7 +129,7 @@ def default_true_labels(level_labels: Sequence[str], n_true: int) -> list[str]:
 
 
 def distribution_hover(level_labels: Sequence[str], offset: int = 0) -> str:
-    return "<br>".join(f"{lab}: %{{customdata[{offset + i}]:.1%}}" for i, lab in enumerate(level_labels))
+    return "<br>".join(f"{safe_text(lab)}: %{{customdata[{offset + i}]:.1%}}" for i, lab in enumerate(level_labels))
 
 
 
@@ -248,6 +252,46 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
         else:
             out.append(None)
     return out
+
+
+#: Label metrics on a simplex of side 1, for a triangle about 330 px wide (a half-width column at a
+#: 1024-px window; wider plots only give more room): 11-px text, 10-px markers.
+TERNARY_LABEL_BOX: Mapping[str, float] = {"char_w": 0.02, "line_h": 0.045, "gap": 0.026}
+LABEL_HALO = "0px 0px 3px white"  # labels stay legible over lines and dots
+
+
+def outward_position(xy: NDArray[np.float64], centre: NDArray[np.float64]) -> str:
+    """The text position pointing away from ``centre`` (the nearest of the eight)."""
+    d = np.asarray(xy, dtype=float) - np.asarray(centre, dtype=float)
+    if np.hypot(*d) < 1e-9:
+        return "top center"
+    angle = np.degrees(np.arctan2(d[1], d[0])) % 360
+    names = ["middle right", "top right", "top center", "top left", "middle left", "bottom left", "bottom center", "bottom right"]
+    return names[int(((angle + 22.5) % 360) // 45)]
+
+
+def outward_positions(points: NDArray[np.float64]) -> list[str]:
+    """For the corners of a polygon (plot units, shape (n, 2)), the text position that puts each
+    corner's label outside the polygon: away from its centroid, so no edge runs through a label."""
+    xy = np.asarray(points, dtype=float)
+    return [outward_position(p, xy.mean(axis=0)) for p in xy]
+
+
+def label_rows(x: Sequence[float], texts: Sequence[str], char_w: float, gap: float = 0.0) -> list[int]:
+    """Rows (0 = nearest the points) for labels centred at ``x`` on one line, so that no two labels
+    in a row overlap: each label takes the lowest row whose labels end before it starts (``char_w``
+    and ``gap`` in the units of ``x``)."""
+    ends: list[float] = []  # per row, where its last label ends
+    rows = [0] * len(texts)
+    for i in np.argsort(np.asarray(x, dtype=float), kind="stable"):
+        half = char_w * max(len(texts[i]), 1) / 2
+        start = float(x[i]) - half
+        row = next((r for r, e in enumerate(ends) if e + gap <= start), len(ends))
+        if row == len(ends):
+            ends.append(0.0)
+        ends[row] = float(x[i]) + half
+        rows[i] = row
+    return rows
 
 
 def ternary_xy(p: NDArray[np.float64]) -> NDArray[np.float64]:
