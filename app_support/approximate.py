@@ -37,7 +37,17 @@ class Approximate:
         return bool(self.rw.reliable)
 
     def label(self) -> str:
-        return self.rw.describe()
+        """``Approximate: reweighted from the fit at ω = 1, β_max = 5 (k̂ = 0.31, ESS 1800 of 2000 draws)``."""
+        from simplex_core.reweighting import KHAT_OK
+
+        rw = self.rw
+        verdict = "" if self.reliable else f"; k̂ > {KHAT_OK}: not to be trusted, the real fit decides"
+        return (f"Approximate: reweighted from the fit at ω = {rw.source.omega:g}, β_max = {rw.source.beta_max:g} "
+                f"(k̂ = {khat_text(rw.khat)}, ESS {rw.ess:.0f} of {rw.n_draws} draws{verdict})")
+
+
+#: How many sources (the nearest in ω and β_max) an approximate answer tries.
+NEAREST = 4
 
 
 class _DrawsMemo:
@@ -48,6 +58,10 @@ class _DrawsMemo:
         self._lock = threading.Lock()
         self.size = size
 
+    def known(self, key: str) -> bool:
+        with self._lock:
+            return key in self._items
+
     def get(self, key: str, result: Any) -> Any | None:
         from simplex_core.reweighting import ReweightError, prior_draws
 
@@ -55,6 +69,8 @@ class _DrawsMemo:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
+        if result is None:
+            return None
         try:
             draws = prior_draws(result)
         except (ReweightError, KeyError):
@@ -71,20 +87,37 @@ def _draws_memo() -> _DrawsMemo:
     return _DrawsMemo()
 
 
-def source_draws(counts: Any, settings: FitSettings, extra: list[FitSettings] | None = None) -> list[tuple[FitSettings, Any]]:
-    """``(settings, PriorDraws)`` of every fit of these data (grid settings, plus ``extra``) that is
-    available without fitting and carries what reweighting needs."""
+def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettings, Any]] | None = None
+                 ) -> list[tuple[FitSettings, Any]]:
+    """``(settings, PriorDraws)`` of every fit of these data that is available without fitting and
+    carries what reweighting needs: the background grid's fits in the cache, the fits shipped with
+    the app (the default at ω = 0 and one at ω = 1, so that a move from ω = 0 to any ω > 0 has a
+    source before the grid has fitted anything), and ``shown`` (``(settings, result)`` pairs, e.g.
+    the fit on the page)."""
+    from . import precomputed
+
     memo = _draws_memo()
     out, seen = [], set()
-    candidates = grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID) + list(extra or [])
-    for s in candidates:
+    found: list[tuple[FitSettings, Any, str]] = []
+    for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
         key = fit_key(counts, s)
-        if key in seen:
+        # draws already read need no result (reading a fit back from disk takes ~0.3 s)
+        result = None if memo.known(key) else fits.cached_result(counts, s)
+        if result is not None or memo.known(key):
+            found.append((s, result, key))
+    for s, result in shown or []:
+        if result is not None:
+            found.append((s, result, fit_key(counts, s) + (":pre" if isinstance(result, precomputed.PrecomputedResult) else "")))
+    for pre in precomputed.reweighting_sources(counts):
+        # shipped fits carry the sampler sizes they were made with: match the target's on the model
+        # fields only, so that structure_problem() judges them like any other fit
+        s = settings.replace(**{k: getattr(pre.settings, k) for k in ("omega", "beta_max")})
+        if precomputed.model_fields(pre.settings) == precomputed.model_fields(s):
+            found.append((s, pre, fit_key(counts, s) + ":pre"))
+    for s, result, key in found:
+        if key in seen or key.removesuffix(":pre") in seen:  # a real fit of the same settings beats the thinned one
             continue
         seen.add(key)
-        result = fits.cached_result(counts, s)
-        if result is None:
-            continue
         draws = memo.get(key, result)
         if draws is not None:
             out.append((s, draws))
@@ -94,18 +127,22 @@ def source_draws(counts: Any, settings: FitSettings, extra: list[FitSettings] | 
 def approximate(view: fits.FitView) -> Approximate | None:
     """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
     available, or the requested fit is already shown)."""
-    from simplex_core.reweighting import best_source, reweighted_leaderboard
+    from simplex_core.reweighting import best_source, reweighted_leaderboard, structure_problem
 
     target = view.requested
     if view.current or target.integrated:
         return None
-    extra = [view.result_settings] if view.result_settings is not None else []
-    found = best_source(source_draws(view.counts, target, extra), target)
+    sources = source_draws(view.counts, target, [(view.result_settings, view.result)] if view.result is not None else [])
+    # k̂ grows fast with the distance in ω (a ratio of Beta priors): reweighting only the nearest few
+    # keeps the answer instant with many fits in the cache
+    sources = [sd for sd in sources if structure_problem(sd[1].settings, target) is None]
+    sources.sort(key=lambda sd: abs(sd[0].omega - target.omega) + abs(sd[0].beta_max - target.beta_max) / 10)
+    sources = sources[:NEAREST]
+    found = best_source(((i, d) for i, (_, d) in enumerate(sources)), target)
     if found is None:
         return None
-    source, rw = found
-    draws = dict(source_draws(view.counts, target, extra))[source]
-    return Approximate(reweighted_leaderboard(draws, rw), rw, source)
+    i, rw = found
+    return Approximate(reweighted_leaderboard(sources[i][1], rw), rw, sources[i][0])
 
 
 def approximate_section(view: fits.FitView | None) -> Approximate | None:
@@ -124,7 +161,7 @@ def approximate_section(view: fits.FitView | None) -> Approximate | None:
     from .safe_text import md
 
     box = st.warning if not approx.reliable else st.info
-    box(f"**Approximate** — {md(approx.label())}. The real fit at {fits.settings_label(view.requested)} runs in the "
+    box(f"{md(approx.label())}. The real fit at {fits.settings_label(view.requested)} runs in the "
         "background and replaces this when it lands.", icon=":material/speed:")
     st.markdown("**Bayesian ranking, approximate** (best first; median rank and 95% rank interval): "
                 f"{md(ranking_sentence(approx.board))}")

@@ -54,6 +54,9 @@ def warm_default_view() -> dict[str, float]:
     view = fits.get_fit(table, settings, submit=False)
     if view.result is not None:
         results.bayesian_method_result(view.result, view.result_key)
+    from .approximate import source_draws
+
+    source_draws(view.counts, settings)  # the shipped fits that slider moves are reweighted from
     timings["posterior"] = time.perf_counter() - t
 
     t = time.perf_counter()

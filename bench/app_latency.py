@@ -39,6 +39,8 @@ from bench.speed import uptime  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, PAGES, _wait_healthy  # noqa: E402
 
 MAIN_TEXT = "() => (document.querySelector('[data-testid=\"stMain\"]') || {innerText: ''}).innerText"
+ERRORS = ("() => Array.from(document.querySelectorAll('[data-testid=\"stMain\"] [data-testid=\"stException\"], "
+          "[data-testid=\"stMain\"] [data-testid=\"stAlertContentError\"]')).map(e => e.innerText.slice(0, 200))")
 FIGURE = "() => document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot .main-svg').length > 0"
 
 
@@ -75,40 +77,71 @@ def open_pages(browser, url: str) -> list[dict]:
     return rows
 
 
+# The sidebar's continuous sliders (react-aria): a visually hidden <input type="range"> inside the
+# thumb, whose parent is the track. Returns the track's box and the input's value.
+TRACK = """(label) => {
+  const input = Array.from(document.querySelectorAll('[data-testid="stSidebar"] input[type="range"]'))
+                     .find(e => (e.getAttribute('aria-label') || '').startsWith(label));
+  if (!input) return null;
+  const track = input.parentElement.parentElement.parentElement;
+  const r = track.getBoundingClientRect();
+  return {x: r.left, y: r.top + r.height / 2, width: r.width, value: parseFloat(input.value)};
+}"""
+SLIDERS = {"omega": ("ω", 0.0, 8.0, 0.1), "beta_max": ("β_max", 0.0, 20.0, 0.5)}
+
+
+def _move(page, which: str, target: float) -> tuple[float, float]:
+    """Press the slider's track where ``target`` lies and release; returns (value after, release time).
+    A press on the track moves the thumb there (react-aria), one release = one new value."""
+    label, lo, hi, _ = SLIDERS[which]
+    page.locator(f'[data-testid="stSidebar"] input[type="range"][aria-label^="{label}"]').scroll_into_view_if_needed()
+    box = page.evaluate(TRACK, label)
+    x = box["x"] + (target - lo) / (hi - lo) * box["width"]
+    page.mouse.move(x, box["y"])
+    page.mouse.down()
+    page.mouse.up()
+    released = time.perf_counter()
+    return float(page.evaluate(TRACK, label)["value"]), released
+
+
+def _nudge(page, which: str, key: str) -> tuple[float, float]:
+    """One arrow key on the focused thumb (when a press on the track did not move it)."""
+    label = SLIDERS[which][0]
+    page.locator(f'[data-testid="stSidebar"] input[type="range"][aria-label^="{label}"]').focus()
+    page.keyboard.press(key)
+    released = time.perf_counter()
+    return float(page.evaluate(TRACK, label)["value"]), released
+
+
 def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
-    omega, beta = 1.3, 6.5  # off the grid: the sidebar shows the continuous sliders
+    setting = {"omega": 1.3, "beta_max": 6.5}  # off the grid: the sidebar shows the continuous sliders
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
-    page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}")
-    page.wait_for_function(ranking_for(omega, beta), timeout=300_000)
+    page.goto(f"{url}/?omega={setting['omega']:g}&beta_max={setting['beta_max']:g}")
+    page.wait_for_function(ranking_for(setting["omega"], setting["beta_max"]), timeout=300_000)
     rows = []
-    sliders = page.locator('[data-testid="stSlider"] [role="slider"]')  # ω first, then β_max (the sidebar's)
-    for which, step, top in (("omega", 0.1, 8.0), ("beta_max", 0.5, 20.0)):
-        thumb = sliders.nth(0 if which == "omega" else 1)
+    for which in ("omega", "beta_max"):
+        _, lo, hi, step = SLIDERS[which]
         for _ in range(moves):
-            current = omega if which == "omega" else beta
-            n_steps = int(round(top / step))
-            target = float(rng.integers(0, n_steps + 1)) * step
+            current = setting[which]
+            target = lo + step * float(rng.integers(0, int(round((hi - lo) / step)) + 1))
             if abs(target - current) < step / 2:
-                target = current + step if current + step <= top else current - step
-            keys = int(round((target - current) / step))
-            thumb.focus()
-            for _ in range(abs(keys)):
-                page.keyboard.press("ArrowRight" if keys > 0 else "ArrowLeft")
-            t0 = time.perf_counter()
-            if which == "omega":
-                omega = round(target, 1)
-            else:
-                beta = round(target, 1)
+                target = current + step if current + step <= hi else current - step
+            value, released = _move(page, which, target)
+            if abs(value - current) < step / 2:  # the press landed on the thumb itself
+                value, released = _nudge(page, which, "ArrowRight" if current + step <= hi else "ArrowLeft")
+            setting[which] = round(value, 2)
             try:
-                page.wait_for_function(ranking_for(omega, beta), timeout=120_000)
-                dt = time.perf_counter() - t0
-                kind = "approximate" if "approximate" in page.evaluate(MAIN_TEXT) else "fit"
+                page.wait_for_function(ranking_for(setting["omega"], setting["beta_max"]), timeout=120_000, polling=20)
+                dt = time.perf_counter() - released
+                kind = "approximate" if "Bayesian ranking, approximate" in page.evaluate(MAIN_TEXT) else "fit"
             except Exception:  # noqa: BLE001
                 dt, kind = float("nan"), "timeout"
-            rows.append({"slider": which, "omega": omega, "beta_max": beta, "seconds": dt, "kind": kind})
-            print(f"  {which}: → {_label(omega, beta)}: {dt:.2f} s ({kind})", flush=True)
+            alerts = page.evaluate(ERRORS)
+            rows.append({"slider": which, **setting, "seconds": dt, "kind": kind, "errors": alerts})
+            print(f"  {which}: → {_label(setting['omega'], setting['beta_max'])}: {dt:.2f} s ({kind})"
+                  + (f"  ERROR SHOWN: {alerts}" if alerts else ""), flush=True)
     ctx.close()
     return rows
 
