@@ -87,57 +87,61 @@ def _draws_memo() -> _DrawsMemo:
     return _DrawsMemo()
 
 
-def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettings, Any]] | None = None
-                 ) -> list[tuple[FitSettings, Any]]:
-    """``(settings, PriorDraws)`` of every fit of these data that is available without fitting and
-    carries what reweighting needs: the background grid's fits in the cache, the fits shipped with
-    the app (the default at ω = 0 and one at ω = 1, so that a move from ω = 0 to any ω > 0 has a
-    source before the grid has fitted anything), and ``shown`` (``(settings, result)`` pairs, e.g.
-    the fit on the page)."""
+def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettings, Any]] | None = None,
+                 nearest: int | None = None) -> list[tuple[FitSettings, Any]]:
+    """``(settings, PriorDraws)`` of the fits of these data that are available without fitting, have
+    the structure of ``settings`` (:func:`simplex_core.reweighting.structure_problem`) and carry what
+    reweighting needs: the background grid's fits in the cache, the fits shipped with the app (the
+    default at ω = 0 and one at ω = 1, so that a move from ω = 0 to any ω > 0 has a source before
+    the grid has fitted anything), and ``shown`` (``(settings, result)`` pairs, e.g. the fit on the
+    page). With ``nearest``, only that many, the nearest to ``settings`` first: reading a fit back
+    from disk takes ~0.3 s, so the others are not read."""
+    from simplex_core.reweighting import structure_problem
+
     from . import precomputed
 
     memo = _draws_memo()
-    out, seen = [], set()
-    found: list[tuple[FitSettings, Any, str]] = []
+    found: list[tuple[FitSettings, Any, str]] = []  # (settings, result or None: read when needed, memo key)
     for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
-        key = fit_key(counts, s)
-        # draws already read need no result (reading a fit back from disk takes ~0.3 s)
-        result = None if memo.known(key) else fits.cached_result(counts, s)
-        if result is not None or memo.known(key):
-            found.append((s, result, key))
+        found.append((s, None, fit_key(counts, s)))
     for s, result in shown or []:
         if result is not None:
             found.append((s, result, fit_key(counts, s) + (":pre" if isinstance(result, precomputed.PrecomputedResult) else "")))
     for pre in precomputed.reweighting_sources(counts):
-        # shipped fits carry the sampler sizes they were made with: match the target's on the model
-        # fields only, so that structure_problem() judges them like any other fit
+        # shipped fits carry the sampler sizes they were made with: compare the model fields only
         s = settings.replace(**{k: getattr(pre.settings, k) for k in ("omega", "beta_max")})
         if precomputed.model_fields(pre.settings) == precomputed.model_fields(s):
             found.append((s, pre, fit_key(counts, s) + ":pre"))
+    found = [f for f in found if structure_problem(f[0], settings) is None]
+    # k̂ grows fast with the distance in ω (a ratio of Beta priors), less so in β_max
+    found.sort(key=lambda f: abs(f[0].omega - settings.omega) + abs(f[0].beta_max - settings.beta_max) / 10)
+    out, seen = [], set()
     for s, result, key in found:
         if key in seen or key.removesuffix(":pre") in seen:  # a real fit of the same settings beats the thinned one
             continue
-        seen.add(key)
+        if result is None and not memo.known(key):
+            if not fits.has_result(counts, s):
+                continue
+            result = fits.cached_result(counts, s)
         draws = memo.get(key, result)
         if draws is not None:
+            seen.add(key)
             out.append((s, draws))
+            if nearest is not None and len(out) >= nearest:
+                break
     return out
 
 
 def approximate(view: fits.FitView) -> Approximate | None:
     """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
     available, or the requested fit is already shown)."""
-    from simplex_core.reweighting import best_source, reweighted_leaderboard, structure_problem
+    from simplex_core.reweighting import best_source, reweighted_leaderboard
 
     target = view.requested
     if view.current or target.integrated:
         return None
-    sources = source_draws(view.counts, target, [(view.result_settings, view.result)] if view.result is not None else [])
-    # k̂ grows fast with the distance in ω (a ratio of Beta priors): reweighting only the nearest few
-    # keeps the answer instant with many fits in the cache
-    sources = [sd for sd in sources if structure_problem(sd[1].settings, target) is None]
-    sources.sort(key=lambda sd: abs(sd[0].omega - target.omega) + abs(sd[0].beta_max - target.beta_max) / 10)
-    sources = sources[:NEAREST]
+    shown = [(view.result_settings, view.result)] if view.result is not None else []
+    sources = source_draws(view.counts, target, shown, nearest=NEAREST)
     found = best_source(((i, d) for i, (_, d) in enumerate(sources)), target)
     if found is None:
         return None
