@@ -132,6 +132,39 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
     return out
 
 
+_PREFETCHING: set[str] = set()
+_PREFETCH_LOCK = threading.Lock()
+
+
+def prefetch_sources(counts: Any, settings: FitSettings) -> None:
+    """Read the draws of every grid fit of these data already in the cache on a background thread,
+    so that later moves find their sources in memory (reading one back takes ~0.3 s; grid fits land
+    one by one while the user works). One thread per data at a time; a no-op when all are read."""
+    key = f"{fit_key(counts, settings.replace(omega=0.0, beta_max=5.0, integrated=False))}"
+    with _PREFETCH_LOCK:
+        if key in _PREFETCHING:
+            return
+        _PREFETCHING.add(key)
+    memo = _draws_memo()
+    manager = fits.fit_manager()
+
+    def run() -> None:
+        try:
+            for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+                k = fit_key(counts, s)
+                if not memo.known(k) and manager.store.contains(counts, s):
+                    memo.get(k, manager.lookup(counts, s))
+        except Exception:  # noqa: BLE001 — only a head start: the page reads what it needs itself
+            import logging
+
+            logging.getLogger("simplex_judge.app").warning("prefetching reweighting sources failed", exc_info=True)
+        finally:
+            with _PREFETCH_LOCK:
+                _PREFETCHING.discard(key)
+
+    threading.Thread(target=run, name="reweighting-prefetch", daemon=True).start()
+
+
 def approximate(view: fits.FitView) -> Approximate | None:
     """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
     available, or the requested fit is already shown)."""
@@ -152,7 +185,11 @@ def approximate(view: fits.FitView) -> Approximate | None:
 def approximate_section(view: fits.FitView | None) -> Approximate | None:
     """Draw the approximate answer (ranking line and leaderboard table) while the real fit runs;
     returns it (None when there is nothing to show)."""
-    if view is None or view.current:
+    if view is None:
+        return None
+    if not view.requested.integrated and fits.background_grid_enabled():
+        prefetch_sources(view.counts, view.requested)  # for the next moves
+    if view.current:
         return None
     approx = approximate(view)
     if approx is None:
