@@ -515,3 +515,19 @@ def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess()
     found = approximate.search(texts(at))
     assert found and float(found.group(1)) == 0.0
     assert "Bayesian ranking, approximate" in texts(at)
+
+
+def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_only_as_a_source():
+    from app_support import precomputed
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.model import FitSettings
+
+    table = datasets.load_dataset(datasets.DEFAULT_DATASET)
+    counts = count_tensor(table)
+    default = precomputed.load()
+    assert precomputed.match(table, counts, default.settings) is default
+    assert precomputed.match(table, counts, default.settings.replace(likelihood="per-judge")) is None
+    assert precomputed.match(table, counts, default.settings.replace(omega=1.0)) is None  # never shown as a fit
+    sources = {(p.settings.omega, p.settings.beta_max) for p in precomputed.reweighting_sources(counts)}
+    assert sources == {(0.0, 5.0), (1.0, 5.0)}
