@@ -205,7 +205,7 @@ def approximate_section(view: fits.FitView | None) -> Approximate | None:
     box(f"{md(approx.label())}. The real fit at {fits.settings_label(view.requested)} runs in the "
         "background and replaces this when it lands.", icon=":material/speed:")
     st.markdown("**Bayesian ranking, approximate** (best first; median rank and 95% rank interval): "
-                f"{md(ranking_sentence(approx.board))}")
+                f"{ranking_sentence(approx.board, name=md)}")
     tiers = approx.board.groupby("tier", sort=True)["candidate"].apply(list)
     st.caption("Tiers (approximate): " + " > ".join("{" + ", ".join(md(c) for c in names) + "}" for names in tiers))
     return approx

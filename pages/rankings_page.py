@@ -60,7 +60,7 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
         head = (f"Previous fit's ranking ({fits.settings_label(view.result_settings)})" if view.origin == "stale"
                 else "Bayesian ranking")
         st.markdown(f"**{head}** (best first; median rank and 95% rank interval): "
-                    f"{md(ranking_sentence(results.candidate_table(view.result, view.result_key)))}")
+                    f"{ranking_sentence(results.candidate_table(view.result, view.result_key), name=md)}")
 
 # -- rank distributions -----------------------------------------------------------------------
 with guard("drawing the rank distributions"):
