@@ -37,7 +37,17 @@ class Approximate:
         return bool(self.rw.reliable)
 
     def label(self) -> str:
-        return self.rw.describe()
+        """``Approximate: reweighted from the fit at ω = 1, β_max = 5 (k̂ = 0.31, ESS 1800 of 2000 draws)``."""
+        from simplex_core.reweighting import KHAT_OK
+
+        rw = self.rw
+        verdict = "" if self.reliable else f"; k̂ > {KHAT_OK}: not to be trusted, the real fit decides"
+        return (f"Approximate: reweighted from the fit at ω = {rw.source.omega:g}, β_max = {rw.source.beta_max:g} "
+                f"(k̂ = {khat_text(rw.khat)}, ESS {rw.ess:.0f} of {rw.n_draws} draws{verdict})")
+
+
+#: How many sources (the nearest in ω and β_max) an approximate answer tries.
+NEAREST = 4
 
 
 class _DrawsMemo:
@@ -48,6 +58,10 @@ class _DrawsMemo:
         self._lock = threading.Lock()
         self.size = size
 
+    def known(self, key: str) -> bool:
+        with self._lock:
+            return key in self._items
+
     def get(self, key: str, result: Any) -> Any | None:
         from simplex_core.reweighting import ReweightError, prior_draws
 
@@ -55,6 +69,8 @@ class _DrawsMemo:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
+        if result is None:
+            return None
         try:
             draws = prior_draws(result)
         except (ReweightError, KeyError):
@@ -71,24 +87,82 @@ def _draws_memo() -> _DrawsMemo:
     return _DrawsMemo()
 
 
-def source_draws(counts: Any, settings: FitSettings, extra: list[FitSettings] | None = None) -> list[tuple[FitSettings, Any]]:
-    """``(settings, PriorDraws)`` of every fit of these data (grid settings, plus ``extra``) that is
-    available without fitting and carries what reweighting needs."""
+def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettings, Any]] | None = None,
+                 nearest: int | None = None) -> list[tuple[FitSettings, Any]]:
+    """``(settings, PriorDraws)`` of the fits of these data that are available without fitting, have
+    the structure of ``settings`` (:func:`simplex_core.reweighting.structure_problem`) and carry what
+    reweighting needs: the background grid's fits in the cache, the fits shipped with the app (the
+    default at ω = 0 and one at ω = 1, so that a move from ω = 0 to any ω > 0 has a source before
+    the grid has fitted anything), and ``shown`` (``(settings, result)`` pairs, e.g. the fit on the
+    page). With ``nearest``, only that many, the nearest to ``settings`` first: reading a fit back
+    from disk takes ~0.3 s, so the others are not read."""
+    from simplex_core.reweighting import structure_problem
+
+    from . import precomputed
+
     memo = _draws_memo()
+    found: list[tuple[FitSettings, Any, str]] = []  # (settings, result or None: read when needed, memo key)
+    for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+        found.append((s, None, fit_key(counts, s)))
+    for s, result in shown or []:
+        if result is not None:
+            found.append((s, result, fit_key(counts, s) + (":pre" if isinstance(result, precomputed.PrecomputedResult) else "")))
+    for pre in precomputed.reweighting_sources(counts):
+        # shipped fits carry the sampler sizes they were made with: compare the model fields only
+        s = settings.replace(**{k: getattr(pre.settings, k) for k in ("omega", "beta_max")})
+        if precomputed.model_fields(pre.settings) == precomputed.model_fields(s):
+            found.append((s, pre, fit_key(counts, s) + ":pre"))
+    found = [f for f in found if structure_problem(f[0], settings) is None]
+    # k̂ grows fast with the distance in ω (a ratio of Beta priors), less so in β_max
+    found.sort(key=lambda f: abs(f[0].omega - settings.omega) + abs(f[0].beta_max - settings.beta_max) / 10)
     out, seen = [], set()
-    candidates = grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID) + list(extra or [])
-    for s in candidates:
-        key = fit_key(counts, s)
-        if key in seen:
+    for s, result, key in found:
+        if key in seen or key.removesuffix(":pre") in seen:  # a real fit of the same settings beats the thinned one
             continue
-        seen.add(key)
-        result = fits.cached_result(counts, s)
-        if result is None:
-            continue
+        if result is None and not memo.known(key):
+            if not fits.has_result(counts, s):
+                continue
+            result = fits.cached_result(counts, s)
         draws = memo.get(key, result)
         if draws is not None:
+            seen.add(key)
             out.append((s, draws))
+            if nearest is not None and len(out) >= nearest:
+                break
     return out
+
+
+_PREFETCHING: set[str] = set()
+_PREFETCH_LOCK = threading.Lock()
+
+
+def prefetch_sources(counts: Any, settings: FitSettings) -> None:
+    """Read the draws of every grid fit of these data already in the cache on a background thread,
+    so that later moves find their sources in memory (reading one back takes ~0.3 s; grid fits land
+    one by one while the user works). One thread per data at a time; a no-op when all are read."""
+    key = f"{fit_key(counts, settings.replace(omega=0.0, beta_max=5.0, integrated=False))}"
+    with _PREFETCH_LOCK:
+        if key in _PREFETCHING:
+            return
+        _PREFETCHING.add(key)
+    memo = _draws_memo()
+    manager = fits.fit_manager()
+
+    def run() -> None:
+        try:
+            for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+                k = fit_key(counts, s)
+                if not memo.known(k) and manager.store.contains(counts, s):
+                    memo.get(k, manager.lookup(counts, s))
+        except Exception:  # noqa: BLE001 — only a head start: the page reads what it needs itself
+            import logging
+
+            logging.getLogger("simplex_judge.app").warning("prefetching reweighting sources failed", exc_info=True)
+        finally:
+            with _PREFETCH_LOCK:
+                _PREFETCHING.discard(key)
+
+    threading.Thread(target=run, name="reweighting-prefetch", daemon=True).start()
 
 
 def approximate(view: fits.FitView) -> Approximate | None:
@@ -99,19 +173,23 @@ def approximate(view: fits.FitView) -> Approximate | None:
     target = view.requested
     if view.current or target.integrated:
         return None
-    extra = [view.result_settings] if view.result_settings is not None else []
-    found = best_source(source_draws(view.counts, target, extra), target)
+    shown = [(view.result_settings, view.result)] if view.result is not None else []
+    sources = source_draws(view.counts, target, shown, nearest=NEAREST)
+    found = best_source(((i, d) for i, (_, d) in enumerate(sources)), target)
     if found is None:
         return None
-    source, rw = found
-    draws = dict(source_draws(view.counts, target, extra))[source]
-    return Approximate(reweighted_leaderboard(draws, rw), rw, source)
+    i, rw = found
+    return Approximate(reweighted_leaderboard(sources[i][1], rw), rw, sources[i][0])
 
 
 def approximate_section(view: fits.FitView | None) -> Approximate | None:
     """Draw the approximate answer (ranking line and leaderboard table) while the real fit runs;
     returns it (None when there is nothing to show)."""
-    if view is None or view.current:
+    if view is None:
+        return None
+    if not view.requested.integrated and fits.background_grid_enabled():
+        prefetch_sources(view.counts, view.requested)  # for the next moves
+    if view.current:
         return None
     approx = approximate(view)
     if approx is None:
@@ -124,10 +202,10 @@ def approximate_section(view: fits.FitView | None) -> Approximate | None:
     from .safe_text import md
 
     box = st.warning if not approx.reliable else st.info
-    box(f"**Approximate** — {md(approx.label())}. The real fit at {fits.settings_label(view.requested)} runs in the "
+    box(f"{md(approx.label())}. The real fit at {fits.settings_label(view.requested)} runs in the "
         "background and replaces this when it lands.", icon=":material/speed:")
     st.markdown("**Bayesian ranking, approximate** (best first; median rank and 95% rank interval): "
-                f"{md(ranking_sentence(approx.board))}")
+                f"{ranking_sentence(approx.board, name=md)}")
     tiers = approx.board.groupby("tier", sort=True)["candidate"].apply(list)
     st.caption("Tiers (approximate): " + " > ".join("{" + ", ".join(md(c) for c in names) + "}" for names in tiers))
     return approx

@@ -24,7 +24,7 @@ META_FILE = "default_fit.json"
 POSTERIOR_FILE = "default_posterior.nc"
 
 # Fields that define the model (the rest: how long and with which seed it was sampled).
-MODEL_FIELDS = ("omega", "beta_max", "integrated", "prior", "delta", "self_exclusion")
+MODEL_FIELDS = ("omega", "beta_max", "integrated", "prior", "delta", "self_exclusion", "likelihood")
 
 
 @dataclass
@@ -43,10 +43,7 @@ def model_fields(settings: Any) -> dict:
     return {k: d.get(k) for k in MODEL_FIELDS}
 
 
-@st.cache_resource(show_spinner=False)
-def load() -> PrecomputedResult | None:
-    """The shipped result, or ``None`` when the assets are missing or unreadable."""
-    meta_path, post_path = ASSETS / META_FILE, ASSETS / POSTERIOR_FILE
+def _read(meta_path: Path, post_path: Path) -> PrecomputedResult | None:
     if not (meta_path.exists() and post_path.exists()):
         return None
     try:
@@ -65,8 +62,34 @@ def load() -> PrecomputedResult | None:
     except Exception:  # noqa: BLE001 — a broken asset only costs the head start; log and fit live
         import logging
 
-        logging.getLogger("simplex_judge.app").warning("precomputed result unreadable", exc_info=True)
+        logging.getLogger("simplex_judge.app").warning("precomputed result %s unreadable", post_path.name, exc_info=True)
         return None
+
+
+@st.cache_resource(show_spinner=False)
+def load() -> PrecomputedResult | None:
+    """The shipped result, or ``None`` when the assets are missing or unreadable."""
+    return _read(ASSETS / META_FILE, ASSETS / POSTERIOR_FILE)
+
+
+@st.cache_resource(show_spinner=False)
+def _extra_sources() -> list[PrecomputedResult]:
+    """The other shipped fits (``<stem>_fit.json`` + ``<stem>_posterior.nc``, e.g. ω = 1): never
+    shown as a fit, only reweighted (the default at ω = 0 cannot stand in for ω > 0)."""
+    out = []
+    for meta_path in sorted(ASSETS.glob("*_fit.json")):
+        if meta_path.name == META_FILE:
+            continue
+        pre = _read(meta_path, meta_path.with_name(meta_path.name.replace("_fit.json", "_posterior.nc")))
+        if pre is not None:
+            out.append(pre)
+    return out
+
+
+def reweighting_sources(counts: Any) -> list[PrecomputedResult]:
+    """Every shipped fit of these counts (the default one included), as reweighting sources."""
+    key = data_key(counts)
+    return [p for p in [load(), *_extra_sources()] if p is not None and p.meta.get("data_key") == key]
 
 
 def match(table: Any, counts: Any, settings: Any) -> PrecomputedResult | None:

@@ -54,6 +54,10 @@ def warm_default_view() -> dict[str, float]:
     view = fits.get_fit(table, settings, submit=False)
     if view.result is not None:
         results.bayesian_method_result(view.result, view.result_key)
+    from .approximate import NEAREST, source_draws
+
+    for omega in (settings.omega, 1.0):  # the sources of the first slider moves, ω = 0 and ω > 0
+        source_draws(view.counts, settings.replace(omega=omega), nearest=NEAREST)
     timings["posterior"] = time.perf_counter() - t
 
     t = time.perf_counter()

@@ -6,19 +6,27 @@ Usage (repo root, project venv, Debian's Chromium)::
     .venv/bin/python -m bench.app_latency                 # port 8615, 20 moves per slider
     .venv/bin/python -m bench.app_latency --moves 5 --fast   # small fits (SIMPLEX_JUDGE_FAST=1)
 
-One ``streamlit run serve.py`` process with an empty fit cache and the background grid on (the
-reweighting's sources). Measured from Chromium:
+One ``streamlit run serve.py`` process with an empty fit cache and the background grid on. Measured
+from Chromium:
 
 * **pages, fresh**: right after the server is healthy, each page is opened in a new tab:
   ``content`` = the page's title and some text are drawn, ``figure`` = a Plotly figure has drawn
   (``.js-plotly-plot``), both from ``page.goto``;
-* the default fit and the background grid are then given ``--grid-wait`` seconds (the warm
-  server of the issue: "a fit of the dataset already done");
+* the background grid (5 × 5 fits, the reweighting's sources besides the fits shipped with the app)
+  is then given up to ``--grid-wait`` seconds to finish (the warm server of the issue: "a fit of
+  the dataset already done"); the sidebar's "N of 25 fitted" says when;
 * **sliders, warm**: the Rankings page at off-grid settings (so the sidebar shows the continuous
-  sliders); ``--moves`` random moves of each slider by the keyboard (arrow keys; each key is a
-  release), from the last key to the ranking line redrawn for the new setting — the approximate
-  (reweighted) line or the real fit's, whichever comes first; which one it was is counted;
+  sliders); ``--moves`` random moves of each slider, each one press and release of the mouse on
+  the slider's track where the target value lies (an arrow key on the focused thumb when the press
+  landed on the thumb itself). Timed from the release to (a) the ranking line redrawn for the new
+  setting — the approximate (reweighted) line or the real fit's, whichever comes first; which one
+  it was, and whether k̂ > 0.7 flagged it, is counted — and (b) the leaderboard figure's title
+  naming the new setting. The next move waits for (b) plus a second, so that moves do not cut each
+  other's page runs short. Error alerts on the page are counted. After the last move, the time
+  until the real fit replaces the approximate answer is printed;
 * **pages, warm**: each page again.
+
+The machine's load average is printed before and after: on a shared machine it dominates.
 """
 
 from __future__ import annotations
@@ -39,7 +47,23 @@ from bench.speed import uptime  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, PAGES, _wait_healthy  # noqa: E402
 
 MAIN_TEXT = "() => (document.querySelector('[data-testid=\"stMain\"]') || {innerText: ''}).innerText"
+SIDEBAR_TEXT = "() => (document.querySelector('[data-testid=\"stSidebar\"]') || {innerText: ''}).innerText"
+ERRORS = ("() => Array.from(document.querySelectorAll('[data-testid=\"stMain\"] [data-testid=\"stException\"], "
+          "[data-testid=\"stMain\"] [data-testid=\"stAlertContentError\"]')).map(e => e.innerText.slice(0, 200))")
 FIGURE = "() => document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot .main-svg').length > 0"
+
+# The sidebar's continuous sliders (react-aria): a visually hidden <input type="range"> inside the
+# thumb, whose parent is the track. Returns the track's box and the input's value.
+TRACK = """(label) => {
+  const input = Array.from(document.querySelectorAll('[data-testid="stSidebar"] input[type="range"]'))
+                     .find(e => (e.getAttribute('aria-label') || '').startsWith(label));
+  if (!input) return null;
+  const track = input.parentElement.parentElement.parentElement;
+  const r = track.getBoundingClientRect();
+  return {x: r.left, y: r.top + r.height / 2, width: r.width, value: parseFloat(input.value)};
+}"""
+#: name -> (aria-label prefix, min, max, step) of the sidebar's continuous sliders
+SLIDERS = {"omega": ("ω", 0.0, 8.0, 0.1), "beta_max": ("β_max", 0.0, 20.0, 0.5)}
 
 
 def _label(omega: float, beta: float) -> str:
@@ -50,7 +74,12 @@ def ranking_for(omega: float, beta: float) -> str:
     """JS predicate: the ranking line for this setting is drawn (approximate, or the real fit's)."""
     label = _label(omega, beta)
     return (f"() => {{ const t = ({MAIN_TEXT})(); return (t.includes('Bayesian ranking, approximate') && "
-            f"t.includes('real fit at {label}')) || (t.includes('Fit: {label}') && t.includes('Bayesian ranking (best')); }}")
+            f"t.includes('real fit at {label},')) || (t.includes('Fit: {label},') && t.includes('Bayesian ranking (best')); }}")
+
+
+def leaderboard_for(omega: float, beta: float) -> str:
+    """JS predicate: the leaderboard figure's title names this setting (approximate or fitted)."""
+    return f"() => ({MAIN_TEXT})().includes('leaderboard ({_label(omega, beta)},')"
 
 
 def open_pages(browser, url: str) -> list[dict]:
@@ -70,47 +99,100 @@ def open_pages(browser, url: str) -> list[dict]:
                 figure = time.perf_counter() - t0
             except Exception:  # noqa: BLE001 — a page still waiting for its fit: reported as missing
                 pass
-        rows.append({"page": name, "content": content, "figure": figure})
+        rows.append({"page": name, "content": content, "figure": figure, "errors": page.evaluate(ERRORS)})
         ctx.close()
     return rows
 
 
+def _move(page, which: str, target: float) -> tuple[float, float]:
+    """Press the slider's track where ``target`` lies and release; returns (value after, release time).
+    A press on the track moves the thumb there (react-aria): one release, one new value."""
+    label, lo, hi, _ = SLIDERS[which]
+    page.locator(f'[data-testid="stSidebar"] input[type="range"][aria-label^="{label}"]').scroll_into_view_if_needed()
+    box = page.evaluate(TRACK, label)
+    page.mouse.move(box["x"] + (target - lo) / (hi - lo) * box["width"], box["y"])
+    page.mouse.down()
+    page.mouse.up()
+    released = time.perf_counter()
+    return float(page.evaluate(TRACK, label)["value"]), released
+
+
+def _nudge(page, which: str, key: str) -> tuple[float, float]:
+    """One arrow key on the focused thumb (when a press on the track did not move it)."""
+    label = SLIDERS[which][0]
+    page.locator(f'[data-testid="stSidebar"] input[type="range"][aria-label^="{label}"]').focus()
+    page.keyboard.press(key)
+    released = time.perf_counter()
+    return float(page.evaluate(TRACK, label)["value"]), released
+
+
 def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
-    omega, beta = 1.3, 6.5  # off the grid: the sidebar shows the continuous sliders
+    setting = {"omega": 1.3, "beta_max": 6.5}  # off the grid: the sidebar shows the continuous sliders
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
-    page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}")
-    page.wait_for_function(ranking_for(omega, beta), timeout=300_000)
-    rows = []
-    sliders = page.locator('[data-testid="stSlider"] [role="slider"]')  # ω first, then β_max (the sidebar's)
-    for which, step, top in (("omega", 0.1, 8.0), ("beta_max", 0.5, 20.0)):
-        thumb = sliders.nth(0 if which == "omega" else 1)
+    page.goto(f"{url}/?omega={setting['omega']:g}&beta_max={setting['beta_max']:g}")
+    page.wait_for_function(ranking_for(setting["omega"], setting["beta_max"]), timeout=300_000)
+    page.wait_for_function(leaderboard_for(setting["omega"], setting["beta_max"]), timeout=300_000)
+    rows: list[dict] = []
+    for which in ("omega", "beta_max"):
+        _, lo, hi, step = SLIDERS[which]
         for _ in range(moves):
-            current = omega if which == "omega" else beta
-            n_steps = int(round(top / step))
-            target = float(rng.integers(0, n_steps + 1)) * step
+            current = setting[which]
+            target = lo + step * float(rng.integers(0, int(round((hi - lo) / step)) + 1))
             if abs(target - current) < step / 2:
-                target = current + step if current + step <= top else current - step
-            keys = int(round((target - current) / step))
-            thumb.focus()
-            for _ in range(abs(keys)):
-                page.keyboard.press("ArrowRight" if keys > 0 else "ArrowLeft")
-            t0 = time.perf_counter()
-            if which == "omega":
-                omega = round(target, 1)
-            else:
-                beta = round(target, 1)
+                target = current + step if current + step <= hi else current - step
+            value, released = _move(page, which, target)
+            if abs(value - current) < step / 2:  # the press landed on the thumb itself
+                value, released = _nudge(page, which, "ArrowRight" if current + step <= hi else "ArrowLeft")
+            setting[which] = round(value, 2)
+            om, be = setting["omega"], setting["beta_max"]
+            row = {"slider": which, **setting, "seconds": float("nan"), "board": float("nan"), "kind": "timeout",
+                   "flagged": False}
             try:
-                page.wait_for_function(ranking_for(omega, beta), timeout=120_000)
-                dt = time.perf_counter() - t0
-                kind = "approximate" if "approximate" in page.evaluate(MAIN_TEXT) else "fit"
-            except Exception:  # noqa: BLE001
-                dt, kind = float("nan"), "timeout"
-            rows.append({"slider": which, "omega": omega, "beta_max": beta, "seconds": dt, "kind": kind})
-            print(f"  {which}: → {_label(omega, beta)}: {dt:.2f} s ({kind})", flush=True)
+                page.wait_for_function(ranking_for(om, be), timeout=120_000, polling=20)
+                row["seconds"] = time.perf_counter() - released
+                text = page.evaluate(MAIN_TEXT)
+                row["kind"] = "approximate" if "Bayesian ranking, approximate" in text else "fit"
+                row["flagged"] = row["kind"] == "approximate" and "not to be trusted" in text
+                page.wait_for_function(leaderboard_for(om, be), timeout=120_000, polling=20)
+                row["board"] = time.perf_counter() - released
+            except Exception:  # noqa: BLE001 — reported as a timeout
+                pass
+            time.sleep(1.0)
+            row["errors"] = page.evaluate(ERRORS)
+            rows.append(row)
+            print(f"  {which}: → {_label(om, be)}: ranking {row['seconds']:.2f} s ({row['kind']}"
+                  f"{', k̂ > 0.7' if row['flagged'] else ''}), leaderboard figure {row['board']:.2f} s"
+                  + (f"  ERROR SHOWN: {row['errors']}" if row["errors"] else ""), flush=True)
+    if rows and rows[-1]["kind"] == "approximate":
+        t0 = time.perf_counter()
+        try:
+            page.wait_for_function(f"() => ({MAIN_TEXT})().includes('Fit: {_label(om, be)},')", timeout=600_000)
+            print(f"  the real fit replaced the last approximate answer {time.perf_counter() - t0 + 1.0 + rows[-1]['board']:.1f} s "
+                  "after the release", flush=True)
+        except Exception:  # noqa: BLE001
+            print("  the real fit did not replace the last approximate answer within 600 s", flush=True)
     ctx.close()
     return rows
+
+
+def wait_for_grid(browser, url: str, timeout: float) -> str:
+    """Wait until the sidebar says the background grid is fitted; returns what it said last."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    page.goto(url)
+    t0, said = time.perf_counter(), "no grid progress shown"
+    while time.perf_counter() - t0 < timeout:
+        found = [line.strip() for line in page.evaluate(SIDEBAR_TEXT).split("\n") if " fitted" in line and " of " in line]
+        if found:
+            said = found[0]
+            done, total = said.split(" fitted")[0].split(" of ")
+            if done.strip() == total.strip():
+                break
+        time.sleep(5)
+    ctx.close()
+    return f"background grid after {time.perf_counter() - t0:.0f} s: {said}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -119,11 +201,12 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--port", type=int, default=8615)
     p.add_argument("--moves", type=int, default=20)
-    p.add_argument("--grid-wait", type=float, default=240.0, help="seconds for the default fit and the grid")
+    p.add_argument("--grid-wait", type=float, default=900.0, help="at most this many seconds for the background grid")
     p.add_argument("--fast", action="store_true", help="small fits (SIMPLEX_JUDGE_FAST=1)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    print(f"# bench.app_latency  {time.strftime('%Y-%m-%d %H:%M:%S')}  moves={args.moves} fast={args.fast}")
+    print(f"# bench.app_latency  {time.strftime('%Y-%m-%d %H:%M:%S')}  moves={args.moves} fast={args.fast}  "
+          f"({os.cpu_count()} CPUs)")
     print(f"# load before: {uptime()}")
     with tempfile.TemporaryDirectory(prefix="app-latency-") as cache:
         env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache, SIMPLEX_JUDGE_BACKGROUND_GRID="1")
@@ -142,26 +225,31 @@ def main(argv: list[str] | None = None) -> None:
                 fresh = open_pages(browser, url)
                 for r in fresh:
                     print(f"  fresh {r['page']}: content {r['content']:.2f} s, figure {r['figure']:.2f} s", flush=True)
-                print(f"# waiting {args.grid_wait:g} s for the default fit and the background grid", flush=True)
-                time.sleep(args.grid_wait)
+                print(f"# load: {uptime()}; waiting up to {args.grid_wait:g} s for the background grid", flush=True)
+                print(f"# {wait_for_grid(browser, url, args.grid_wait)}; load: {uptime()}", flush=True)
                 moves = slider_moves(browser, url, args.moves, args.seed)
+                print(f"# load: {uptime()}", flush=True)
                 warm = open_pages(browser, url)
                 browser.close()
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    print("\n| page | fresh: content (s) | fresh: figure (s) | warm: content (s) | warm: figure (s) |")
-    print("|---|---|---|---|---|")
+    print("\n| page | fresh: content (s) | fresh: figure (s) | warm: content (s) | warm: figure (s) | error alerts |")
+    print("|---|---|---|---|---|---|")
     for f, w in zip(fresh, warm):
-        print(f"| {f['page']} | {f['content']:.2f} | {f['figure']:.2f} | {w['content']:.2f} | {w['figure']:.2f} |")
-    print("\n| slider | moves | median (s) | max (s) | approximate first | real fit first | timeouts |")
-    print("|---|---|---|---|---|---|---|")
+        print(f"| {f['page']} | {f['content']:.2f} | {f['figure']:.2f} | {w['content']:.2f} | {w['figure']:.2f} | "
+              f"{len(f['errors']) + len(w['errors'])} |")
+    print("\n| slider | moves | ranking: median (s) | ranking: max (s) | leaderboard figure: median (s) | "
+          "leaderboard figure: max (s) | approximate first (k̂ > 0.7) | real fit first | timeouts | error alerts |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for which in ("omega", "beta_max"):
         rows = [r for r in moves if r["slider"] == which]
         sec = np.array([r["seconds"] for r in rows], dtype=float)
+        board = np.array([r["board"] for r in rows], dtype=float)
         kinds = [r["kind"] for r in rows]
-        print(f"| {which} | {len(rows)} | {np.nanmedian(sec):.2f} | {np.nanmax(sec):.2f} | {kinds.count('approximate')} | "
-              f"{kinds.count('fit')} | {kinds.count('timeout')} |")
+        print(f"| {which} | {len(rows)} | {np.nanmedian(sec):.2f} | {np.nanmax(sec):.2f} | {np.nanmedian(board):.2f} | "
+              f"{np.nanmax(board):.2f} | {kinds.count('approximate')} ({sum(r['flagged'] for r in rows)}) | "
+              f"{kinds.count('fit')} | {kinds.count('timeout')} | {sum(len(r['errors']) for r in rows)} |")
     print(f"# load after: {uptime()}")
 
 

@@ -28,14 +28,14 @@ data_caption(ctx)
 table, settings = ctx.table, ctx.settings
 truth = da.truth_ranks(table, da.table_key(table))
 
-view = None
+view = approx = None
 with guard("preparing the fit"):
     view = fits.get_fit(table, settings)
     fit_header(view)
 with guard("reweighting a fit already done"):  # the instant, approximate answer while the fit runs
     from app_support.approximate import approximate_section
 
-    approximate_section(view)
+    approx = approximate_section(view)
 
 baseline, baseline_failed = {}, {}
 with guard("running the baselines"):
@@ -56,8 +56,11 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
     with guard("summarising the ranking"):
         from simplex_core.summaries import ranking_sentence
 
-        st.markdown(f"**Bayesian ranking** (best first; median rank and 95% rank interval): "
-                    f"{md(ranking_sentence(results.candidate_table(view.result, view.result_key)))}")
+        # beside the approximate answer, the previous fit's line says whose it is
+        head = (f"Previous fit's ranking ({fits.settings_label(view.result_settings)})" if view.origin == "stale"
+                else "Bayesian ranking")
+        st.markdown(f"**{head}** (best first; median rank and 95% rank interval): "
+                    f"{ranking_sentence(results.candidate_table(view.result, view.result_key), name=md)}")
 
 # -- rank distributions -----------------------------------------------------------------------
 with guard("drawing the rank distributions"):
@@ -109,11 +112,18 @@ if bayes is not None:
             "point_rank": st.column_config.NumberColumn("point rank", help="Rank of the posterior mean of E"),
         })
         csv_button(summary, f"{ctx.source_label}-posterior-summary", label="Summary CSV", key="dl-summary")
+if approx is not None or bayes is not None:
     with guard("building the leaderboard"):
         from app_support.leaderboard_view import leaderboard_section
+        from simplex_core.figures.style import safe_text
 
-        leaderboard_section(results.leaderboard_table(view.result, view.result_key), ctx.source_label,
-                            f"{safe_text(ctx.source_label)}: leaderboard ({fits.settings_label(view.result_settings)})")
+        if approx is not None:  # the setting asked for, reweighted, rather than the previous fit's
+            leaderboard_section(approx.board, f"{ctx.source_label}-approximate", f"{safe_text(ctx.source_label)}: "
+                                f"leaderboard ({fits.settings_label(view.requested)}, approximate)",
+                                note=approx.label())
+        else:
+            leaderboard_section(results.leaderboard_table(view.result, view.result_key), ctx.source_label,
+                                f"{safe_text(ctx.source_label)}: leaderboard ({fits.settings_label(view.result_settings)})")
 
 # -- baselines' intervals -----------------------------------------------------------------------
 if baseline:

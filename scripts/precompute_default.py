@@ -9,6 +9,11 @@ posterior, which ``tests/test_app.py`` compares with a fresh fit).
 Run from the repository root whenever the default dataset, the model or the default settings change::
 
     .venv/bin/python scripts/precompute_default.py            # 4 chains x 1000 draws, seed 0
+    .venv/bin/python scripts/precompute_default.py --omega 1 --stem omega1   # the reweighting source
+
+The second writes ``omega1_posterior.nc`` / ``omega1_fit.json``: a fit at ω = 1 that the app never
+shows as a fit but reweights (:mod:`app_support.approximate`) to any ω > 0 at once, since the
+default fit at ω = 0 has no random effects and cannot stand in for ω > 0.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ sys.path.insert(0, str(ROOT))
 
 OUT = ROOT / "assets" / "precomputed"
 KEEP_VARS = ("pi", "expected_score", "rank", "theta", "rho", "Z", "R", "W", "boost_log")  # boost_log: for reweighting
+SOURCE_VARS = ("expected_score", "rho", "R", "W", "boost_log")  # all that reweighting reads (simplex_core.reweighting)
 
 
-def thin_posterior(idata, keep_draws: int):
+def thin_posterior(idata, keep_draws: int, keep_vars: tuple[str, ...] = KEEP_VARS):
     """Only the variables the app draws, every k-th draw so that chains × draws ≤ keep_draws."""
     import arviz as az
 
-    post = idata.posterior[[v for v in KEEP_VARS if v in idata.posterior]]
+    post = idata.posterior[[v for v in keep_vars if v in idata.posterior]]
     total = post.sizes["chain"] * post.sizes["draw"]
     step = max(1, -(-total // keep_draws))
     post = post.isel(draw=slice(None, None, step))
@@ -45,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep-draws", type=int, default=2000, help="posterior draws kept in the asset (thinned)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--omega", type=float, default=0.0)
+    parser.add_argument("--beta-max", type=float, default=5.0)
+    parser.add_argument("--stem", default="default", help="file names: <stem>_posterior.nc, <stem>_fit.json")
     args = parser.parse_args(argv)
 
     from simplex_core import datasets, summaries
@@ -56,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     name = datasets.DEFAULT_DATASET
     info = datasets.get_dataset(name)
     table = datasets.load_dataset(name)
-    settings = FitSettings(chains=args.chains, draws=args.draws, tune=args.tune, seed=args.seed)
+    settings = FitSettings(omega=args.omega, beta_max=args.beta_max, chains=args.chains, draws=args.draws, tune=args.tune, seed=args.seed)
     counts = count_tensor(table, self_exclusion=settings.self_exclusion)
     print(f"fitting {name} ({info.default_criterion}): {len(table.candidates)} candidates x {len(table.judges)} judges, "
           f"{settings.chains} chains x {settings.draws} draws (+{settings.tune} warm-up)", flush=True)
@@ -72,12 +81,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"done in {time.time() - started:.0f} s; {result.diagnostics.message}", flush=True)
 
     summary = summaries.candidate_summary(result.idata)
-    thinned, step = thin_posterior(result.idata, args.keep_draws)
+    thinned, step = thin_posterior(result.idata, args.keep_draws, KEEP_VARS if args.stem == "default" else SOURCE_VARS)
     args.out.mkdir(parents=True, exist_ok=True)
-    nc = args.out / "default_posterior.nc"
+    nc = args.out / f"{args.stem}_posterior.nc"
     thinned.to_netcdf(str(nc))
     meta = {
-        "what": "The default dataset fitted at the default settings; the app shows it on opening.",
+        "what": ("The default dataset fitted at the default settings; the app shows it on opening." if args.stem == "default"
+                 else f"The default dataset fitted at omega = {args.omega:g}, beta_max = {args.beta_max:g}: a reweighting source."),
         "dataset": name,
         "criterion": info.default_criterion,
         "data_hash": counts.data_hash,
@@ -89,8 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         "candidates": json.loads(summary.to_json(orient="records")),
         "command": "python scripts/precompute_default.py " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
-    (args.out / "default_fit.json").write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"wrote {nc} ({nc.stat().st_size / 1e6:.2f} MB) and {args.out / 'default_fit.json'}")
+    (args.out / f"{args.stem}_fit.json").write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"wrote {nc} ({nc.stat().st_size / 1e6:.2f} MB) and {args.out / f'{args.stem}_fit.json'}")
     return 0
 
 

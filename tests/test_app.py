@@ -311,7 +311,9 @@ def test_moving_omega_queues_a_refit_and_keeps_showing_the_last_result():
     assert_clean(at)
     text = texts(at)
     assert "Fitting ω = 4, β_max = 5" in text
-    assert "Showing the previous fit (ω = 0, β_max = 5) while ω = 4, β_max = 5 is fitted." in text
+    assert ("Showing the previous fit (ω = 0, β_max = 5, shared-truth likelihood) while ω = 4, β_max = 5, "
+            "shared-truth likelihood is fitted.") in text
+    assert "Bayesian ranking, approximate" in text  # reweighted from the fit at ω = 1 shipped with the app
     assert _bayes_boxes(at) == before  # the page stays usable with the last result
     assert at.query_params["omega"] in (["4"], "4")  # the link already carries the new setting
 
@@ -471,3 +473,61 @@ def test_the_warm_start_does_the_first_visitors_work_before_they_come(monkeypatc
     assert calls == after_warm  # the visitor did neither again
     assert any(str(t.get("name", "")).startswith("bayesian")
                for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"])
+
+
+def _figure_titles(at) -> str:
+    titles = []
+    for chart in at.get("plotly_chart"):
+        title = json.loads(chart.proto.spec).get("layout", {}).get("title", {})
+        titles.append(title.get("text", "") if isinstance(title, dict) else str(title))
+    return "\n".join(titles)
+
+
+def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess():
+    """Issue 13: the reweighted answer is on the page in the same run as the move, labelled
+    approximate with k̂ and ESS, with its leaderboard; the real fit is queued behind it. ω = 0 → 2.5:
+    the default fit (ω = 0, no random effects) cannot stand in, a fit at ω > 0 (the one shipped with
+    the app, or one of the cache) is reweighted; β_max 5 → 7 at ω = 0 reweights the default fit."""
+    import shutil
+
+    from app_support.sidebar import sampler_sizes
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.fit_cache import FitCache
+    from simplex_core.model import FitSettings
+
+    counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
+    for omega, beta_max in ((2.5, 5.0), (0.0, 7.0)):  # the targets must not be fitted already
+        shutil.rmtree(FitCache().path(counts, FitSettings(omega=omega, beta_max=beta_max, **sampler_sizes())),
+                      ignore_errors=True)
+    approximate = re.compile(r"Approximate: reweighted from the fit at ω = ([\d.]+), β_max = [\d.]+ "
+                             r"\(k̂ = -?\d\.\d\d, ESS \d+ of \d+ draws")
+    at = new_app({"omega": "2.5"})  # an off-grid link: the continuous sliders
+    assert_clean(at)
+    text = texts(at)
+    assert "Bayesian ranking, approximate" in text and "Fitting ω = 2.5, β_max = 5" in text
+    found = approximate.search(text)
+    assert found and float(found.group(1)) > 0, text
+    assert "leaderboard (ω = 2.5, β_max = 5, shared-truth likelihood, approximate)" in _figure_titles(at)
+    at.slider(key="w_omega_free").set_value(0.0).run()
+    at.slider(key="w_beta_max_free").set_value(7.0).run()
+    assert_clean(at)
+    found = approximate.search(texts(at))
+    assert found and float(found.group(1)) == 0.0
+    assert "Bayesian ranking, approximate" in texts(at)
+
+
+def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_only_as_a_source():
+    from app_support import precomputed
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.model import FitSettings
+
+    table = datasets.load_dataset(datasets.DEFAULT_DATASET)
+    counts = count_tensor(table)
+    default = precomputed.load()
+    assert precomputed.match(table, counts, default.settings) is default
+    assert precomputed.match(table, counts, default.settings.replace(likelihood="per-judge")) is None
+    assert precomputed.match(table, counts, default.settings.replace(omega=1.0)) is None  # never shown as a fit
+    sources = {(p.settings.omega, p.settings.beta_max) for p in precomputed.reweighting_sources(counts)}
+    assert sources == {(0.0, 5.0), (1.0, 5.0)}
