@@ -77,8 +77,10 @@ START_JITTER = 0.1
 NEGLIGIBLE_LOG_MASS = 5.0
 
 #: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, shared truth 0/1,
-#: pattern rows Q, reserved]
-HEADER = 12
+#: pattern rows Q, reserved, integrated 0/1, upper bound of ω, upper bound of β_max] (integrated mode:
+#: ω and β_max are coordinates of x, not buffer values; the bounds travel in the buffer so that the
+#: compiled code never holds a copy of model.py's constants)
+HEADER = 15
 
 
 @njit(cache=True, error_model="numpy")
@@ -143,6 +145,14 @@ def _offsets(J, K, M, T, E):
 
 
 @njit(cache=True, error_model="numpy")
+def _interval(u, upper):
+    """PyMC's interval transform of Uniform(0, upper): the value ``upper · sigmoid(u)``, its sigmoid
+    and the log density of ``u`` (Uniform density times the transform's Jacobian: log s + log(1 − s))."""
+    s = _sigmoid(u)
+    return upper * s, s, math.log(s) + math.log1p(-s)
+
+
+@njit(cache=True, error_model="numpy")
 def sizes(buf):
     J = int(buf[1]); K = int(buf[2]); M = int(buf[3]); T = int(buf[4]); P = int(buf[5])
     use_re = buf[6] > 0.5
@@ -150,6 +160,8 @@ def sizes(buf):
     offsets = _offsets(J, K, M, T, E)
     o_Z, o_W = offsets[4], offsets[6]
     n = o_W + K if use_re else o_Z  # without random effects the vector ends where Z would start
+    if buf[12] > 0.5:
+        n += 2  # integrated mode: ω, β_max after W
     return J, K, M, T, P, use_re, E, n
 
 
@@ -167,6 +179,7 @@ def tempered_logp_grad(x, g, buf, power):
     J, K, M, T, P, use_re, E, n = sizes(buf)
     omega = buf[7]
     beta = buf[8]
+    integrated = buf[12] > 0.5
     o = HEADER
     delta = buf[o:o + T]; o += T
     o += T  # true values
@@ -180,6 +193,12 @@ def tempered_logp_grad(x, g, buf, power):
     lik = 0.0
     # offsets in x
     o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E)
+    o_hyp = o_W + K
+    s_om = s_bm = 0.0
+    if integrated:  # ω ~ Uniform(0, buf[13]), β_max ~ Uniform(0, buf[14]), PyMC's interval transform
+        omega, s_om, l_om = _interval(x[o_hyp], buf[13])
+        beta, s_bm, l_bm = _interval(x[o_hyp + 1], buf[14])
+        lp += l_om + l_bm
 
     pi = np.empty((K, T))
     gpi = np.zeros((K, T))
@@ -254,15 +273,34 @@ def tempered_logp_grad(x, g, buf, power):
                 lp += (delta[t] - 1.0) * math.log(Z[k, t])
                 gZ[k, t] = delta[t] / Z[k, t]
         aJ, bJ = omega * J, float(J)
+        sum_log_R = 0.0
         for j in range(J):
             r = _sigmoid(x[o_R + j])
             R[j] = r
-            lp += aJ * math.log(r) + bJ * math.log1p(-r)  # Beta + logit jacobian
+            lr = math.log(r)
+            sum_log_R += lr
+            lp += aJ * lr + bJ * math.log1p(-r)  # Beta + logit jacobian
         aK, bK = omega * K, float(K)
+        sum_log_W = 0.0
         for k in range(K):
             w = _sigmoid(x[o_W + k])
             W[k] = w
-            lp += aK * math.log(w) + bK * math.log1p(-w)
+            lw = math.log(w)
+            sum_log_W += lw
+            lp += aK * lw + bK * math.log1p(-w)
+        if integrated:
+            # the Beta normalisers −log B(ωJ, J) per R_j and −log B(ωK, K) per W_k depend on ω. With an
+            # integer second argument n, Γ(a + n)/Γ(a) = Π_{i<n} (a + i): exact sums of logs, and their
+            # a-derivative ψ(a + n) − ψ(a) = Σ_{i<n} 1/(a + i), so no digamma is needed (−log Γ(n) is
+            # a constant and left out)
+            dom = J * sum_log_R + K * sum_log_W
+            for i in range(J):
+                lp += J * math.log(aJ + i)
+                dom += J * J / (aJ + i)
+            for i in range(K):
+                lp += K * math.log(aK + i)
+                dom += K * K / (aK + i)
+            g[o_hyp] = dom * buf[13] * s_om * (1.0 - s_om) + (1.0 - 2.0 * s_om)
     if buf[9] > 0.5:  # shared truth: the answers' score patterns follow the per-pair counts
         lik += _shared_truth_loglik(buf[o + P * M:], int(buf[10]), J, K, M, T, pi, theta, use_re, Z, R, W, power,
                                     gpi, gtheta, gZ, gR, gW)
@@ -309,6 +347,7 @@ def tempered_logp_grad(x, g, buf, power):
             for t in range(T):
                 gpi[k, t] += gq[t]
     # backprop through the propagation
+    gbeta = 0.0
     for j in range(J):
         for t in range(T - 2, -1, -1):
             for m2 in range(M):
@@ -331,6 +370,8 @@ def tempered_logp_grad(x, g, buf, power):
                 pos += d - 1
         r = rho[j]
         g[o_rho + j] = beta * r * (1.0 - r) * ds[j] + (1.0 - 2.0 * r)
+        if integrated:
+            gbeta += r * ds[j]  # the judge prior depends on β_max through s_j = ρ_j β_max
     for k in range(K):
         _simplex_grad(pi[k], gpi[k], g[o_pi + k * (T - 1): o_pi + (k + 1) * (T - 1)])
     if use_re:
@@ -342,6 +383,8 @@ def tempered_logp_grad(x, g, buf, power):
         for k in range(K):
             w = W[k]
             g[o_W + k] = gW[k] * w * (1.0 - w) + aK * (1.0 - w) - bK * w
+    if integrated:
+        g[o_hyp + 1] = gbeta * buf[14] * s_bm * (1.0 - s_bm) + (1.0 - 2.0 * s_bm)
     return lp + power * lik, lik
 
 
@@ -461,7 +504,8 @@ def logp_c(dim, x_, out_, logp_, ud_):
 @njit(cache=True, error_model="numpy")
 def expand(x, out, buf):
     """The stored values of a point: pi [K,T], expected_score [K], theta [J,T,M], rho [J] and, with
-    random effects, Z [K,T], R [J], W [K], flattened in that order into ``out``."""
+    random effects, Z [K,T], R [J], W [K] and, in integrated mode, omega and beta_max, flattened in
+    that order into ``out``."""
     J, K, M, T, P, use_re, E, n = sizes(buf)
     beta = buf[8]
     o = HEADER
@@ -518,6 +562,10 @@ def expand(x, out, buf):
         for k in range(K):
             out[w + k] = _sigmoid(x[o_W + k])
         w += K
+    if buf[12] > 0.5:
+        out[w] = buf[13] * _sigmoid(x[o_W + K])
+        out[w + 1] = buf[14] * _sigmoid(x[o_W + K + 1])
+        w += 2
     return w
 
 
@@ -751,9 +799,9 @@ def expand_all(draws, out, buf):
 # -- Python side -------------------------------------------------------------------------------------
 
 def supports(settings: "FitSettings") -> bool:
-    """Whether this fast path implements the model for these settings (weight-propagation prior,
-    fixed ω and β_max); other settings use the PyMC graph."""
-    return settings.prior == "weight-propagation" and not settings.integrated
+    """Whether this fast path implements the model for these settings (the weight-propagation
+    prior, fixed or integrated ω and β_max, either likelihood); other priors use the PyMC graph."""
+    return settings.prior == "weight-propagation"
 
 
 def _tiny_buffer() -> np.ndarray:
@@ -792,10 +840,10 @@ def warm_up_tempering() -> None:
 
 def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
     """The float64 data buffer the compiled callbacks read (see the module docstring)."""
-    from simplex_core.model import included_pairs, require_patterns, resolve_delta
+    from simplex_core.model import BETA_MAX_UPPER, OMEGA_UPPER, included_pairs, require_patterns, resolve_delta
 
     if not supports(settings):
-        raise ValueError("the fast path implements the weight-propagation prior with fixed omega and beta_max only.")
+        raise ValueError(f"the fast path implements the weight-propagation prior only; got prior {settings.prior!r}.")
     scale = counts.scale
     N = np.asarray(counts.N, dtype=np.float64)
     J, K, M = N.shape
@@ -812,6 +860,8 @@ def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
     head[1:7] = [J, K, M, T, len(jj), 1.0 if settings.has_random_effects else 0.0]
     head[7] = settings.omega
     head[8] = settings.beta_max
+    if settings.integrated:
+        head[12:15] = [1.0, OMEGA_UPPER, BETA_MAX_UPPER]
     buf = np.concatenate([
         head, resolve_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
@@ -839,7 +889,7 @@ def logp_and_grad(counts: "CountsLike", settings: "FitSettings", x: np.ndarray) 
 def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
     """The unconstrained vector of this module for a point of PyMC's value variables (``pi_simplex__``,
     ``rho_logodds__``, ``theta_first_row_simplex__``, ``edge_weights_<d>_simplex__``, ``Z_simplex__``,
-    ``R_logodds__``, ``W_logodds__``), e.g. ``model.initial_point()``; works for gradients too."""
+    ``R_logodds__``, ``W_logodds__``, ``omega_interval__``, ``beta_max_interval__``), e.g. ``model.initial_point()``; works for gradients too."""
     from simplex_core.model import weight_propagation_groups
 
     J, K, M = np.asarray(counts.N).shape
@@ -857,6 +907,8 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
     if settings.has_random_effects:
         parts += [np.asarray(point["Z_simplex__"]).ravel(), np.asarray(point["R_logodds__"]).ravel(),
                   np.asarray(point["W_logodds__"]).ravel()]
+    if settings.integrated:
+        parts += [np.asarray(point["omega_interval__"]).ravel(), np.asarray(point["beta_max_interval__"]).ravel()]
     return np.concatenate(parts)
 
 
@@ -872,6 +924,9 @@ def stored_variables(counts: "CountsLike", settings: "FitSettings") -> tuple[lis
         names += ["Z", "R", "W"]
         shapes += [(K, T), (J,), (K,)]
         dims.update({"Z": ("candidate", "true_level"), "R": ("judge",), "W": ("candidate",)})
+    if settings.integrated:  # scalars, named as in the PyMC graph
+        names += ["omega", "beta_max"]
+        shapes += [(), ()]
     return names, shapes, dims
 
 
@@ -885,6 +940,19 @@ def stored_coords(counts: "CountsLike") -> dict[str, list[str]]:
     """The coordinates of the stored variables' dimensions."""
     return {"candidate": list(counts.candidates), "judge": list(counts.judges),
             "true_level": list(counts.scale.true_labels), "level": list(counts.scale.labels)}
+
+
+def _prior_centre(buf: np.ndarray) -> np.ndarray:
+    """The centre of PyMC-style random starts: every coordinate 0 (uniform simplexes, ρ = ½; in
+    integrated mode ω and β_max at the middle of their ranges) except R_j and W_k, at the logit of
+    their prior mean ω/(1 + ω), i.e. log ω."""
+    J, K, M, T, P, use_re, E, n = sizes(buf)
+    centre = np.zeros(int(n))
+    if use_re:
+        o_R = int(_offsets(J, K, M, T, E)[5])
+        omega = 0.5 * buf[13] if buf[12] > 0.5 else buf[7]
+        centre[o_R:o_R + J + K] = math.log(omega)
+    return centre
 
 
 def compile_fast(counts: "CountsLike", settings: "FitSettings", start: np.ndarray | None = None,
@@ -906,9 +974,7 @@ def compile_fast(counts: "CountsLike", settings: "FitSettings", start: np.ndarra
     slices = stored_slices(shapes)
     coords = {dim: pd.Index(values) for dim, values in stored_coords(counts).items()}
     if start is None:
-        centre = np.zeros(n)
-        if use_re:
-            centre[n - J - K:] = math.log(settings.omega)
+        centre = _prior_centre(buf)
         spread = 1.0
     else:
         centre = np.asarray(start, dtype=np.float64).copy()
@@ -976,11 +1042,9 @@ def find_modes(counts: "CountsLike", settings: "FitSettings", seed: int, n_start
         return -lp, -grad.copy()
 
     optima: list[list] = []  # [logp, x, hits]
+    centre = _prior_centre(buf)
     for _ in range(max(1, int(n_starts))):
-        x0 = rng.uniform(-1.0, 1.0, size=n)
-        if settings.has_random_effects:
-            J, K = np.asarray(counts.N).shape[:2]
-            x0[n - J - K:] += math.log(settings.omega)
+        x0 = centre + rng.uniform(-1.0, 1.0, size=n)
         res = minimize(negative, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(maxiter)})
         lp, x = -float(res.fun), np.asarray(res.x)
         if not math.isfinite(lp) or lp <= -1e299:
