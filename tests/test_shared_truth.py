@@ -4,8 +4,8 @@ Checked here: the score patterns are the sufficient statistics (they give back t
 each judge's marginal is the paper's γ_jk exactly; the PyMC graph equals a brute-force sum over the
 latent true levels; with one judge it is the per-judge likelihood; gold answers keep only their true
 level; and the numba kernel of the fast engine equals the PyMC graph point by point, value and
-gradient, for every scale shape, with and without random effects, with missing scores, excluded pairs
-and gold labels.
+gradient, for every scale shape, with and without random effects, in integrated mode, with missing
+scores, excluded pairs and gold labels.
 """
 
 from __future__ import annotations
@@ -158,6 +158,9 @@ CASES = [
     ("square 5 levels, omega 0, gold", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 3, 3, FitSettings(omega=0.0), 0.3),
     ("5 observed, 3 true, omega 2", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
      FitSettings(omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0)), 0.1),
+    ("binary+abstain, integrated, gold", BINARY_ABSTAIN, 3, 4, FitSettings(integrated=True), 0.1),
+    ("5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 3, 3,
+     FitSettings(integrated=True, delta="deflation"), 0.0),
 ]
 
 

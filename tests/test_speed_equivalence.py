@@ -41,6 +41,10 @@ CASES = [
     ("square 5 levels, omega 0", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 2, 3, FitSettings(likelihood="per-judge", omega=0.0, beta_max=5.0)),
     ("5 observed, 3 true, omega 2", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
      FitSettings(likelihood="per-judge", omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0))),
+    # integrated mode: ω and β_max are coordinates (always with random effects)
+    ("binary+abstain, integrated", BINARY_ABSTAIN, 3, 4, FitSettings(likelihood="per-judge", integrated=True)),
+    ("5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
+     FitSettings(likelihood="per-judge", integrated=True, delta="central")),
 ]
 
 
@@ -79,6 +83,8 @@ def test_no_random_effect_coordinates_at_omega_zero():
     assert n2 - n0 == 4 * 1 + 2 + 4
     model = build_model(counts, FitSettings(likelihood="per-judge", omega=0.0))
     assert n0 == sum(int(np.prod(np.shape(v))) for v in model.initial_point().values())
+    # integrated mode adds ω and β_max to the random effects' coordinates
+    assert fast_density.n_unconstrained(counts, FitSettings(likelihood="per-judge", integrated=True)) == n2 + 2
 
 
 def test_excluded_pairs_do_not_enter_the_density():
@@ -104,8 +110,9 @@ def test_excluded_pairs_do_not_enter_the_density():
 def test_unsupported_settings_are_refused():
     counts = _counts(BINARY_ABSTAIN, 2, 3, n=10, seed=0)
     assert not fast_density.supports(FitSettings(likelihood="per-judge", prior="diagonal"))
-    assert not fast_density.supports(FitSettings(likelihood="per-judge", integrated=True))
-    with pytest.raises(ValueError, match="weight-propagation prior with fixed omega and beta_max"):
+    for likelihood in ("per-judge", "shared-truth"):
+        assert fast_density.supports(FitSettings(likelihood=likelihood, integrated=True))
+    with pytest.raises(ValueError, match="weight-propagation prior only; got prior 'mixing'"):
         fast_density.build_buffer(counts, FitSettings(likelihood="per-judge", prior="mixing"))
 
 
