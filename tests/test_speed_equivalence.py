@@ -145,3 +145,31 @@ def test_fast_posterior_matches_pymc_posterior():
         assert np.all(z < 4.5), (var, z)
         # spreads agree too (posterior SDs within 20 %)
         np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
+
+
+@pytest.mark.slow
+def test_integrated_fast_posterior_matches_nutpie_on_pymc_graph():
+    """Integrated mode (ω, β_max random): the fast engine converges on small simulated data and gives
+    the posterior of the PyMC graph sampled by nutpie, up to Monte Carlo error, ω and β_max included."""
+    import arviz as az
+
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.inference import fit_model
+    from simplex_core.simulate import simulate
+
+    sim = simulate(scale=Scale((0.0, 1.0)), n_items=40, candidates=3, judges=3, omega=0.5, rng=11)
+    counts = count_tensor(load_table(sim.frame, scale=sim.scale))
+    base = FitSettings(integrated=True, chains=2, draws=1000, tune=1000, seed=5)
+    fast = fit_model(counts, base.replace(engine="fast"))
+    ref = fit_model(counts, base.replace(engine="nutpie"))
+    assert fast.timing["engine_used"] == "fast"
+    assert fast.diagnostics.divergences == 0
+    assert fast.diagnostics.max_rhat_all < 1.02
+    for var in ("expected_score", "omega", "beta_max", "rho"):
+        a, b = fast.idata.posterior[var], ref.idata.posterior[var]
+        assert a.dims == b.dims
+        se = np.sqrt(az.mcse(fast.idata.posterior[[var]])[var].values ** 2
+                     + az.mcse(ref.idata.posterior[[var]])[var].values ** 2)
+        z = np.abs(a.mean(("chain", "draw")).values - b.mean(("chain", "draw")).values) / se
+        assert np.all(z < 4.5), (var, z)
+        np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
