@@ -2,7 +2,7 @@
 
 This module owns the fast path of :mod:`simplex_core.inference` (engine ``'fast'``): the log
 density of the model that :func:`simplex_core.model.build_model` defines, with the weight-propagation
-judge prior and fixed ω, β_max (``FitSettings.integrated`` False), written out with its gradient in
+judge prior, fixed ω and β_max or integrated mode (both random), written out with its gradient in
 plain numba code and exposed as C callbacks that nutpie's Rust NUTS sampler calls directly, from
 several threads, with no Python (and no GIL) in the loop.
 
@@ -36,8 +36,12 @@ levels, E = M(M−1)/2)::
     Z           K × (T−1)        (random effects only) Z_k ~ Dirichlet(δ)
     R           J                R_j ~ Beta(ωJ, J)
     W           K                W_k ~ Beta(ωK, K)
+    ω, β_max    2                (integrated mode only) Uniform(0, 8), Uniform(0, 20), PyMC's interval
+                                 transform (value = upper · sigmoid(u))
 
-Multinomial coefficients and normalising constants that depend on data only are left out.
+Multinomial coefficients and normalising constants that depend on data only are left out; in
+integrated mode the Beta normalisers of R and W depend on ω and are included (the Dirichlet
+normalisers of the judge prior always are, since they depend on ρ_j β_max).
 """
 
 from __future__ import annotations

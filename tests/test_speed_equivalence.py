@@ -173,3 +173,26 @@ def test_integrated_fast_posterior_matches_nutpie_on_pymc_graph():
         z = np.abs(a.mean(("chain", "draw")).values - b.mean(("chain", "draw")).values) / se
         assert np.all(z < 4.5), (var, z)
         np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
+
+
+def test_integrated_draws_store_omega_and_beta_max():
+    """The stored ω and β_max are the interval transforms of their coordinates (the last two), as
+    scalars per draw, from the parallel-tempering sampler too (it shares the fast path's expand)."""
+    from simplex_core.tempering import sample_tempered
+
+    counts = _counts(BINARY_ABSTAIN, 2, 3, n=20, seed=4)
+    settings = FitSettings(likelihood="per-judge", integrated=True, chains=1, draws=30, tune=30, seed=2)
+    names, shapes, _ = fast_density.stored_variables(counts, settings)
+    assert dict(zip(names, shapes))["omega"] == () and dict(zip(names, shapes))["beta_max"] == ()
+    buf = fast_density.build_buffer(counts, settings)
+    x = np.random.default_rng(0).normal(size=fast_density.n_unconstrained(counts, settings))
+    out = np.zeros(fast_density.stored_slices(shapes)[-1].stop)
+    fast_density.expand(x, out, buf)
+    stored = {n: out[sl] for n, sl in zip(names, fast_density.stored_slices(shapes))}
+    np.testing.assert_allclose(stored["omega"], 8.0 / (1.0 + np.exp(-x[-2])), rtol=1e-12)
+    np.testing.assert_allclose(stored["beta_max"], 20.0 / (1.0 + np.exp(-x[-1])), rtol=1e-12)
+    post = sample_tempered(counts, settings, [np.zeros_like(x)], replicas=3).posterior
+    assert post["omega"].dims == ("chain", "draw") and post["beta_max"].dims == ("chain", "draw")
+    assert (0 < post["omega"].values).all() and (post["omega"].values < 8).all()
+    assert (0 < post["beta_max"].values).all() and (post["beta_max"].values < 20).all()
+    assert post["omega"].values.std() > 0  # ω moves: it is a parameter, not a constant
