@@ -48,6 +48,35 @@ CASES = [
 ]
 
 
+def expected_fast(lp: float, grads: dict, point: dict, counts, settings) -> tuple[float, np.ndarray]:
+    """The fast density's value and gradient expected from PyMC's logp ``lp`` and gradient ``grads``
+    at ``point``: the same in PyMC's coordinates; in integrated mode R and W are non-centred
+    (logit R_j = μ + σ y_j, μ = ψ(ωJ) − ψ(J), σ² = ψ'(ωJ) + ψ'(J); likewise W with K), so the
+    value gains the log-Jacobian Σ log σ and the gradient maps by the chain rule (computed here
+    with SciPy's polygamma, independently of the kernel)."""
+    from scipy.special import expit, polygamma
+
+    if not settings.integrated:
+        return lp, fast_density.flat_from_pymc_point(grads, counts, settings)
+    grads = dict(grads)
+    J, K = len(counts.judges), len(counts.candidates)
+    s = float(expit(float(point["omega_interval__"])))
+    omega, domega_du = 8.0 * s, 8.0 * s * (1.0 - s)
+    dlp_domega = 0.0
+    for name, n in (("R_logodds__", J), ("W_logodds__", K)):
+        a = omega * n
+        mu = polygamma(0, a) - polygamma(0, n)
+        sd = np.sqrt(polygamma(1, a) + polygamma(1, n))
+        dsd = n * polygamma(2, a) / (2 * sd)  # dσ/dω
+        y = (np.asarray(point[name]) - mu) / sd
+        g_x = np.asarray(grads[name])
+        lp += n * np.log(sd)  # n variables, log σ each
+        dlp_domega += float(np.sum(g_x * (n * polygamma(1, a) + y * dsd))) + n * dsd / sd
+        grads[name] = g_x * sd
+    grads["omega_interval__"] = np.asarray(grads["omega_interval__"]) + dlp_domega * domega_du
+    return lp, fast_density.flat_from_pymc_point(grads, counts, settings, values=False)
+
+
 @pytest.mark.parametrize("name, scale, J, K, settings", CASES, ids=[c[0] for c in CASES])
 def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
     counts = _counts(scale, J, K, n=40, seed=len(name), exclude=((0, 0),))
@@ -61,7 +90,6 @@ def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
         point = {k: v + rng.normal(0.0, 1.5, size=np.shape(v)) for k, v in base.items()}
         x = fast_density.flat_from_pymc_point(point, counts, settings)
         lp, grad = fast_density.logp_and_grad(counts, settings, x)
-        offsets.append(lp - float(logp_fn(point)))
         flat = dlogp(point)
         grads, start = {}, 0
         for v in model.value_vars:
@@ -69,7 +97,8 @@ def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
             size = int(np.prod(shape))
             grads[v.name] = flat[start:start + size].reshape(shape)
             start += size
-        expected = fast_density.flat_from_pymc_point(grads, counts, settings)
+        ref, expected = expected_fast(float(logp_fn(point)), grads, point, counts, settings)
+        offsets.append(lp - ref)
         np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
     # one constant (the dropped normalising constants) at every point
     assert np.ptp(offsets) < 1e-7 * max(1.0, abs(offsets[0]))
@@ -175,6 +204,16 @@ def test_integrated_fast_posterior_matches_nutpie_on_pymc_graph():
         np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
 
 
+def test_polygamma_matches_scipy():
+    """ψ, ψ', ψ'' of the non-centring (small arguments: ω near 0) against SciPy."""
+    from scipy.special import polygamma
+
+    for x in np.concatenate([np.geomspace(1e-6, 1e3, 60), [0.5, 1.0, 9.99, 10.0, 10.01, 37.3]]):
+        got = fast_density.polygamma012(float(x))
+        for n in range(3):
+            assert got[n] == pytest.approx(float(polygamma(n, x)), rel=1e-13, abs=1e-13), (n, x)
+
+
 def test_integrated_draws_store_omega_and_beta_max():
     """The stored ω and β_max are the interval transforms of their coordinates (the last two), as
     scalars per draw, from the parallel-tempering sampler too (it shares the fast path's expand)."""
@@ -191,6 +230,14 @@ def test_integrated_draws_store_omega_and_beta_max():
     stored = {n: out[sl] for n, sl in zip(names, fast_density.stored_slices(shapes))}
     np.testing.assert_allclose(stored["omega"], 8.0 / (1.0 + np.exp(-x[-2])), rtol=1e-12)
     np.testing.assert_allclose(stored["beta_max"], 20.0 / (1.0 + np.exp(-x[-1])), rtol=1e-12)
+    # R and W are non-centred: logit R_j = μ + σ y_j with the prior moments of logit R_j at this ω
+    from scipy.special import expit, polygamma
+
+    omega = stored["omega"][0]
+    for name, n, y in (("R", 2, x[-2 - 3 - 2:-2 - 3]), ("W", 3, x[-2 - 3:-2])):
+        mu = polygamma(0, omega * n) - polygamma(0, n)
+        sd = np.sqrt(polygamma(1, omega * n) + polygamma(1, n))
+        np.testing.assert_allclose(stored[name], expit(mu + sd * y), rtol=1e-12)
     post = sample_tempered(counts, settings, [np.zeros_like(x)], replicas=3).posterior
     assert post["omega"].dims == ("chain", "draw") and post["beta_max"].dims == ("chain", "draw")
     assert (0 < post["omega"].values).all() and (post["omega"].values < 8).all()
