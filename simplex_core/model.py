@@ -55,8 +55,9 @@ per-judge marginals cannot (the paper's theorem 2).
 * Integrated mode (**our choice** of hyperpriors): ``ω ~ Uniform(0, 8)`` and
   ``β_max ~ Uniform(0, 20)`` become random so one fit marginalises over them (the paper's setting
   of its Table 1). Small ω makes R_j, W_k ~ Beta(ωJ, J), Beta(ωK, K) pile up at 0, a potential
-  funnel; no floor is used: on TriviaQA V1 (shared truth, posterior ω ≈ 0.33) integrated fits show
-  no divergences, and per-judge fits (ω ≈ 1.3) about one per 4000 draws, as fixed ω = 1.35 fits do
+  funnel; no floor is used. The fast engine samples R and W non-centred (same posterior, see
+  :mod:`simplex_core.fast_density`): on TriviaQA V1 integrated fits show no divergences with shared
+  truth (posterior ω ≈ 0.33) and 0–1 per 4000 draws per-judge (ω ≈ 1.3), as fixed-ω fits do there
   (``bench/integrated_speed.py``).
 
 Hyperparameters ω, β_max and δ and the observed counts are ``pm.Data`` so that a compiled model can
