@@ -20,8 +20,9 @@ callback per gradient. Here
 The parameterisation is PyMC's own (every unconstrained coordinate is the value variable PyMC's
 default transforms give): Dirichlet variables through PyMC's simplex transform (the centred
 softmax ``p = softmax([y, −Σy])``, log-Jacobian ``log N + Σ log p``), Beta variables through the
-log-odds transform. So the log density equals PyMC's ``model.logp()`` up to an additive constant at
-every point and the posterior is the same distribution, not an approximation; that is checked
+log-odds transform (in integrated mode R and W are non-centred, with the Jacobian: see below). So
+the log density equals PyMC's ``model.logp()`` up to an additive constant at every point (plus that
+Jacobian) and the posterior is the same distribution, not an approximation; that is checked
 point by point (value and gradient) against the PyMC model in ``tests/test_speed_equivalence.py``,
 with a Monte Carlo comparison of the two posteriors on top.
 
