@@ -2,7 +2,7 @@
 
 This module owns the fast path of :mod:`simplex_core.inference` (engine ``'fast'``): the log
 density of the model that :func:`simplex_core.model.build_model` defines, with the weight-propagation
-judge prior and fixed ω, β_max (``FitSettings.integrated`` False), written out with its gradient in
+judge prior, fixed ω and β_max or integrated mode (both random), written out with its gradient in
 plain numba code and exposed as C callbacks that nutpie's Rust NUTS sampler calls directly, from
 several threads, with no Python (and no GIL) in the loop.
 
@@ -20,8 +20,9 @@ callback per gradient. Here
 The parameterisation is PyMC's own (every unconstrained coordinate is the value variable PyMC's
 default transforms give): Dirichlet variables through PyMC's simplex transform (the centred
 softmax ``p = softmax([y, −Σy])``, log-Jacobian ``log N + Σ log p``), Beta variables through the
-log-odds transform. So the log density equals PyMC's ``model.logp()`` up to an additive constant at
-every point and the posterior is the same distribution, not an approximation; that is checked
+log-odds transform (in integrated mode R and W are non-centred, with the Jacobian: see below). So
+the log density equals PyMC's ``model.logp()`` up to an additive constant at every point (plus that
+Jacobian) and the posterior is the same distribution, not an approximation; that is checked
 point by point (value and gradient) against the PyMC model in ``tests/test_speed_equivalence.py``,
 with a Monte Carlo comparison of the two posteriors on top.
 
@@ -36,8 +37,21 @@ levels, E = M(M−1)/2)::
     Z           K × (T−1)        (random effects only) Z_k ~ Dirichlet(δ)
     R           J                R_j ~ Beta(ωJ, J)
     W           K                W_k ~ Beta(ωK, K)
+    ω, β_max    2                (integrated mode only) Uniform(0, 8), Uniform(0, 20), PyMC's interval
+                                 transform (value = upper · sigmoid(u))
 
-Multinomial coefficients and normalising constants that depend on data only are left out.
+Integrated mode non-centres R and W (the one departure from PyMC's parameterisation): the
+coordinate of R_j is y_j with logit R_j = μ + σ y_j, μ and σ the mean ψ(ωJ) − ψ(J) and standard
+deviation √(ψ'(ωJ) + ψ'(J)) of logit R_j under its Beta(ωJ, J) prior (likewise W_k with K). With
+PyMC's log-odds, ω and the J + K variables it governs form a funnel: ω moves only as fast as all of
+them together, and per-judge fits on TriviaQA V1 had a chain stuck in a corner with hundreds of
+divergent transitions. The map is a bijection at every ω and its log-Jacobian (log σ per variable)
+is added, so the posterior is the same; the tests check the density against PyMC's plus that
+Jacobian, point by point.
+
+Multinomial coefficients and normalising constants that depend on data only are left out; in
+integrated mode the Beta normalisers of R and W depend on ω and are included (the Dirichlet
+normalisers of the judge prior always are, since they depend on ρ_j β_max).
 """
 
 from __future__ import annotations
@@ -73,12 +87,20 @@ __all__ = [
 #: Half-width of the uniform jitter around an optimised start (unconstrained units).
 START_JITTER = 0.1
 
+#: Optimiser starts in integrated mode. Measured on TriviaQA V1, per-judge likelihood: a start ends
+#: in the best mode only about one time in four (the others in a mode ~28 log units lower, with
+#: ω ≈ 2 and one candidate's score flipped), so 6 starts missed it for 2 seeds of 12 and the chains
+#: sampled the wrong mode without a warning; 24 starts found it for 20 seeds of 20 (about 0.5 s).
+INTEGRATED_STARTS = 24
+
 #: Modes with less than e^-NEGLIGIBLE_LOG_MASS (0.7 %) of the best mode's (Laplace) mass get no chain.
 NEGLIGIBLE_LOG_MASS = 5.0
 
 #: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, shared truth 0/1,
-#: pattern rows Q, reserved]
-HEADER = 12
+#: pattern rows Q, reserved, integrated 0/1, upper bound of ω, upper bound of β_max] (integrated mode:
+#: ω and β_max are coordinates of x, not buffer values; the bounds travel in the buffer so that the
+#: compiled code never holds a copy of model.py's constants)
+HEADER = 15
 
 
 @njit(cache=True, error_model="numpy")
@@ -143,6 +165,43 @@ def _offsets(J, K, M, T, E):
 
 
 @njit(cache=True, error_model="numpy")
+def polygamma012(x):
+    """ψ(x), ψ'(x), ψ''(x) for x > 0: the recurrences ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(x + 1) − (−1)ⁿ n!/xⁿ⁺¹ up to
+    x ≥ 10, then the asymptotic (Bernoulli) series, accurate to about 1e-15 relative there."""
+    d0 = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    while x < 10.0:
+        d0 -= 1.0 / x
+        d1 += 1.0 / (x * x)
+        d2 -= 2.0 / (x * x * x)
+        x += 1.0
+    z = 1.0 / (x * x)
+    d0 += math.log(x) - 0.5 / x - z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132)))))
+    d1 += 1.0 / x + 0.5 * z + (z / x) * (1.0 / 6 - z * (1.0 / 30 - z * (1.0 / 42 - z * (1.0 / 30 - z * (5.0 / 66)))))
+    d2 += -z - z / x - z * z * (0.5 - z * (1.0 / 6 - z * (1.0 / 6 - z * (3.0 / 10 - z * (5.0 / 6)))))
+    return d0, d1, d2
+
+
+@njit(cache=True, error_model="numpy")
+def _logit_beta(a, b):
+    """Mean μ and standard deviation σ of logit(X) for X ~ Beta(a, b) (ψ(a) − ψ(b) and
+    √(ψ'(a) + ψ'(b))) and their derivatives in a: the non-centring of R and W in integrated mode."""
+    pa, pa1, pa2 = polygamma012(a)
+    pb, pb1, pb2 = polygamma012(b)
+    sd = math.sqrt(pa1 + pb1)
+    return pa - pb, sd, pa1, 0.5 * pa2 / sd
+
+
+@njit(cache=True, error_model="numpy")
+def _interval(u, upper):
+    """PyMC's interval transform of Uniform(0, upper): the value ``upper · sigmoid(u)``, its sigmoid
+    and the log density of ``u`` (Uniform density times the transform's Jacobian: log s + log(1 − s))."""
+    s = _sigmoid(u)
+    return upper * s, s, math.log(s) + math.log1p(-s)
+
+
+@njit(cache=True, error_model="numpy")
 def sizes(buf):
     J = int(buf[1]); K = int(buf[2]); M = int(buf[3]); T = int(buf[4]); P = int(buf[5])
     use_re = buf[6] > 0.5
@@ -150,6 +209,8 @@ def sizes(buf):
     offsets = _offsets(J, K, M, T, E)
     o_Z, o_W = offsets[4], offsets[6]
     n = o_W + K if use_re else o_Z  # without random effects the vector ends where Z would start
+    if buf[12] > 0.5:
+        n += 2  # integrated mode: ω, β_max after W
     return J, K, M, T, P, use_re, E, n
 
 
@@ -167,6 +228,7 @@ def tempered_logp_grad(x, g, buf, power):
     J, K, M, T, P, use_re, E, n = sizes(buf)
     omega = buf[7]
     beta = buf[8]
+    integrated = buf[12] > 0.5
     o = HEADER
     delta = buf[o:o + T]; o += T
     o += T  # true values
@@ -180,6 +242,12 @@ def tempered_logp_grad(x, g, buf, power):
     lik = 0.0
     # offsets in x
     o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E)
+    o_hyp = o_W + K
+    s_om = s_bm = 0.0
+    if integrated:  # ω ~ Uniform(0, buf[13]), β_max ~ Uniform(0, buf[14]), PyMC's interval transform
+        omega, s_om, l_om = _interval(x[o_hyp], buf[13])
+        beta, s_bm, l_bm = _interval(x[o_hyp + 1], buf[14])
+        lp += l_om + l_bm
 
     pi = np.empty((K, T))
     gpi = np.zeros((K, T))
@@ -247,6 +315,7 @@ def tempered_logp_grad(x, g, buf, power):
     W = np.zeros(K)
     gW = np.zeros(K)
     aJ, bJ, aK, bK = 0.0, 0.0, 0.0, 0.0
+    muJ = sdJ = dmuJ = dsdJ = muK = sdK = dmuK = dsdK = dom = 0.0
     if use_re:
         for k in range(K):
             lp += _simplex(x[o_Z + k * (T - 1): o_Z + (k + 1) * (T - 1)], Z[k])
@@ -254,15 +323,40 @@ def tempered_logp_grad(x, g, buf, power):
                 lp += (delta[t] - 1.0) * math.log(Z[k, t])
                 gZ[k, t] = delta[t] / Z[k, t]
         aJ, bJ = omega * J, float(J)
-        for j in range(J):
-            r = _sigmoid(x[o_R + j])
-            R[j] = r
-            lp += aJ * math.log(r) + bJ * math.log1p(-r)  # Beta + logit jacobian
         aK, bK = omega * K, float(K)
+        if integrated:
+            # non-centred: x_R = μ + σ·y with μ, σ the prior mean and SD of logit R (likewise W), so
+            # the coordinates y keep their scale whatever ω (a bijection: the same posterior, with
+            # the log-Jacobian log σ per variable)
+            muJ, sdJ, dmuJ, dsdJ = _logit_beta(aJ, bJ)
+            muK, sdK, dmuK, dsdK = _logit_beta(aK, bK)
+            lp += J * math.log(sdJ) + K * math.log(sdK)
+        sum_log_R = 0.0
+        for j in range(J):
+            r = _sigmoid(muJ + sdJ * x[o_R + j] if integrated else x[o_R + j])
+            R[j] = r
+            lr = math.log(r)
+            sum_log_R += lr
+            lp += aJ * lr + bJ * math.log1p(-r)  # Beta + logit jacobian
+        sum_log_W = 0.0
         for k in range(K):
-            w = _sigmoid(x[o_W + k])
+            w = _sigmoid(muK + sdK * x[o_W + k] if integrated else x[o_W + k])
             W[k] = w
-            lp += aK * math.log(w) + bK * math.log1p(-w)
+            lw = math.log(w)
+            sum_log_W += lw
+            lp += aK * lw + bK * math.log1p(-w)
+        if integrated:
+            # the Beta normalisers −log B(ωJ, J) per R_j and −log B(ωK, K) per W_k depend on ω. With an
+            # integer second argument n, Γ(a + n)/Γ(a) = Π_{i<n} (a + i): exact sums of logs, and their
+            # a-derivative ψ(a + n) − ψ(a) = Σ_{i<n} 1/(a + i), so no digamma is needed (−log Γ(n) is
+            # a constant and left out). dom: d log density / dω at fixed R, W; completed below
+            dom = J * sum_log_R + K * sum_log_W + J * J * dsdJ / sdJ + K * K * dsdK / sdK
+            for i in range(J):
+                lp += J * math.log(aJ + i)
+                dom += J * J / (aJ + i)
+            for i in range(K):
+                lp += K * math.log(aK + i)
+                dom += K * K / (aK + i)
     if buf[9] > 0.5:  # shared truth: the answers' score patterns follow the per-pair counts
         lik += _shared_truth_loglik(buf[o + P * M:], int(buf[10]), J, K, M, T, pi, theta, use_re, Z, R, W, power,
                                     gpi, gtheta, gZ, gR, gW)
@@ -309,6 +403,7 @@ def tempered_logp_grad(x, g, buf, power):
             for t in range(T):
                 gpi[k, t] += gq[t]
     # backprop through the propagation
+    gbeta = 0.0
     for j in range(J):
         for t in range(T - 2, -1, -1):
             for m2 in range(M):
@@ -331,6 +426,8 @@ def tempered_logp_grad(x, g, buf, power):
                 pos += d - 1
         r = rho[j]
         g[o_rho + j] = beta * r * (1.0 - r) * ds[j] + (1.0 - 2.0 * r)
+        if integrated:
+            gbeta += r * ds[j]  # the judge prior depends on β_max through s_j = ρ_j β_max
     for k in range(K):
         _simplex_grad(pi[k], gpi[k], g[o_pi + k * (T - 1): o_pi + (k + 1) * (T - 1)])
     if use_re:
@@ -338,10 +435,23 @@ def tempered_logp_grad(x, g, buf, power):
             _simplex_grad(Z[k], gZ[k], g[o_Z + k * (T - 1): o_Z + (k + 1) * (T - 1)])
         for j in range(J):
             r = R[j]
-            g[o_R + j] = gR[j] * r * (1.0 - r) + aJ * (1.0 - r) - bJ * r
+            gx = gR[j] * r * (1.0 - r) + aJ * (1.0 - r) - bJ * r  # d / d logit R_j
+            if integrated:  # through x_R = μ(ωJ) + σ(ωJ)·y
+                g[o_R + j] = gx * sdJ
+                dom += gx * J * (dmuJ + x[o_R + j] * dsdJ)
+            else:
+                g[o_R + j] = gx
         for k in range(K):
             w = W[k]
-            g[o_W + k] = gW[k] * w * (1.0 - w) + aK * (1.0 - w) - bK * w
+            gx = gW[k] * w * (1.0 - w) + aK * (1.0 - w) - bK * w
+            if integrated:
+                g[o_W + k] = gx * sdK
+                dom += gx * K * (dmuK + x[o_W + k] * dsdK)
+            else:
+                g[o_W + k] = gx
+    if integrated:
+        g[o_hyp] = dom * buf[13] * s_om * (1.0 - s_om) + (1.0 - 2.0 * s_om)
+        g[o_hyp + 1] = gbeta * buf[14] * s_bm * (1.0 - s_bm) + (1.0 - 2.0 * s_bm)
     return lp + power * lik, lik
 
 
@@ -468,7 +578,8 @@ def logp_c(dim, x_, out_, logp_, ud_):
 @njit(cache=True, error_model="numpy")
 def expand(x, out, buf):
     """The stored values of a point: pi [K,T], expected_score [K], theta [J,T,M], rho [J] and, with
-    random effects, Z [K,T], R [J], W [K], flattened in that order into ``out``."""
+    random effects, Z [K,T], R [J], W [K] and, in integrated mode, omega and beta_max, flattened in
+    that order into ``out``."""
     J, K, M, T, P, use_re, E, n = sizes(buf)
     beta = buf[8]
     o = HEADER
@@ -519,12 +630,21 @@ def expand(x, out, buf):
             for t in range(T):
                 out[w + k * T + t] = tmp[t]
         w += K * T
+        muJ, sdJ, muK, sdK = 0.0, 1.0, 0.0, 1.0
+        if buf[12] > 0.5:  # integrated: R and W non-centred (see tempered_logp_grad)
+            omega = buf[13] * _sigmoid(x[o_W + K])
+            muJ, sdJ = _logit_beta(omega * J, float(J))[:2]
+            muK, sdK = _logit_beta(omega * K, float(K))[:2]
         for j in range(J):
-            out[w + j] = _sigmoid(x[o_R + j])
+            out[w + j] = _sigmoid(muJ + sdJ * x[o_R + j])
         w += J
         for k in range(K):
-            out[w + k] = _sigmoid(x[o_W + k])
+            out[w + k] = _sigmoid(muK + sdK * x[o_W + k])
         w += K
+    if buf[12] > 0.5:
+        out[w] = buf[13] * _sigmoid(x[o_W + K])
+        out[w + 1] = buf[14] * _sigmoid(x[o_W + K + 1])
+        w += 2
     return w
 
 
@@ -758,9 +878,9 @@ def expand_all(draws, out, buf):
 # -- Python side -------------------------------------------------------------------------------------
 
 def supports(settings: "FitSettings") -> bool:
-    """Whether this fast path implements the model for these settings (weight-propagation prior,
-    fixed ω and β_max); other settings use the PyMC graph."""
-    return settings.prior == "weight-propagation" and not settings.integrated
+    """Whether this fast path implements the model for these settings (the weight-propagation
+    prior, fixed or integrated ω and β_max, either likelihood); other priors use the PyMC graph."""
+    return settings.prior == "weight-propagation"
 
 
 def _tiny_buffer() -> np.ndarray:
@@ -800,10 +920,10 @@ def warm_up_tempering() -> None:
 
 def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
     """The float64 data buffer the compiled callbacks read (see the module docstring)."""
-    from simplex_core.model import included_pairs, require_patterns, resolve_delta
+    from simplex_core.model import BETA_MAX_UPPER, OMEGA_UPPER, included_pairs, require_patterns, resolve_delta
 
     if not supports(settings):
-        raise ValueError("the fast path implements the weight-propagation prior with fixed omega and beta_max only.")
+        raise ValueError(f"the fast path implements the weight-propagation prior only; got prior {settings.prior!r}.")
     scale = counts.scale
     N = np.asarray(counts.N, dtype=np.float64)
     J, K, M = N.shape
@@ -820,6 +940,8 @@ def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
     head[1:7] = [J, K, M, T, len(jj), 1.0 if settings.has_random_effects else 0.0]
     head[7] = settings.omega
     head[8] = settings.beta_max
+    if settings.integrated:
+        head[12:15] = [1.0, OMEGA_UPPER, BETA_MAX_UPPER]
     buf = np.concatenate([
         head, resolve_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
@@ -844,10 +966,14 @@ def logp_and_grad(counts: "CountsLike", settings: "FitSettings", x: np.ndarray) 
     return float(logp_grad(x, g, buf)), g
 
 
-def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
+def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", settings: "FitSettings",
+                         values: bool = True) -> np.ndarray:
     """The unconstrained vector of this module for a point of PyMC's value variables (``pi_simplex__``,
     ``rho_logodds__``, ``theta_first_row_simplex__``, ``edge_weights_<d>_simplex__``, ``Z_simplex__``,
-    ``R_logodds__``, ``W_logodds__``), e.g. ``model.initial_point()``; works for gradients too."""
+    ``R_logodds__``, ``W_logodds__``, ``omega_interval__``, ``beta_max_interval__``), e.g.
+    ``model.initial_point()``. In integrated mode R and W are non-centred here (see the module
+    docstring): their coordinates are mapped from PyMC's log-odds; ``values=False`` only lays out
+    the arrays (for gradients, which map by the chain rule instead)."""
     from simplex_core.model import weight_propagation_groups
 
     J, K, M = np.asarray(counts.N).shape
@@ -863,8 +989,18 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
             edge[:, t, pos:pos + d - 1] = arr[:, i, :]
     parts.append(edge.ravel())
     if settings.has_random_effects:
-        parts += [np.asarray(point["Z_simplex__"]).ravel(), np.asarray(point["R_logodds__"]).ravel(),
-                  np.asarray(point["W_logodds__"]).ravel()]
+        x_R = np.asarray(point["R_logodds__"], dtype=float).ravel()
+        x_W = np.asarray(point["W_logodds__"], dtype=float).ravel()
+        if settings.integrated and values:
+            from simplex_core.model import OMEGA_UPPER
+
+            omega = OMEGA_UPPER * float(_sigmoid(float(point["omega_interval__"])))
+            muJ, sdJ = _logit_beta(omega * J, float(J))[:2]
+            muK, sdK = _logit_beta(omega * K, float(K))[:2]
+            x_R, x_W = (x_R - muJ) / sdJ, (x_W - muK) / sdK
+        parts += [np.asarray(point["Z_simplex__"]).ravel(), x_R, x_W]
+    if settings.integrated:
+        parts += [np.asarray(point["omega_interval__"]).ravel(), np.asarray(point["beta_max_interval__"]).ravel()]
     return np.concatenate(parts)
 
 
@@ -880,6 +1016,9 @@ def stored_variables(counts: "CountsLike", settings: "FitSettings") -> tuple[lis
         names += ["Z", "R", "W"]
         shapes += [(K, T), (J,), (K,)]
         dims.update({"Z": ("candidate", "true_level"), "R": ("judge",), "W": ("candidate",)})
+    if settings.integrated:  # scalars, named as in the PyMC graph
+        names += ["omega", "beta_max"]
+        shapes += [(), ()]
     return names, shapes, dims
 
 
@@ -893,6 +1032,19 @@ def stored_coords(counts: "CountsLike") -> dict[str, list[str]]:
     """The coordinates of the stored variables' dimensions."""
     return {"candidate": list(counts.candidates), "judge": list(counts.judges),
             "true_level": list(counts.scale.true_labels), "level": list(counts.scale.labels)}
+
+
+def _prior_centre(buf: np.ndarray) -> np.ndarray:
+    """The centre of PyMC-style random starts: every coordinate 0 (uniform simplexes, ρ = ½; in
+    integrated mode ω and β_max at the middle of their ranges) except, with fixed ω, R_j and W_k, at
+    the logit of their prior mean ω/(1 + ω), i.e. log ω."""
+    J, K, M, T, P, use_re, E, n = sizes(buf)
+    centre = np.zeros(int(n))
+    if use_re and buf[12] < 0.5:  # (integrated mode: R and W non-centred, 0 is the prior's centre)
+        o_R = int(_offsets(J, K, M, T, E)[5])
+        omega = 0.5 * buf[13] if buf[12] > 0.5 else buf[7]
+        centre[o_R:o_R + J + K] = math.log(omega)
+    return centre
 
 
 def compile_fast(counts: "CountsLike", settings: "FitSettings", start: np.ndarray | None = None,
@@ -914,9 +1066,7 @@ def compile_fast(counts: "CountsLike", settings: "FitSettings", start: np.ndarra
     slices = stored_slices(shapes)
     coords = {dim: pd.Index(values) for dim, values in stored_coords(counts).items()}
     if start is None:
-        centre = np.zeros(n)
-        if use_re:
-            centre[n - J - K:] = math.log(settings.omega)
+        centre = _prior_centre(buf)
         spread = 1.0
     else:
         centre = np.asarray(start, dtype=np.float64).copy()
@@ -965,12 +1115,15 @@ def _laplace_log_mass(x: np.ndarray, logp: float, buf: np.ndarray, step: float =
     return float(logp - 0.5 * logdet)
 
 
-def find_modes(counts: "CountsLike", settings: "FitSettings", seed: int, n_starts: int = 6,
+def find_modes(counts: "CountsLike", settings: "FitSettings", seed: int, n_starts: int | None = None,
                maxiter: int = 3000) -> list[Mode]:
-    """Local maxima of the log density from ``n_starts`` L-BFGS runs (PyMC-style random starts),
-    distinct ones only (within 0.5 log units and 0.5 unconstrained units of each other = one mode),
-    best Laplace mass first."""
+    """Local maxima of the log density from ``n_starts`` L-BFGS runs (PyMC-style random starts;
+    default 6, or :data:`INTEGRATED_STARTS` in integrated mode), distinct ones only (within 0.5 log
+    units and 0.5 unconstrained units of each other = one mode), best Laplace mass first."""
     from scipy.optimize import minimize
+
+    if n_starts is None:
+        n_starts = INTEGRATED_STARTS if settings.integrated else 6
 
     buf = build_buffer(counts, settings)
     n = int(sizes(buf)[-1])
@@ -984,11 +1137,9 @@ def find_modes(counts: "CountsLike", settings: "FitSettings", seed: int, n_start
         return -lp, -grad.copy()
 
     optima: list[list] = []  # [logp, x, hits]
+    centre = _prior_centre(buf)
     for _ in range(max(1, int(n_starts))):
-        x0 = rng.uniform(-1.0, 1.0, size=n)
-        if settings.has_random_effects:
-            J, K = np.asarray(counts.N).shape[:2]
-            x0[n - J - K:] += math.log(settings.omega)
+        x0 = centre + rng.uniform(-1.0, 1.0, size=n)
         res = minimize(negative, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(maxiter)})
         lp, x = -float(res.fun), np.asarray(res.x)
         if not math.isfinite(lp) or lp <= -1e299:

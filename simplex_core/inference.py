@@ -12,9 +12,9 @@ Engines (``FitSettings.engine``)
     point by point), compiled once per machine and cached on disk, so no compilation per dataset or
     setting. Before sampling, a few L-BFGS runs locate the posterior's modes and the chains start
     there (dealt over the modes that hold non-negligible Laplace mass, so a real second mode shows in
-    R-hat instead of hiding). It implements the weight-propagation prior with fixed ω and β_max;
-    other priors and integrated mode fall back to ``'nutpie'`` (``timing['engine_used']`` says which
-    engine ran). Chosen by measurement (``bench/speed.py``, README "Engine").
+    R-hat instead of hiding). It implements the weight-propagation prior, with fixed ω and β_max or
+    in integrated mode; the other priors fall back to ``'nutpie'`` (``timing['engine_used']`` says
+    which engine ran). Chosen by measurement (``bench/speed.py``, README "Engine").
 ``'nutpie'``
     nutpie's Rust NUTS sampler driving a log density (and gradient) compiled by PyTensor's C
     backend. Compiling takes seconds (PyTensor caches the C modules on disk, across processes);
@@ -678,7 +678,7 @@ def fit_model(
 
         if supports(settings):
             return _fit_fast(counts, settings, progress_callback, started=t_import)
-        # Other priors and integrated mode: the PyMC graph through nutpie (recorded in the result)
+        # Other judge priors: the PyMC graph through nutpie (recorded in the result)
         result = fit_model(counts, settings.replace(engine="nutpie"), progress_callback)
         result.settings = settings
         result.timing["engine_used"] = "nutpie"

@@ -4,8 +4,8 @@ Checked here: the score patterns are the sufficient statistics (they give back t
 each judge's marginal is the paper's γ_jk exactly; the PyMC graph equals a brute-force sum over the
 latent true levels; with one judge it is the per-judge likelihood; gold answers keep only their true
 level; and the numba kernel of the fast engine equals the PyMC graph point by point, value and
-gradient, for every scale shape, with and without random effects, with missing scores, excluded pairs
-and gold labels.
+gradient, for every scale shape, with and without random effects, in integrated mode, with missing
+scores, excluded pairs and gold labels.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from simplex_core.scale import Scale
 from simplex_core.simulate import simulate
 
 fast_density = pytest.importorskip("simplex_core.fast_density")
+from tests.test_speed_equivalence import expected_fast  # noqa: E402  (PyMC's density in the fast coordinates)
 
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
 
@@ -158,6 +159,9 @@ CASES = [
     ("square 5 levels, omega 0, gold", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 3, 3, FitSettings(omega=0.0), 0.3),
     ("5 observed, 3 true, omega 2", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
      FitSettings(omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0)), 0.1),
+    ("binary+abstain, integrated, gold", BINARY_ABSTAIN, 3, 4, FitSettings(integrated=True), 0.1),
+    ("5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 3, 3,
+     FitSettings(integrated=True, delta="deflation"), 0.0),
 ]
 
 
@@ -172,9 +176,9 @@ def test_fast_kernel_equals_pymc_graph(name, scale, J, K, base, gold):
         point = {k: v + rng.normal(0.0, 1.5, size=np.shape(v)) for k, v in model.initial_point().items()}
         x = fast_density.flat_from_pymc_point(point, counts, settings)
         lp, grad = fast_density.logp_and_grad(counts, settings, x)
-        ref, grads = _value_grads(model, point)
+        ref, expected = expected_fast(*_value_grads(model, point), point, counts, settings)
         offsets.append(lp - ref)
-        np.testing.assert_allclose(grad, fast_density.flat_from_pymc_point(grads, counts, settings), rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
     assert np.ptp(offsets) < 1e-7 * max(1.0, abs(offsets[0]))
 
 

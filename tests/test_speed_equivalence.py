@@ -41,7 +41,40 @@ CASES = [
     ("square 5 levels, omega 0", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 2, 3, FitSettings(likelihood="per-judge", omega=0.0, beta_max=5.0)),
     ("5 observed, 3 true, omega 2", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
      FitSettings(likelihood="per-judge", omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0))),
+    # integrated mode: ω and β_max are coordinates (always with random effects)
+    ("binary+abstain, integrated", BINARY_ABSTAIN, 3, 4, FitSettings(likelihood="per-judge", integrated=True)),
+    ("5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
+     FitSettings(likelihood="per-judge", integrated=True, delta="central")),
 ]
+
+
+def expected_fast(lp: float, grads: dict, point: dict, counts, settings) -> tuple[float, np.ndarray]:
+    """The fast density's value and gradient expected from PyMC's logp ``lp`` and gradient ``grads``
+    at ``point``: the same in PyMC's coordinates; in integrated mode R and W are non-centred
+    (logit R_j = μ + σ y_j, μ = ψ(ωJ) − ψ(J), σ² = ψ'(ωJ) + ψ'(J); likewise W with K), so the
+    value gains the log-Jacobian Σ log σ and the gradient maps by the chain rule (computed here
+    with SciPy's polygamma, independently of the kernel)."""
+    from scipy.special import expit, polygamma
+
+    if not settings.integrated:
+        return lp, fast_density.flat_from_pymc_point(grads, counts, settings)
+    grads = dict(grads)
+    J, K = len(counts.judges), len(counts.candidates)
+    s = float(expit(float(point["omega_interval__"])))
+    omega, domega_du = 8.0 * s, 8.0 * s * (1.0 - s)
+    dlp_domega = 0.0
+    for name, n in (("R_logodds__", J), ("W_logodds__", K)):
+        a = omega * n
+        mu = polygamma(0, a) - polygamma(0, n)
+        sd = np.sqrt(polygamma(1, a) + polygamma(1, n))
+        dsd = n * polygamma(2, a) / (2 * sd)  # dσ/dω
+        y = (np.asarray(point[name]) - mu) / sd
+        g_x = np.asarray(grads[name])
+        lp += n * np.log(sd)  # n variables, log σ each
+        dlp_domega += float(np.sum(g_x * (n * polygamma(1, a) + y * dsd))) + n * dsd / sd
+        grads[name] = g_x * sd
+    grads["omega_interval__"] = np.asarray(grads["omega_interval__"]) + dlp_domega * domega_du
+    return lp, fast_density.flat_from_pymc_point(grads, counts, settings, values=False)
 
 
 @pytest.mark.parametrize("name, scale, J, K, settings", CASES, ids=[c[0] for c in CASES])
@@ -57,7 +90,6 @@ def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
         point = {k: v + rng.normal(0.0, 1.5, size=np.shape(v)) for k, v in base.items()}
         x = fast_density.flat_from_pymc_point(point, counts, settings)
         lp, grad = fast_density.logp_and_grad(counts, settings, x)
-        offsets.append(lp - float(logp_fn(point)))
         flat = dlogp(point)
         grads, start = {}, 0
         for v in model.value_vars:
@@ -65,7 +97,8 @@ def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
             size = int(np.prod(shape))
             grads[v.name] = flat[start:start + size].reshape(shape)
             start += size
-        expected = fast_density.flat_from_pymc_point(grads, counts, settings)
+        ref, expected = expected_fast(float(logp_fn(point)), grads, point, counts, settings)
+        offsets.append(lp - ref)
         np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
     # one constant (the dropped normalising constants) at every point
     assert np.ptp(offsets) < 1e-7 * max(1.0, abs(offsets[0]))
@@ -79,6 +112,8 @@ def test_no_random_effect_coordinates_at_omega_zero():
     assert n2 - n0 == 4 * 1 + 2 + 4
     model = build_model(counts, FitSettings(likelihood="per-judge", omega=0.0))
     assert n0 == sum(int(np.prod(np.shape(v))) for v in model.initial_point().values())
+    # integrated mode adds ω and β_max to the random effects' coordinates
+    assert fast_density.n_unconstrained(counts, FitSettings(likelihood="per-judge", integrated=True)) == n2 + 2
 
 
 def test_excluded_pairs_do_not_enter_the_density():
@@ -104,8 +139,9 @@ def test_excluded_pairs_do_not_enter_the_density():
 def test_unsupported_settings_are_refused():
     counts = _counts(BINARY_ABSTAIN, 2, 3, n=10, seed=0)
     assert not fast_density.supports(FitSettings(likelihood="per-judge", prior="diagonal"))
-    assert not fast_density.supports(FitSettings(likelihood="per-judge", integrated=True))
-    with pytest.raises(ValueError, match="weight-propagation prior with fixed omega and beta_max"):
+    for likelihood in ("per-judge", "shared-truth"):
+        assert fast_density.supports(FitSettings(likelihood=likelihood, integrated=True))
+    with pytest.raises(ValueError, match="weight-propagation prior only; got prior 'mixing'"):
         fast_density.build_buffer(counts, FitSettings(likelihood="per-judge", prior="mixing"))
 
 
@@ -138,3 +174,72 @@ def test_fast_posterior_matches_pymc_posterior():
         assert np.all(z < 4.5), (var, z)
         # spreads agree too (posterior SDs within 20 %)
         np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
+
+
+@pytest.mark.slow
+def test_integrated_fast_posterior_matches_nutpie_on_pymc_graph():
+    """Integrated mode (ω, β_max random): the fast engine converges on small simulated data and gives
+    the posterior of the PyMC graph sampled by nutpie, up to Monte Carlo error, ω and β_max included."""
+    import arviz as az
+
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.inference import fit_model
+    from simplex_core.simulate import simulate
+
+    sim = simulate(scale=Scale((0.0, 1.0)), n_items=40, candidates=3, judges=3, omega=0.5, rng=11)
+    counts = count_tensor(load_table(sim.frame, scale=sim.scale))
+    base = FitSettings(integrated=True, chains=2, draws=1000, tune=1000, seed=5)
+    fast = fit_model(counts, base.replace(engine="fast"))
+    ref = fit_model(counts, base.replace(engine="nutpie"))
+    assert fast.timing["engine_used"] == "fast"
+    assert fast.diagnostics.divergences == 0
+    assert fast.diagnostics.max_rhat_all < 1.02
+    for var in ("expected_score", "omega", "beta_max", "rho"):
+        a, b = fast.idata.posterior[var], ref.idata.posterior[var]
+        assert a.dims == b.dims
+        se = np.sqrt(az.mcse(fast.idata.posterior[[var]])[var].values ** 2
+                     + az.mcse(ref.idata.posterior[[var]])[var].values ** 2)
+        z = np.abs(a.mean(("chain", "draw")).values - b.mean(("chain", "draw")).values) / se
+        assert np.all(z < 4.5), (var, z)
+        np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
+
+
+def test_polygamma_matches_scipy():
+    """ψ, ψ', ψ'' of the non-centring (small arguments: ω near 0) against SciPy."""
+    from scipy.special import polygamma
+
+    for x in np.concatenate([np.geomspace(1e-6, 1e3, 60), [0.5, 1.0, 9.99, 10.0, 10.01, 37.3]]):
+        got = fast_density.polygamma012(float(x))
+        for n in range(3):
+            assert got[n] == pytest.approx(float(polygamma(n, x)), rel=1e-13, abs=1e-13), (n, x)
+
+
+def test_integrated_draws_store_omega_and_beta_max():
+    """The stored ω and β_max are the interval transforms of their coordinates (the last two), as
+    scalars per draw, from the parallel-tempering sampler too (it shares the fast path's expand)."""
+    from simplex_core.tempering import sample_tempered
+
+    counts = _counts(BINARY_ABSTAIN, 2, 3, n=20, seed=4)
+    settings = FitSettings(likelihood="per-judge", integrated=True, chains=1, draws=30, tune=30, seed=2)
+    names, shapes, _ = fast_density.stored_variables(counts, settings)
+    assert dict(zip(names, shapes))["omega"] == () and dict(zip(names, shapes))["beta_max"] == ()
+    buf = fast_density.build_buffer(counts, settings)
+    x = np.random.default_rng(0).normal(size=fast_density.n_unconstrained(counts, settings))
+    out = np.zeros(fast_density.stored_slices(shapes)[-1].stop)
+    fast_density.expand(x, out, buf)
+    stored = {n: out[sl] for n, sl in zip(names, fast_density.stored_slices(shapes))}
+    np.testing.assert_allclose(stored["omega"], 8.0 / (1.0 + np.exp(-x[-2])), rtol=1e-12)
+    np.testing.assert_allclose(stored["beta_max"], 20.0 / (1.0 + np.exp(-x[-1])), rtol=1e-12)
+    # R and W are non-centred: logit R_j = μ + σ y_j with the prior moments of logit R_j at this ω
+    from scipy.special import expit, polygamma
+
+    omega = stored["omega"][0]
+    for name, n, y in (("R", 2, x[-2 - 3 - 2:-2 - 3]), ("W", 3, x[-2 - 3:-2])):
+        mu = polygamma(0, omega * n) - polygamma(0, n)
+        sd = np.sqrt(polygamma(1, omega * n) + polygamma(1, n))
+        np.testing.assert_allclose(stored[name], expit(mu + sd * y), rtol=1e-12)
+    post = sample_tempered(counts, settings, [np.zeros_like(x)], replicas=3).posterior
+    assert post["omega"].dims == ("chain", "draw") and post["beta_max"].dims == ("chain", "draw")
+    assert (0 < post["omega"].values).all() and (post["omega"].values < 8).all()
+    assert (0 < post["beta_max"].values).all() and (post["beta_max"].values < 20).all()
+    assert post["omega"].values.std() > 0  # ω moves: it is a parameter, not a constant
