@@ -13,6 +13,7 @@ from app_support.downloads import csv_button, show_figure
 from app_support.errors import guard
 from app_support.frame import page_frame
 from app_support.guide_links import guide_link
+from app_support.leaderboard_view import summary_columns
 from app_support.page_parts import data_caption, fit_header, require_settings, require_table, waiting_for_first_fit
 from app_support.sidebar import context
 from app_support.safe_text import md
@@ -102,13 +103,7 @@ if bayes is not None:
         if truth is not None:
             summary["true_rank"] = summary["candidate"].map(truth)
         st.dataframe(summary, hide_index=True, width="stretch", column_config={
-            "expected_score_mean": st.column_config.NumberColumn("E (mean)", format="%.3f"),
-            "expected_score_lo": st.column_config.NumberColumn("E 2.5%", format="%.3f"),
-            "expected_score_hi": st.column_config.NumberColumn("E 97.5%", format="%.3f"),
-            "rank_median": st.column_config.NumberColumn("rank (median)", format="%.1f"),
-            "rank_lo": st.column_config.NumberColumn("rank 2.5%"),
-            "rank_hi": st.column_config.NumberColumn("rank 97.5%"),
-            "p_best": st.column_config.ProgressColumn("P(best)", min_value=0.0, max_value=1.0, format="%.2f"),
+            **summary_columns(),
             "point_rank": st.column_config.NumberColumn("point rank", help="Rank of the posterior mean of E"),
         })
         csv_button(summary, f"{ctx.source_label}-posterior-summary", label="Summary CSV", key="dl-summary")

@@ -52,15 +52,10 @@ def _evaluate(model, names, point):
 
 
 def _value_grads(model, point):
-    logp_fn = model.compile_logp()
-    flat = model.compile_dlogp()(point)
-    grads, start = {}, 0
-    for v in model.value_vars:
-        shape = np.shape(point[v.name])
-        size = int(np.prod(shape))
-        grads[v.name] = flat[start:start + size].reshape(shape)
-        start += size
-    return float(logp_fn(point)), grads
+    from tests.test_speed_equivalence import split_flat_gradient
+
+    grads = split_flat_gradient(model, point, model.compile_dlogp()(point))
+    return float(model.compile_logp()(point)), grads
 
 
 def test_patterns_give_back_the_count_tensor_and_skip_empty_answers():

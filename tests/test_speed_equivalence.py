@@ -78,6 +78,17 @@ def expected_fast(lp: float, grads: dict, point: dict, counts, settings) -> tupl
 
 
 @pytest.mark.parametrize("name, scale, J, K, settings", CASES, ids=[c[0] for c in CASES])
+
+def split_flat_gradient(model, point, flat) -> dict:
+    """PyMC's flat dlogp vector as one array per value variable, shaped like ``point``."""
+    grads, start = {}, 0
+    for v in model.value_vars:
+        shape = np.shape(point[v.name])
+        size = int(np.prod(shape))
+        grads[v.name] = flat[start:start + size].reshape(shape)
+        start += size
+    return grads
+
 def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
     counts = _counts(scale, J, K, n=40, seed=len(name), exclude=((0, 0),))
     model = build_model(counts, settings)
@@ -90,13 +101,7 @@ def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
         point = {k: v + rng.normal(0.0, 1.5, size=np.shape(v)) for k, v in base.items()}
         x = fast_density.flat_from_pymc_point(point, counts, settings)
         lp, grad = fast_density.logp_and_grad(counts, settings, x)
-        flat = dlogp(point)
-        grads, start = {}, 0
-        for v in model.value_vars:
-            shape = np.shape(point[v.name])
-            size = int(np.prod(shape))
-            grads[v.name] = flat[start:start + size].reshape(shape)
-            start += size
+        grads = split_flat_gradient(model, point, dlogp(point))
         ref, expected = expected_fast(float(logp_fn(point)), grads, point, counts, settings)
         offsets.append(lp - ref)
         np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
