@@ -173,9 +173,18 @@ def test_slide_pages_carry_size_title_and_caption():
     assert "hanna · coherence" in caption and "ω = 2, β_max = 5" in caption and "likelihood: shared-truth" in caption
     for size, (w, h) in S.PAGE_SIZES.items():
         page = S.for_slides(grid, "Judges", caption, size=size)
-        assert (page.layout.width, page.layout.height) == (w, h)
         assert page.layout.title.subtitle.text == caption and "Judges" in page.layout.title.text
+        if size == "paper":  # three judges on a narrow page: two columns, the page grows downwards
+            assert page.layout.width == w and page.layout.height > h
+            domains = [page.layout[f"ternary{'' if i == 0 else i + 1}"].domain for i in range(3)]
+            assert {round(d.x[0], 3) for d in domains} == {0.0, round(domains[1].x[0], 3)} and domains[1].x[0] > 0.4
+            assert domains[2].y[1] < domains[0].y[0]  # the third panel in a row of its own
+            titles = [a for a in page.layout.annotations if (a.name or "").startswith("panel-title-")]
+            assert [(round(a.x, 3), round(a.y, 3)) for a in titles] == [(round(d.x[0], 3), round(d.y[1], 3)) for d in domains]
+        else:
+            assert (page.layout.width, page.layout.height) == (w, h)
     assert grid.layout.width is None  # the original is untouched
+    assert grid.layout.ternary2.domain.y[1] == 1.0  # ... and keeps its own layout (one row)
     with pytest.raises(ValueError, match="size must be one of 16:9, paper"):
         S.for_slides(grid, "x", "y", size="4:3")
 

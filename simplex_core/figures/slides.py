@@ -63,13 +63,20 @@ def for_slides(fig: go.Figure, title: str, caption: str, size: str = "16:9") -> 
     Returns
     -------
     go.Figure
-        Width and height of the page, fonts scaled to it, the title top left and the caption as
+        Width and height of the page (a judges grid on a paper page keeps two columns and grows
+        taller), fonts scaled to it, the title top left and the caption as
         its subtitle (``layout.title.subtitle``), the top margin grown to hold both.
     """
     if size not in PAGE_SIZES:
         raise ValueError(f"size must be one of {', '.join(PAGE_SIZES)}; got {size!r}.")
     width, height = PAGE_SIZES[size]
     out = go.Figure(fig)
+    grid = (out.layout.meta or {}).get("judges_grid") if isinstance(out.layout.meta, dict) else None
+    if grid and size == "paper" and int(grid["n"]) > PAPER_GRID_COLS:
+        # a paper page is narrow: many judges side by side would be unreadable, so the grid keeps
+        # two columns and the page grows downwards (a full-page figure)
+        rows = _regrid(out, PAPER_GRID_COLS)
+        height = max(height, rows * PAPER_PANEL_HEIGHT + 200)
     base = 15 if size == "16:9" else 11
     # the caption in lines that fit the page (a paper figure cut a long caption at its right edge)
     caption = wrap_caption(caption, int((width - 120) / (0.5 * (base - 1))))
@@ -130,14 +137,10 @@ def ternary_judges_grid_figure(judges: Mapping[str, JudgeSimplex], level_labels:
     rows = int(np.ceil(n / cols))
     two_levels = len(level_labels) == 2
     grid = go.Figure()
-    gap_x, gap_y, head = 0.08, 0.14, 0.0
-    w = (1 - gap_x * (cols - 1)) / cols
-    h = (1 - gap_y * (rows - 1)) / rows
     for i, name in enumerate(names):
         d = judges[name]
-        r, c = divmod(i, cols)
-        x0, y1 = c * (w + gap_x), 1 - r * (h + gap_y)
-        domain = dict(x=[max(x0, 0.0), min(x0 + w, 1.0)], y=[max(y1 - h, 0.0), min(y1 - head * h, 1.0)])
+        domain = _panel_domain(i, n, cols)
+        x0, y1 = domain["x"][0], domain["y"][1]
         if two_levels:
             one = segment_judge_figure(d.observed, level_labels, d.theta_draws, d.theta_mean, d.candidate_posterior,
                                        counts=d.counts, true_labels=true_labels, judge=str(name), max_draws=max_draws,
@@ -156,14 +159,49 @@ def ternary_judges_grid_figure(judges: Mapping[str, JudgeSimplex], level_labels:
                 grid.add_trace(t)
             grid.update_layout({sub: {**ternary_layout(level_labels), "domain": domain}})
         # the panel's name in its top-left corner, beside the triangle's apex and its axis title
-        grid.add_annotation(text=f"<b>{safe_text(name)}</b>", x=max(x0, 0.0), y=min(y1, 1.0), xref="paper", yref="paper",
-                            xanchor="left", yanchor="top", showarrow=False, font=dict(size=13))
+        grid.add_annotation(text=f"<b>{safe_text(name)}</b>", x=x0, y=y1, xref="paper", yref="paper",
+                            xanchor="left", yanchor="top", showarrow=False, font=dict(size=13), name=f"panel-title-{i}")
     grid.update_layout(
+        meta={"judges_grid": {"n": n, "two_levels": two_levels}},
         template="plotly_white", font=dict(size=11), showlegend=True,
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0, font=dict(size=11)),
         margin=dict(l=50, r=50, t=90, b=110), height=460 * rows + 200, width=None,
     )
     return grid
+
+
+def _panel_domain(i: int, n: int, cols: int) -> dict:
+    """Paper-coordinate domain of panel ``i`` of ``n`` laid out in ``cols`` columns."""
+    rows = int(np.ceil(n / cols))
+    gap_x, gap_y = 0.08, 0.14 if rows > 1 else 0.0
+    w = (1 - gap_x * (cols - 1)) / cols
+    h = (1 - gap_y * (rows - 1)) / rows
+    r, c = divmod(i, cols)
+    x0, y1 = c * (w + gap_x), 1 - r * (h + gap_y)
+    return dict(x=[max(x0, 0.0), min(x0 + w, 1.0)], y=[max(y1 - h, 0.0), min(y1, 1.0)])
+
+
+#: A judges grid on a paper page: at most this many columns, each panel this tall (pixels).
+PAPER_GRID_COLS, PAPER_PANEL_HEIGHT = 2, 290
+
+
+def _regrid(fig: go.Figure, cols: int) -> int:
+    """Lay a judges grid (built by :func:`ternary_judges_grid_figure`) out again in ``cols`` columns,
+    in place; returns the number of rows. Only domains and panel titles move; traces stay."""
+    n = int(fig.layout.meta["judges_grid"]["n"])
+    two_levels = bool(fig.layout.meta["judges_grid"]["two_levels"])
+    for i in range(n):
+        domain = _panel_domain(i, n, cols)
+        if two_levels:
+            k = "" if i == 0 else str(i + 1)
+            fig.layout[f"xaxis{k}"].domain = domain["x"]
+            fig.layout[f"yaxis{k}"].domain = domain["y"]
+        else:
+            fig.layout["ternary" if i == 0 else f"ternary{i + 1}"].domain = domain
+        for a in fig.layout.annotations:
+            if a.name == f"panel-title-{i}":
+                a.x, a.y = domain["x"][0], domain["y"][1]
+    return int(np.ceil(n / cols))
 
 
 def _copy_xy_panel(grid: go.Figure, one: go.Figure, k: int, domain: dict) -> None:
