@@ -77,8 +77,6 @@ def expected_fast(lp: float, grads: dict, point: dict, counts, settings) -> tupl
     return lp, fast_density.flat_from_pymc_point(grads, counts, settings, values=False)
 
 
-@pytest.mark.parametrize("name, scale, J, K, settings", CASES, ids=[c[0] for c in CASES])
-
 def split_flat_gradient(model, point, flat) -> dict:
     """PyMC's flat dlogp vector as one array per value variable, shaped like ``point``."""
     grads, start = {}, 0
@@ -89,6 +87,8 @@ def split_flat_gradient(model, point, flat) -> dict:
         start += size
     return grads
 
+
+@pytest.mark.parametrize("name, scale, J, K, settings", CASES, ids=[c[0] for c in CASES])
 def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
     counts = _counts(scale, J, K, n=40, seed=len(name), exclude=((0, 0),))
     model = build_model(counts, settings)
