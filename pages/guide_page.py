@@ -65,7 +65,7 @@ st.markdown(
 st.header("Simplex", anchor="simplex")
 st.markdown(
     "- Dots are candidates as one judge scored them (the observed share of each level). Hover for counts and *n*.\n"
-    "- Thin translucent triangles are posterior draws of the judge's three vertices; the bold triangle is their mean. "
+    "- Faint outlined triangles are posterior draws of the judge's three vertices; the bold triangle is their mean. "
     "A tight bundle means the data pin the judge down; a spread bundle means they do not, and rankings inherit that doubt.\n"
     "- Faint points are the candidates' posterior positions.\n"
     "- Two levels: everything lies on a segment, and the ranking is the order along it wherever the judge's two "
