@@ -80,14 +80,19 @@ def main(argv: list[str] | None = None) -> None:
                      for o in GRID_OMEGAS for b in GRID_BETAS if (o, b) != (0.0, 5.0)]
     tasks = [(case, s) for case in args.cases.split(",") for s in settings]
     print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}")
-    print(f"# load before: {uptime()}")
+    print(f"# load before: {uptime()}", flush=True)
+    def show(_i: int, r: dict) -> None:  # a row as soon as its fit ends: a long run shows its progress
+        print(f"# done: {r['case']} {r['setting']}: R-hat {r['rhat']:.3f}, ESS {r['ess']:.0f}, "
+              f"{r['div']} divergences, {r['seconds']:.0f} s", flush=True)
+
     if args.workers == 0:
-        rows = map_tasks(fit_case, tasks, labels=[f"{c} {s.key()[:8]}" for c, s in tasks])
+        rows = map_tasks(fit_case, tasks, labels=[f"{c} {s.key()[:8]}" for c, s in tasks], on_result=show)
         where = "in this process"
     else:
         with open_client(args.scheduler, args.workers) as client:
             where = describe(client)
-            rows = map_tasks(fit_case, tasks, client=client, labels=[f"{c} {s.key()[:8]}" for c, s in tasks])
+            rows = map_tasks(fit_case, tasks, client=client, labels=[f"{c} {s.key()[:8]}" for c, s in tasks],
+                             on_result=show)
     print(f"# fits ran {where}")
     print("| case | setting | max R-hat | min bulk ESS | divergences | converged | seconds | sampler |")
     print("|---|---|---|---|---|---|---|---|")

@@ -555,7 +555,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     models = [fast_density.compile_fast(counts, settings, start=start) for start, _ in groups]
     runs: list = []  # round by round, one sampling run per starting mode
 
-    def sample_round(r: int, lo: float, hi: float, note: str) -> None:
+    def sample_round(r: int, lo: float, hi: float, note: str, base: FitSettings = settings) -> None:
         done_chains = 0
         for g, ((_, n_chains), model) in enumerate(zip(groups, models)):
             a = lo + (hi - lo) * done_chains / settings.chains
@@ -567,7 +567,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
             scaled(f"sampling {n_chains} chain{'s' if n_chains > 1 else ''}", 0.05)
             seed = settings.seed + 7919 * g + 104729 * r
-            run = _sample_nutpie(model, settings.replace(chains=n_chains, seed=seed), {},
+            run = _sample_nutpie(model, base.replace(chains=n_chains, seed=seed), {},
                                  scaled if cb is not None else None, store_unconstrained=True)
             runs.append(_with_boost_log(run, counts))
             done_chains += n_chains
@@ -599,6 +599,31 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             rounds += 1
             idata = az.concat(runs, dim="chain", reset_dim=True)
             diagnostics = diagnose(idata, tuple(counts.candidates))
+    target_accept_used = float(settings.target_accept)
+    for retry_accept in DIVERGENCE_RETRY_ACCEPT:
+        if not diagnostics.divergences or retry_accept <= target_accept_used:
+            continue
+        # Divergent transitions: the leapfrog steps were too long for a region of high curvature
+        # (measured: single-judge binary posteriors, whose non-identified ridge ends in a funnel where
+        # a candidate's π reaches 0 or 1). Draws next to a divergence are biased, so the posterior is
+        # sampled afresh with a higher acceptance target (smaller steps), never pooled with them.
+        first = diagnostics.message.removeprefix("not converged: ").split(";")[0]
+        _report(cb, f"{first}: sampling again with smaller steps (target acceptance {retry_accept:g})", 0.9)
+        retry = settings.replace(target_accept=retry_accept)
+        if tempered_s:
+            from simplex_core.tempering import TEMPERED_THIN, sample_tempered
+
+            t2 = time.perf_counter()
+            again = sample_tempered(counts, retry, [start for start, _ in groups], thin=TEMPERED_THIN)
+            tempered_s += time.perf_counter() - t2
+            again_diagnostics = _explain_tempering(diagnose(again, tuple(counts.candidates)), len(groups), nuts_note)
+        else:
+            runs.clear()
+            sample_round(0, 0.9, 0.95, "", base=retry)
+            again = runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
+            again_diagnostics = diagnose(again, tuple(counts.candidates))
+        if again_diagnostics.divergences < diagnostics.divergences:
+            idata, diagnostics, target_accept_used = again, again_diagnostics, retry_accept
     compile_s += tempering_load_s
     sample_s = time.perf_counter() - t1 - tempering_load_s
     _finish_idata(idata, counts, settings, structure_key(counts, settings))
@@ -609,6 +634,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         timing={"compile_s": float(compile_s), "sample_s": float(sample_s), "reused_compiled": bool(reused),
                 "engine_used": "fast", "modes_s": float(modes_s), "modes": len(modes),
                 "start_modes": len(groups), "rounds": rounds, "tempered_s": float(tempered_s),
+                "target_accept": target_accept_used,
                 "sampler": "parallel tempering" if tempered_s else "nuts"},
         settings=settings,
         counts=counts,
@@ -616,6 +642,10 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
 
 _FAST_LOADED = threading.Event()
+
+#: Acceptance targets of the fresh runs after divergent transitions (engine ``'fast'``), tried in turn
+#: while divergences remain; the run with the fewest divergences is kept.
+DIVERGENCE_RETRY_ACCEPT = (0.95, 0.99)
 
 
 def _with_boost_log(idata, counts: CountsLike):
