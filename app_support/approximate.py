@@ -17,7 +17,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simplex_core.fit_jobs import fit_key, grid_settings
+from simplex_core.fit_identity import fit_key, model_key
+from simplex_core.fit_jobs import grid_settings
 from simplex_core.model import FitSettings
 
 from . import fits
@@ -110,7 +111,7 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
     for pre in precomputed.reweighting_sources(counts):
         # shipped fits carry the sampler sizes they were made with: compare the model fields only
         s = settings.replace(**{k: getattr(pre.settings, k) for k in ("omega", "beta_max")})
-        if precomputed.model_fields(pre.settings) == precomputed.model_fields(s):
+        if pre.meta.get("model_key") == model_key(counts, s):
             found.append((s, pre, fit_key(counts, s) + ":pre"))
     found = [f for f in found if structure_problem(f[0], settings) is None]
     # k̂ grows fast with the distance in ω (a ratio of Beta priors), less so in β_max

@@ -20,7 +20,8 @@ from typing import Any
 import streamlit as st
 
 from simplex_core.data import Counts, JudgmentTable, count_tensor
-from simplex_core.fit_jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, data_key, fit_key, grid_settings
+from simplex_core.fit_identity import data_key, fit_key
+from simplex_core.fit_jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, grid_settings
 from simplex_core.model import FitSettings
 
 from . import data_access as da
@@ -171,7 +172,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     if result is not None:
         view.result, view.result_settings, view.origin = result, settings, "cache"
         return view
-    pre = precomputed.match(table, counts, settings)
+    pre = precomputed.match(counts, settings)
     if pre is not None:
         view.result, view.result_settings, view.origin = pre, settings, "precomputed"
         return view
@@ -210,7 +211,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((data_key(counts), purpose))
     if shown is not None:
         old_settings = FitSettings.from_dict(shown)
-        old = cached_result(counts, old_settings) or precomputed.match(table, counts, old_settings)
+        old = cached_result(counts, old_settings) or precomputed.match(counts, old_settings)
         if old is not None:
             view.result, view.result_settings, view.origin = old, old_settings, "stale"
     return view

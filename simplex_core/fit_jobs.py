@@ -41,6 +41,8 @@ import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Literal, Protocol
 
+from simplex_core.fit_identity import data_key, fit_key  # noqa: F401 — data_key: for callers of this module
+
 log = logging.getLogger(__name__)
 
 #: Priority of a fit somebody is waiting for (smaller runs first).
@@ -108,26 +110,6 @@ class FitCacheStore:
     def save(self, counts: Any, settings: Any, result: Any) -> bool:
         cache = self._cache()
         return cache.put(result).exists()  # a read-only folder keeps it in memory instead
-
-
-def data_key(counts: Any) -> str:
-    """The data part of a fit's identity: the data hash of the counts (which covers the table, the
-    scale and the families) plus the included mask."""
-    import hashlib
-
-    import numpy as np
-
-    data_hash = getattr(counts, "data_hash", "") or ""
-    included = np.asarray(counts.included, dtype=bool)
-    mask = hashlib.sha256(np.packbits(included).tobytes() + str(included.shape).encode()).hexdigest()[:12]
-    if not data_hash:  # counts built by hand: hash the tensor itself
-        data_hash = hashlib.sha256(np.asarray(counts.N, dtype=np.int64).tobytes()).hexdigest()
-    return f"{data_hash[:24]}-{mask}"
-
-
-def fit_key(counts: Any, settings: Any) -> str:
-    """The identity of a fit: :func:`data_key` and the settings key."""
-    return f"{data_key(counts)}-{settings.key()}"
 
 
 # -- status snapshots ----------------------------------------------------------------------------

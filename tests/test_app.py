@@ -526,8 +526,8 @@ def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_
     table = datasets.load_dataset(datasets.DEFAULT_DATASET)
     counts = count_tensor(table)
     default = precomputed.load()
-    assert precomputed.match(table, counts, default.settings) is default
-    assert precomputed.match(table, counts, default.settings.replace(likelihood="per-judge")) is None
-    assert precomputed.match(table, counts, default.settings.replace(omega=1.0)) is None  # never shown as a fit
+    assert precomputed.match(counts, default.settings) is default
+    assert precomputed.match(counts, default.settings.replace(likelihood="per-judge")) is None
+    assert precomputed.match(counts, default.settings.replace(omega=1.0)) is None  # never shown as a fit
     sources = {(p.settings.omega, p.settings.beta_max) for p in precomputed.reweighting_sources(counts)}
     assert sources == {(0.0, 5.0), (1.0, 5.0)}

@@ -33,6 +33,7 @@ class FakeSettings:
     step_seconds: float = 0.02
     fail: bool = False
     integrated: bool = False
+    likelihood: str = "per-judge"
 
     def key(self) -> str:
         return f"o{self.omega:g}-b{self.beta_max:g}-s{self.steps}-t{self.step_seconds:g}-f{int(self.fail)}"
@@ -43,11 +44,15 @@ class FakeSettings:
         return replace(self, **changes)
 
 
-@dataclass(frozen=True)
-class FakeCounts:
-    N: np.ndarray
-    included: np.ndarray
-    data_hash: str = "fake-data"
+def FakeCounts(N: np.ndarray, included: np.ndarray):  # noqa: N802 — reads like the class it was
+    """Real Counts of a hand-made tensor (the fit key reads names and the scale)."""
+    from simplex_core.data import Counts
+    from simplex_core.scale import Scale
+
+    J, K, M = N.shape
+    return Counts(N=N, included=included, judges=tuple(f"j{j}" for j in range(J)),
+                  candidates=tuple(f"c{k}" for k in range(K)),
+                  scale=Scale(tuple(float(m) for m in range(M)), tuple(str(m) for m in range(M))))
 
 
 def fake_fit(counts: FakeCounts, settings: FakeSettings, progress_callback=None) -> dict:
