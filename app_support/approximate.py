@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from simplex_core.fit_identity import fit_key, model_key
-from simplex_core.fit_jobs import grid_settings
+from simplex_core.sensitivity import grid_settings
 from simplex_core.model import FitSettings
 
 from . import fits

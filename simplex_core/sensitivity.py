@@ -24,6 +24,21 @@ DEFAULT_OMEGAS: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_BETA_MAXES: tuple[float, ...] = (0.0, 1.0, 5.0, 10.0, 20.0)
 
 
+def grid_settings(base: FitSettings, omegas: Sequence[float] = DEFAULT_OMEGAS,
+                  beta_maxes: Sequence[float] = DEFAULT_BETA_MAXES) -> list[FitSettings]:
+    """Every (ω, β_max) of the grid, other fields as in ``base``, the settings nearest the base first
+    (they are the likeliest next clicks; the app fills the grid in the background in this order)."""
+    omegas, beta_maxes = list(omegas), list(beta_maxes)
+    out = [base.replace(omega=float(o), beta_max=float(b), integrated=False) for o in omegas for b in beta_maxes]
+
+    def distance(s: FitSettings) -> float:
+        oi = omegas.index(s.omega) - (omegas.index(base.omega) if base.omega in omegas else 0)
+        bi = beta_maxes.index(s.beta_max) - (beta_maxes.index(base.beta_max) if base.beta_max in beta_maxes else 0)
+        return math.hypot(oi, bi)
+
+    return sorted(out, key=distance)
+
+
 @dataclass
 class SensitivityRow:
     """One setting of the sweep.

@@ -347,7 +347,7 @@ def test_a_cancelled_fit_says_so_and_can_be_restarted():
 def test_showing_a_first_fit_queues_the_rest_of_the_grid_in_the_background(monkeypatch):
     monkeypatch.setenv("SIMPLEX_JUDGE_BACKGROUND_GRID", "1")
     from app_support.fits import fit_manager
-    from simplex_core.fit_jobs import BACKGROUND
+    from simplex_core.jobs import BACKGROUND
 
     at = new_app()  # the default view: the precomputed fit is shown, so the grid starts
     assert_clean(at)
