@@ -18,11 +18,10 @@ import pandas as pd
 import streamlit as st
 
 from simplex_core.fit_identity import fit_key, model_key
-from simplex_core.sensitivity import grid_settings
+from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
 from . import fits
-from .state import BETA_MAX_GRID, OMEGA_GRID
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
 
     memo = _draws_memo()
     found: list[tuple[FitSettings, Any, str]] = []  # (settings, result or None: read when needed, memo key)
-    for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+    for s in grid_settings(settings.replace(integrated=False)):
         found.append((s, None, fit_key(counts, s)))
     for s, result in shown or []:
         if result is not None:
@@ -141,7 +140,7 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
     """Read the draws of every grid fit of these data already in the cache on a background thread,
     so that later moves find their sources in memory (reading one back takes ~0.3 s; grid fits land
     one by one while the user works). One thread per data at a time; a no-op when all are read."""
-    key = f"{fit_key(counts, settings.replace(omega=0.0, beta_max=5.0, integrated=False))}"
+    key = fit_key(counts, base_settings(settings))
     with _PREFETCH_LOCK:
         if key in _PREFETCHING:
             return
@@ -151,7 +150,7 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
 
     def run() -> None:
         try:
-            for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+            for s in grid_settings(settings.replace(integrated=False)):
                 k = fit_key(counts, s)
                 if not memo.known(k) and manager.store.contains(counts, s):
                     memo.get(k, manager.lookup(counts, s))

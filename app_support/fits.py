@@ -22,7 +22,8 @@ import streamlit as st
 from simplex_core.data import Counts, JudgmentTable, count_tensor
 from simplex_core.fit_identity import data_key, fit_key
 from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, format_duration
-from simplex_core.sensitivity import grid_settings
+from simplex_core import sensitivity
+from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
 from . import data_access as da
@@ -271,8 +272,7 @@ def retry(view: FitView) -> None:
 
 def grid_group(counts: Counts, settings: FitSettings) -> str:
     """Name of the background-grid group of this data and these non-grid settings."""
-    rest = settings.replace(omega=0.0, beta_max=5.0, integrated=False)
-    return f"grid:{data_key(counts)}:{rest.key()}"
+    return f"grid:{data_key(counts)}:{base_settings(settings).key()}"
 
 
 def start_grid(view: FitView) -> str | None:
@@ -287,7 +287,7 @@ def start_grid(view: FitView) -> str | None:
     manager = fit_manager()
     owner = fit_owner()  # the grid is this session's: cancelled when it leaves, bounded per session
     # Submitting is idempotent: fits already queued, running or cached are shared, not repeated.
-    for s in grid_settings(base.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+    for s in grid_settings(base.replace(integrated=False)):
         if s.key() != base.key():
             manager.submit(view.counts, s, priority=BACKGROUND, label=settings_label(s), group=group, owner=owner)
     started.add(group)
@@ -295,11 +295,8 @@ def start_grid(view: FitView) -> str | None:
 
 
 def sweep_settings(base: FitSettings) -> list[FitSettings]:
-    """The paper's two sweeps around the base ω = 0, β_max = 5 (other settings as ``base``)."""
-    anchor = base.replace(omega=0.0, beta_max=5.0, integrated=False)
-    out = [anchor.replace(omega=float(o)) for o in OMEGA_GRID]
-    out += [anchor.replace(beta_max=float(b)) for b in BETA_MAX_GRID if b != 5.0]
-    return out
+    """The paper's two sweeps around the base (:func:`simplex_core.sensitivity.sweep_settings`)."""
+    return sensitivity.sweep_settings(base)
 
 
 # -- panels -------------------------------------------------------------------------------------------
