@@ -9,6 +9,10 @@ loads the default dataset, its precomputed posterior and its baselines into the 
 The server listens on 127.0.0.1 only (``.streamlit/config.toml``): nobody else can connect until
 you open it on purpose, with ``streamlit run serve.py --server.address 0.0.0.0`` or
 ``python serve.py --public`` (every interface) / ``python serve.py --address ADDR``.
+
+Fits run on a Dask ``LocalCluster`` of min(2, cores) worker processes (``SIMPLEX_JUDGE_FIT_WORKERS``
+to change), or on an existing cluster: ``python serve.py --scheduler tcp://HOST:PORT`` (or the
+environment variable ``SIMPLEX_JUDGE_SCHEDULER``).
 """
 
 from __future__ import annotations
@@ -42,10 +46,15 @@ if __name__ == "__main__":
     parser.add_argument("--public", action="store_true", help="listen on every interface (0.0.0.0): others can connect")
     parser.add_argument("--address", help="listen on this address instead of 127.0.0.1")
     parser.add_argument("--port", type=int, help="port (default 8501)")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                        help="run the fits on this Dask cluster (its workers need simplex_core and the fit cache "
+                             "folder) instead of a local cluster of min(2, cores) worker processes")
     options = parser.parse_args()
     # Streamlit reads its options from STREAMLIT_SERVER_* variables as well as from config.toml.
     if options.public or options.address:
         os.environ["STREAMLIT_SERVER_ADDRESS"] = options.address or "0.0.0.0"
     if options.port:
         os.environ["STREAMLIT_SERVER_PORT"] = str(options.port)
+    if options.scheduler:
+        os.environ["SIMPLEX_JUDGE_SCHEDULER"] = options.scheduler  # read by simplex_core.jobs.FitManager
     app.run()

@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simplex_core.fit_jobs import fit_key, grid_settings
+from simplex_core.fit_identity import fit_key, model_key
+from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
 from . import fits
-from .state import BETA_MAX_GRID, OMEGA_GRID
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
 
     memo = _draws_memo()
     found: list[tuple[FitSettings, Any, str]] = []  # (settings, result or None: read when needed, memo key)
-    for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+    for s in grid_settings(settings.replace(integrated=False)):
         found.append((s, None, fit_key(counts, s)))
     for s, result in shown or []:
         if result is not None:
@@ -110,7 +110,7 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
     for pre in precomputed.reweighting_sources(counts):
         # shipped fits carry the sampler sizes they were made with: compare the model fields only
         s = settings.replace(**{k: getattr(pre.settings, k) for k in ("omega", "beta_max")})
-        if precomputed.model_fields(pre.settings) == precomputed.model_fields(s):
+        if pre.meta.get("model_key") == model_key(counts, s):
             found.append((s, pre, fit_key(counts, s) + ":pre"))
     found = [f for f in found if structure_problem(f[0], settings) is None]
     # k̂ grows fast with the distance in ω (a ratio of Beta priors), less so in β_max
@@ -140,7 +140,7 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
     """Read the draws of every grid fit of these data already in the cache on a background thread,
     so that later moves find their sources in memory (reading one back takes ~0.3 s; grid fits land
     one by one while the user works). One thread per data at a time; a no-op when all are read."""
-    key = f"{fit_key(counts, settings.replace(omega=0.0, beta_max=5.0, integrated=False))}"
+    key = fit_key(counts, base_settings(settings))
     with _PREFETCH_LOCK:
         if key in _PREFETCHING:
             return
@@ -150,7 +150,7 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
 
     def run() -> None:
         try:
-            for s in grid_settings(settings.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+            for s in grid_settings(settings.replace(integrated=False)):
                 k = fit_key(counts, s)
                 if not memo.known(k) and manager.store.contains(counts, s):
                     memo.get(k, manager.lookup(counts, s))

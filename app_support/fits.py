@@ -3,7 +3,7 @@ default result and the background ω × β_max grid.
 
 Pages call :func:`get_fit` for the settings they show. It never blocks: a result comes from the
 in-memory memo, the on-disk fit cache (through the manager, without starting a worker) or the
-precomputed default; otherwise an interactive fit is queued in the manager's worker process and
+precomputed default; otherwise an interactive fit is queued for the manager's Dask workers and
 the page draws :func:`fit_status_panel`, a fragment that polls the job every second, shows
 progress with a Cancel button, and reruns the page when the result is ready. While a fit runs the
 page may show the last result of the same data (``FitView.origin == "stale"``), marked as such.
@@ -20,7 +20,10 @@ from typing import Any
 import streamlit as st
 
 from simplex_core.data import Counts, JudgmentTable, count_tensor
-from simplex_core.fit_jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, data_key, fit_key, grid_settings
+from simplex_core.fit_identity import data_key, fit_key
+from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, format_duration
+from simplex_core import sensitivity
+from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
 from . import data_access as da
@@ -37,9 +40,44 @@ _MEMO_SIZE = 48
 
 @st.cache_resource(show_spinner=False)
 def fit_manager() -> FitManager:
-    """The one fit manager of this server process (its worker starts at once and loads PyMC)."""
+    """The one fit manager of this server process: fits run on Dask workers (a local cluster started
+    at once, loading PyMC, unless ``SIMPLEX_JUDGE_WARM_WORKER=0``; or the cluster at
+    ``SIMPLEX_JUDGE_SCHEDULER`` / ``serve.py --scheduler``). The fits of a session that has left
+    are cancelled (:func:`owner_alive`)."""
     warm = os.environ.get("SIMPLEX_JUDGE_WARM_WORKER", "1") not in ("0", "false", "no")
-    return FitManager(warm=warm)
+    return FitManager(warm=warm, owner_alive=owner_alive)
+
+
+# Fit owner (K.FIT_OWNER) -> the Streamlit session it belongs to. A module global, not a cached
+# resource: the manager's thread reads it, off any script run.
+_OWNER_SESSIONS: dict[str, str] = {}
+
+
+def fit_owner() -> str | None:
+    """This session's fit owner id; tells the manager the session is still here (a heartbeat) and
+    which Streamlit session it belongs to."""
+    owner = st.session_state.get(K.FIT_OWNER)
+    if owner is None:
+        return None
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        _OWNER_SESSIONS[owner] = ctx.session_id
+    fit_manager().touch(owner)
+    return owner
+
+
+def owner_alive(owner: str) -> bool | None:
+    """Whether the session of ``owner`` is still connected (``None`` when Streamlit's runtime cannot
+    say, e.g. under AppTest: the heartbeat of :func:`fit_owner` decides then)."""
+    from streamlit import runtime
+
+    session = _OWNER_SESSIONS.get(owner)
+    if session is None or not runtime.exists():
+        return None
+    alive = runtime.get_instance().is_active_session(session)
+    return alive
 
 
 class _Memo:
@@ -171,7 +209,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     if result is not None:
         view.result, view.result_settings, view.origin = result, settings, "cache"
         return view
-    pre = precomputed.match(table, counts, settings)
+    pre = precomputed.match(counts, settings)
     if pre is not None:
         view.result, view.result_settings, view.origin = pre, settings, "precomputed"
         return view
@@ -182,10 +220,10 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     if submit and not blocked:
         if job is None or job.is_final:
             job = manager.submit(counts, settings, priority=priority, label=settings_label(settings),
-                                 owner=st.session_state.get(K.FIT_OWNER), supersede=priority == INTERACTIVE)
+                                 owner=fit_owner(), supersede=priority == INTERACTIVE)
         elif priority < job.priority:
             job = manager.submit(counts, settings, priority=priority, label=settings_label(settings),
-                                 owner=st.session_state.get(K.FIT_OWNER))
+                                 owner=fit_owner())
     view.job = job
     if job is not None and job.state == "done":
         result = cached_result(counts, settings)
@@ -200,7 +238,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
             st.toast("A stored fit for these settings could not be read back (it was set aside); fitting it again.",
                      icon=":material/healing:")
             view.job = manager.submit(counts, settings, priority=priority, label=settings_label(settings),
-                                      owner=st.session_state.get(K.FIT_OWNER))
+                                      owner=fit_owner())
             job = view.job
         else:
             view.job = job = replace(job, state="failed", message="The fit finished but its result could not be read "
@@ -210,7 +248,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((data_key(counts), purpose))
     if shown is not None:
         old_settings = FitSettings.from_dict(shown)
-        old = cached_result(counts, old_settings) or precomputed.match(table, counts, old_settings)
+        old = cached_result(counts, old_settings) or precomputed.match(counts, old_settings)
         if old is not None:
             view.result, view.result_settings, view.origin = old, old_settings, "stale"
     return view
@@ -227,15 +265,14 @@ def retry(view: FitView) -> None:
     st.session_state.setdefault(K.CANCELLED, set()).discard(view.key)
     manager = fit_manager()
     manager.submit(view.counts, view.requested, priority=INTERACTIVE, label=settings_label(view.requested),
-                   owner=st.session_state.get(K.FIT_OWNER), supersede=True)
+                   owner=fit_owner(), supersede=True)
 
 
 # -- background grid ----------------------------------------------------------------------------------
 
 def grid_group(counts: Counts, settings: FitSettings) -> str:
     """Name of the background-grid group of this data and these non-grid settings."""
-    rest = settings.replace(omega=0.0, beta_max=5.0, integrated=False)
-    return f"grid:{data_key(counts)}:{rest.key()}"
+    return f"grid:{data_key(counts)}:{base_settings(settings).key()}"
 
 
 def start_grid(view: FitView) -> str | None:
@@ -248,20 +285,18 @@ def start_grid(view: FitView) -> str | None:
     if group in started:
         return group
     manager = fit_manager()
+    owner = fit_owner()  # the grid is this session's: cancelled when it leaves, bounded per session
     # Submitting is idempotent: fits already queued, running or cached are shared, not repeated.
-    for s in grid_settings(base.replace(integrated=False), OMEGA_GRID, BETA_MAX_GRID):
+    for s in grid_settings(base.replace(integrated=False)):
         if s.key() != base.key():
-            manager.submit(view.counts, s, priority=BACKGROUND, label=settings_label(s), group=group)
+            manager.submit(view.counts, s, priority=BACKGROUND, label=settings_label(s), group=group, owner=owner)
     started.add(group)
     return group
 
 
 def sweep_settings(base: FitSettings) -> list[FitSettings]:
-    """The paper's two sweeps around the base ω = 0, β_max = 5 (other settings as ``base``)."""
-    anchor = base.replace(omega=0.0, beta_max=5.0, integrated=False)
-    out = [anchor.replace(omega=float(o)) for o in OMEGA_GRID]
-    out += [anchor.replace(beta_max=float(b)) for b in BETA_MAX_GRID if b != 5.0]
-    return out
+    """The paper's two sweeps around the base (:func:`simplex_core.sensitivity.sweep_settings`)."""
+    return sensitivity.sweep_settings(base)
 
 
 # -- panels -------------------------------------------------------------------------------------------
@@ -283,6 +318,8 @@ def fit_status_panel(view: FitView) -> None:
 
     @st.fragment(run_every=1.0)
     def _panel() -> None:
+        if owner is not None:
+            manager.touch(owner)
         try:
             status = manager.status(job_id)
         except KeyError:
@@ -343,8 +380,6 @@ def grid_status_panel(view: FitView) -> None:
 
 
 def _fmt_eta(seconds: float) -> str:
-    from simplex_core.fit_jobs import format_duration
-
     return format_duration(seconds)
 
 

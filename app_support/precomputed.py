@@ -1,9 +1,11 @@
 """The precomputed default result shipped in ``assets/precomputed/`` (written by
 ``scripts/precompute_default.py``), so that opening the app shows a fitted ranking at once.
 
-It is used for exactly the data and model settings it was computed with (the default dataset and
-criterion, self-family exclusion on, ω = 0, β_max = 5, the default prior and δ); the sampler sizes
-and seed may differ from the app's. Any other choice fits live.
+Each shipped fit is a read-only entry found by :mod:`simplex_core.fit_identity`: its metadata
+records the ``model_key`` (data and model settings; the sampler sizes and seed may differ from the
+app's) and ``data_key`` it was made with, and :func:`match` asks for exactly that key — the default
+dataset and criterion, self-family exclusion on, ω = 0, β_max = 5, the default prior, δ and
+likelihood. Any other choice fits live.
 """
 
 from __future__ import annotations
@@ -15,16 +17,11 @@ from typing import Any
 
 import streamlit as st
 
-from simplex_core.fit_jobs import data_key
-
-from . import data_access as da
+from simplex_core.fit_identity import data_key, model_key
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets" / "precomputed"
 META_FILE = "default_fit.json"
 POSTERIOR_FILE = "default_posterior.nc"
-
-# Fields that define the model (the rest: how long and with which seed it was sampled).
-MODEL_FIELDS = ("omega", "beta_max", "integrated", "prior", "delta", "self_exclusion", "likelihood")
 
 
 @dataclass
@@ -36,11 +33,6 @@ class PrecomputedResult:
     timing: dict = field(default_factory=dict)
     settings: Any = None
     meta: dict = field(default_factory=dict)
-
-
-def model_fields(settings: Any) -> dict:
-    d = settings.to_dict() if hasattr(settings, "to_dict") else dict(settings)
-    return {k: d.get(k) for k in MODEL_FIELDS}
 
 
 def _read(meta_path: Path, post_path: Path) -> PrecomputedResult | None:
@@ -92,14 +84,9 @@ def reweighting_sources(counts: Any) -> list[PrecomputedResult]:
     return [p for p in [load(), *_extra_sources()] if p is not None and p.meta.get("data_key") == key]
 
 
-def match(table: Any, counts: Any, settings: Any) -> PrecomputedResult | None:
+def match(counts: Any, settings: Any) -> PrecomputedResult | None:
     """The precomputed result when it was computed for exactly this data and model settings."""
     pre = load()
-    if pre is None:
-        return None
-    meta = pre.meta
-    if meta.get("data_hash") != da.table_key(table) or meta.get("data_key") != data_key(counts):
-        return None
-    if model_fields(pre.settings) != model_fields(settings):
+    if pre is None or pre.meta.get("model_key") != model_key(counts, settings):
         return None
     return pre

@@ -22,13 +22,13 @@ from typing import Any
 import streamlit as st
 
 from simplex_core.model import LIKELIHOODS, FitSettings
+from simplex_core.sensitivity import BASE_BETA_MAX, BASE_OMEGA, DEFAULT_BETA_MAXES, DEFAULT_OMEGAS  # noqa: F401 — BASE_*: for pages
 
 UPLOAD = "__upload__"  # the dataset choice meaning "the user's file"
 
-#: The paper's grid (section 5, "Conducting sensitivity analyses").
-OMEGA_GRID: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
-BETA_MAX_GRID: tuple[float, ...] = (0.0, 1.0, 5.0, 10.0, 20.0)
-BASE_OMEGA, BASE_BETA_MAX = 0.0, 5.0
+#: The paper's grid and base setting (section 5): owned by simplex_core.sensitivity.
+OMEGA_GRID: tuple[float, ...] = DEFAULT_OMEGAS
+BETA_MAX_GRID: tuple[float, ...] = DEFAULT_BETA_MAXES
 #: Draws per chain the app offers (warm-up as long): the first is the default.
 DRAWS_CHOICES: tuple[int, ...] = (1000, 2000, 4000)
 

@@ -24,7 +24,7 @@ _LOG = get_logger("simplex_judge.warmup")  # Streamlit's handler: the line shows
 MODULES = (
     "arviz", "scipy.stats", "plotly.graph_objects", "pandas",
     "simplex_core.baselines", "simplex_core.evaluation", "simplex_core.figures", "simplex_core.summaries",
-    "simplex_core.geometry", "simplex_core.fit_jobs", "simplex_core.inference",
+    "simplex_core.geometry", "simplex_core.jobs", "simplex_core.inference", "simplex_core.sensitivity",
     "app_support.page_parts", "app_support.results", "app_support.downloads", "app_support.guide_links",
 )
 

@@ -54,11 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--omega", type=float, default=0.0)
     parser.add_argument("--beta-max", type=float, default=5.0)
     parser.add_argument("--stem", default="default", help="file names: <stem>_posterior.nc, <stem>_fit.json")
+    parser.add_argument("--rekey", action="store_true",
+                        help="only rewrite the keys in the existing <stem>_fit.json (after fit_identity changed), no fit")
     args = parser.parse_args(argv)
 
     from simplex_core import datasets, summaries
     from simplex_core.data import count_tensor
-    from simplex_core.fit_jobs import data_key
+    from simplex_core.fit_identity import data_key, model_key
     from simplex_core.inference import fit_model
     from simplex_core.model import FitSettings
 
@@ -67,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     table = datasets.load_dataset(name)
     settings = FitSettings(omega=args.omega, beta_max=args.beta_max, chains=args.chains, draws=args.draws, tune=args.tune, seed=args.seed)
     counts = count_tensor(table, self_exclusion=settings.self_exclusion)
+    if args.rekey:
+        return rekey(args.out / f"{args.stem}_fit.json")
     print(f"fitting {name} ({info.default_criterion}): {len(table.candidates)} candidates x {len(table.judges)} judges, "
           f"{settings.chains} chains x {settings.draws} draws (+{settings.tune} warm-up)", flush=True)
     started = time.time()
@@ -92,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         "criterion": info.default_criterion,
         "data_hash": counts.data_hash,
         "data_key": data_key(counts),
+        "model_key": model_key(counts, settings),  # how the app finds this fit (simplex_core.fit_identity)
         "settings": settings.to_dict(),
         "diagnostics": result.diagnostics.to_dict() if hasattr(result.diagnostics, "to_dict") else dict(result.diagnostics),
         "timing": {k: (v if isinstance(v, str) else float(v)) for k, v in dict(getattr(result, "timing", {}) or {}).items()},
@@ -101,6 +106,32 @@ def main(argv: list[str] | None = None) -> int:
     }
     (args.out / f"{args.stem}_fit.json").write_text(json.dumps(meta, indent=2) + "\n")
     print(f"wrote {nc} ({nc.stat().st_size / 1e6:.2f} MB) and {args.out / f'{args.stem}_fit.json'}")
+    return 0
+
+
+def rekey(meta_path: Path) -> int:
+    """Rewrite ``data_key`` and ``model_key`` of a shipped fit for its own dataset and settings."""
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.fit_identity import data_key, model_key
+    from simplex_core.model import FitSettings
+
+    meta = json.loads(meta_path.read_text())
+    table = datasets.load_dataset(meta["dataset"])
+    if table.data_hash() != meta["data_hash"]:
+        print(f"{meta_path}: the dataset {meta['dataset']} changed since this fit was made; fit again", file=sys.stderr)
+        return 2
+    settings = FitSettings.from_dict(meta["settings"])
+    counts = count_tensor(table, self_exclusion=settings.self_exclusion)
+    keys = {"data_key": data_key(counts), "model_key": model_key(counts, settings)}
+    out = {}
+    for k, v in meta.items():  # keep the order of the fields
+        out[k] = v
+        if k == "data_hash":
+            out.update(keys)
+    out.update(keys)
+    meta_path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"rewrote the keys of {meta_path}: {keys}")
     return 0
 
 

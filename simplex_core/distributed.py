@@ -4,7 +4,8 @@ This module owns how a study (``evaluate``, ``experiment``, ``sensitivity``, ``c
 independent fits: :func:`open_client` gives a Dask client, either on a ``LocalCluster`` sized to
 the machine (one single-threaded worker process per core: a fit is CPU-bound Python/numba, and
 separate processes keep the compiled-model caches apart) or on an existing cluster at
-``tcp://HOST:PORT``; :func:`map_tasks` runs ``fn(item)`` for every item and returns the results in
+``tcp://HOST:PORT`` (:func:`start_client` for a long-lived client: the app's fit manager,
+:mod:`simplex_core.jobs`); :func:`map_tasks` runs ``fn(item)`` for every item and returns the results in
 input order, calling ``progress`` once per finished task. Without a client it runs the tasks one
 after another in this process (the app and library callers that want no cluster).
 
@@ -22,7 +23,7 @@ import logging
 import os
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-__all__ = ["default_workers", "open_client", "map_tasks", "describe"]
+__all__ = ["default_workers", "start_client", "open_client", "map_tasks", "describe"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -39,40 +40,55 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@contextlib.contextmanager
-def open_client(scheduler: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
-    """A ``distributed.Client``: on an existing cluster at ``scheduler`` (e.g.
-    ``tcp://10.0.0.5:8786``), or on a new ``LocalCluster`` of ``n_workers`` single-threaded
-    processes (default :func:`default_workers`), closed on exit.
+def start_client(scheduler: str | None = None, n_workers: int | None = None,
+                 config: dict[str, Any] | None = None) -> tuple[Any, Any]:
+    """``(client, cluster)``: a client of the existing cluster at ``scheduler`` (``cluster`` is
+    ``None``), or of a new ``LocalCluster`` of ``n_workers`` single-threaded processes (default
+    :func:`default_workers`). The caller closes both. ``config`` is Dask configuration the new
+    cluster's scheduler is started with (e.g. ``{"distributed.scheduler.allowed-failures": 0}``).
 
     Raises
     ------
     ValueError
-        When the scheduler cannot be reached (naming the address).
+        When the scheduler cannot be reached (naming the address), or ``n_workers < 1``.
     """
+    import dask
     from distributed import Client, LocalCluster
 
     if scheduler:
         try:
-            client = Client(scheduler, timeout="20s")
+            return Client(scheduler, timeout="20s"), None
         except (OSError, TimeoutError) as exc:
             raise ValueError(f"cannot reach the Dask scheduler at {scheduler}: {exc}. Start one with "
                              "`dask scheduler` (and `dask worker ADDRESS` on each machine), or leave out "
                              "--scheduler to use this machine.") from None
-        try:
-            yield client
-        finally:
-            client.close()
-        return
     n = default_workers() if n_workers is None else int(n_workers)
     if n < 1:
         raise ValueError(f"a local cluster needs at least 1 worker; got {n}.")
     # The scheduler's HTTP server (dashboard, health checks) on a free port: two studies at once, or
     # another Dask program, would otherwise clash on 8787. Worker warnings at shutdown (a worker
     # still inside a compiled sampler gets killed) are not the user's business.
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    with dask.config.set(config or {}):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                               silence_logs=logging.ERROR)
+    try:
+        return Client(cluster), cluster
+    except BaseException:
+        cluster.close()
+        raise
+
+
+@contextlib.contextmanager
+def open_client(scheduler: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` (:func:`start_client`): on an existing cluster at ``scheduler``
+    (e.g. ``tcp://10.0.0.5:8786``), or on a new ``LocalCluster``, closed on exit."""
+    client, cluster = start_client(scheduler, n_workers)
+    try:
         yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def describe(client: Any) -> str:

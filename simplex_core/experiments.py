@@ -291,8 +291,6 @@ class BayesianMethod:
         return count_tensor(table, self_exclusion=self.settings.self_exclusion)
 
     def __call__(self, view: pd.DataFrame, rng: np.random.Generator | None = None) -> MethodResult:
-        from .fit_cache import fit_key
-
         counts = self.counts_of(view, rng)
         key = fit_key(counts, self.settings)
         if key not in self.memo:
@@ -305,8 +303,6 @@ class BayesianMethod:
         """The fits that running this method on ``views`` needs and has not done yet: ``(key,
         task)`` pairs, one per distinct fit, where ``task`` is the argument of
         :func:`fit_method_result` (to run anywhere, e.g. on Dask) and ``key`` goes to :meth:`store`."""
-        from .fit_cache import fit_key
-
         out: dict[str, tuple] = {}
         if self.gold_fraction is not None:
             # its labelled items come from the generator evaluate_methods hands it (PPI's stream),

@@ -1,4 +1,4 @@
-"""On-disk cache of fits, keyed by the data hash and the settings key.
+"""On-disk cache of fits, keyed by :func:`simplex_core.fit_identity.fit_key`.
 
 One directory per fit under the cache root (default ``~/.cache/simplex_judge``, or the environment
 variable ``SIMPLEX_JUDGE_CACHE``)::
@@ -21,7 +21,6 @@ memory and a warning says so.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -35,8 +34,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from simplex_core.fit_identity import counts_hash, data_hash, fit_key
 from simplex_core.model import CountsLike, FitSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ENV_VAR = "SIMPLEX_JUDGE_CACHE"
 SIZE_ENV_VAR = "SIMPLEX_JUDGE_CACHE_MAX_MB"
-_FORMAT = 1  # bump when the stored layout changes
+_FORMAT = 1  # bump when the stored layout changes (what a key covers: fit_identity.KEY_FORMAT)
 _SUMMARY_FIELDS = ("format", "settings", "diagnostics_full", "timing")
 _STALE_TEMP_S = 15 * 60  # a temporary folder older than this belongs to a writer that died
 _MEMORY_ENTRIES = 32  # fits kept in memory per process when the folder cannot be written
@@ -63,41 +61,6 @@ def default_cache_dir() -> Path:
     """``$SIMPLEX_JUDGE_CACHE`` if set, else ``~/.cache/simplex_judge``."""
     env = os.environ.get(ENV_VAR)
     return Path(env).expanduser() if env else Path.home() / ".cache" / "simplex_judge"
-
-
-def counts_hash(counts: CountsLike) -> str:
-    """sha256 of what the model sees: the counts, the included mask, names and the scale."""
-    h = hashlib.sha256()
-    N = np.ascontiguousarray(np.asarray(counts.N, dtype=np.int64))
-    h.update(str(N.shape).encode())
-    h.update(N.tobytes())
-    h.update(np.ascontiguousarray(np.asarray(counts.included, dtype=bool)).tobytes())
-    h.update(json.dumps([list(counts.judges), list(counts.candidates), counts.scale.to_dict()]).encode())
-    return h.hexdigest()
-
-
-def patterns_hash(counts: CountsLike) -> str:
-    """sha256 of the score patterns (the shared-truth likelihood's data, gold labels included);
-    empty when the counts carry none."""
-    patterns = getattr(counts, "patterns", None)
-    if patterns is None:
-        return ""
-    h = hashlib.sha256()
-    for a in (patterns.candidate, patterns.scores, patterns.truth, patterns.weight):
-        a = np.ascontiguousarray(np.asarray(a, dtype=np.int64))
-        h.update(str(a.shape).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
-def fit_key(counts: CountsLike, settings: FitSettings) -> str:
-    """Cache key: the data (counts hash, which the data hash determines) and the settings key; for the
-    shared-truth likelihood also the score patterns (two data sets with equal counts can differ in
-    their patterns or gold labels)."""
-    payload = f"{_FORMAT}|{counts_hash(counts)}|{settings.key()}"
-    if getattr(settings, "likelihood", "per-judge") == "shared-truth":
-        payload += f"|{patterns_hash(counts)}"
-    return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
 class FitCache:
@@ -258,7 +221,7 @@ class FitCache:
             summary: dict[str, Any] = {
                 "format": _FORMAT,
                 "counts_hash": counts_hash(fit.counts),
-                "data_hash": getattr(fit.counts, "data_hash", "") or None,
+                "data_hash": data_hash(fit.counts) or None,
                 "settings": fit.settings.to_dict(),
                 "diagnostics": fit.diagnostics.to_dict(),
                 "diagnostics_full": asdict(fit.diagnostics),

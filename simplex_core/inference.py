@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from simplex_core.fit_identity import data_hash
 from simplex_core.model import CountsLike, FitSettings, build_model, model_data, structure_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -513,7 +514,7 @@ def _finish_idata(idata, counts: CountsLike, settings: FitSettings, structure: s
         "structure_key": structure,
         "scale": json.dumps(counts.scale.to_dict()),
         "families": json.dumps(dict(getattr(counts, "families", {}) or {}), sort_keys=True),
-        "data_hash": str(getattr(counts, "data_hash", "") or ""),
+        "data_hash": data_hash(counts),
     })
 
 

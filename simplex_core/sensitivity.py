@@ -22,6 +22,38 @@ from simplex_core.summaries import candidate_summary, candidates_records
 
 DEFAULT_OMEGAS: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_BETA_MAXES: tuple[float, ...] = (0.0, 1.0, 5.0, 10.0, 20.0)
+#: The base setting of the protocol (and the app's default).
+BASE_OMEGA, BASE_BETA_MAX = 0.0, 5.0
+
+
+def base_settings(settings: FitSettings) -> FitSettings:
+    """The protocol's base (ω = 0, β_max = 5, not integrated), other fields as in ``settings``."""
+    return settings.replace(omega=BASE_OMEGA, beta_max=BASE_BETA_MAX, integrated=False)
+
+
+def sweep_settings(settings: FitSettings, omegas: Sequence[float] = DEFAULT_OMEGAS,
+                   beta_maxes: Sequence[float] = DEFAULT_BETA_MAXES) -> list[FitSettings]:
+    """The distinct settings of the two sweeps around the base (the ω sweep, then the rest of the
+    β_max sweep), other fields as in ``settings``: what :func:`sensitivity_sweep` fits."""
+    anchor = base_settings(settings)
+    out = [anchor.replace(omega=float(o)) for o in omegas]
+    out += [anchor.replace(beta_max=float(b)) for b in beta_maxes]
+    return list(dict.fromkeys(out))
+
+
+def grid_settings(base: FitSettings, omegas: Sequence[float] = DEFAULT_OMEGAS,
+                  beta_maxes: Sequence[float] = DEFAULT_BETA_MAXES) -> list[FitSettings]:
+    """Every (ω, β_max) of the grid, other fields as in ``base``, the settings nearest the base first
+    (they are the likeliest next clicks; the app fills the grid in the background in this order)."""
+    omegas, beta_maxes = list(omegas), list(beta_maxes)
+    out = [base.replace(omega=float(o), beta_max=float(b), integrated=False) for o in omegas for b in beta_maxes]
+
+    def distance(s: FitSettings) -> float:
+        oi = omegas.index(s.omega) - (omegas.index(base.omega) if base.omega in omegas else 0)
+        bi = beta_maxes.index(s.beta_max) - (beta_maxes.index(base.beta_max) if base.beta_max in beta_maxes else 0)
+        return math.hypot(oi, bi)
+
+    return sorted(out, key=distance)
 
 
 @dataclass

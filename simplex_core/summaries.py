@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import platform
-from types import SimpleNamespace
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .baselines import rank_interval
+from .fit_identity import counts_hash, data_hash
 
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.inference import FitResult
@@ -72,7 +72,9 @@ def counts_of(fit: Any, counts: Any = None) -> Any:
     judges = tuple(str(v) for v in cd["judge"].values)
     cands = tuple(str(v) for v in cd["candidate"].values)
     included = np.asarray(cd["included"].values, dtype=bool)
-    return SimpleNamespace(
+    from simplex_core.data import Counts
+
+    return Counts(
         N=np.asarray(cd["counts"].values, dtype=np.int64), included=included, judges=judges, candidates=cands,
         scale=scale, excluded_pairs=tuple((judges[j], cands[k]) for j, k in zip(*np.nonzero(~included))),
         families=json.loads(attrs.get("families", "{}")), data_hash=attrs.get("data_hash", ""),
@@ -327,14 +329,12 @@ def package_versions() -> dict[str, str]:
 
 def settings_record(fit: Any, command_line: str | None = None, counts: Any = None) -> dict[str, Any]:
     """Everything needed to reproduce a fit: data hash, scale, families, options, seed, versions."""
-    from simplex_core.fit_cache import counts_hash
-
     counts = counts_of(fit, counts)
     settings = getattr(fit, "settings", None)
     options = settings.to_dict() if settings is not None else json.loads(
         _idata(fit).posterior.attrs.get("settings", "{}"))
     return {
-        "data_hash": getattr(counts, "data_hash", "") or None,
+        "data_hash": data_hash(counts) or None,
         "counts_hash": counts_hash(counts),
         "scale": counts.scale.to_dict(),
         "families": dict(getattr(counts, "families", {}) or {}),

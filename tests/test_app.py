@@ -347,7 +347,7 @@ def test_a_cancelled_fit_says_so_and_can_be_restarted():
 def test_showing_a_first_fit_queues_the_rest_of_the_grid_in_the_background(monkeypatch):
     monkeypatch.setenv("SIMPLEX_JUDGE_BACKGROUND_GRID", "1")
     from app_support.fits import fit_manager
-    from simplex_core.fit_jobs import BACKGROUND
+    from simplex_core.jobs import BACKGROUND
 
     at = new_app()  # the default view: the precomputed fit is shown, so the grid starts
     assert_clean(at)
@@ -526,8 +526,8 @@ def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_
     table = datasets.load_dataset(datasets.DEFAULT_DATASET)
     counts = count_tensor(table)
     default = precomputed.load()
-    assert precomputed.match(table, counts, default.settings) is default
-    assert precomputed.match(table, counts, default.settings.replace(likelihood="per-judge")) is None
-    assert precomputed.match(table, counts, default.settings.replace(omega=1.0)) is None  # never shown as a fit
+    assert precomputed.match(counts, default.settings) is default
+    assert precomputed.match(counts, default.settings.replace(likelihood="per-judge")) is None
+    assert precomputed.match(counts, default.settings.replace(omega=1.0)) is None  # never shown as a fit
     sources = {(p.settings.omega, p.settings.beta_max) for p in precomputed.reweighting_sources(counts)}
     assert sources == {(0.0, 5.0), (1.0, 5.0)}

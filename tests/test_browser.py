@@ -75,7 +75,7 @@ def _running(entry: str, tmp_path_factory) -> Iterator[str]:
     port = int(os.environ.get("SIMPLEX_JUDGE_TEST_PORT") or 0) or _free_port()  # a fixed port on a shared machine
     cache = tmp_path_factory.mktemp("fit-cache")  # a fresh cache: the ω move must really refit
     # Small fits; no background grid (it would keep both cores busy for the rest of the tests: the grid is
-    # checked by tests/test_app.py and tests/test_fit_jobs.py).
+    # checked by tests/test_app.py, tests/test_job_book.py and tests/test_fit_jobs.py).
     env = dict(os.environ, SIMPLEX_JUDGE_FAST="1", SIMPLEX_JUDGE_CACHE=str(cache), SIMPLEX_JUDGE_BACKGROUND_GRID="0",
                PYTHONUNBUFFERED="1")
     log = tmp_path_factory.mktemp("server") / "streamlit.log"

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from simplex_core import fit_cache
-from simplex_core.fit_jobs import FitCacheStore
+from simplex_core.jobs import FitCacheStore
 from tests.test_summaries import make_fit
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core import fit_cache, summaries
+from simplex_core import fit_cache, fit_identity, summaries
 from simplex_core.data import Counts
 from simplex_core.inference import Diagnostics, FitResult
 from simplex_core.model import FitSettings
@@ -270,7 +270,7 @@ def test_fit_cache_round_trip(tmp_path):
     assert cache.get(fit.counts, fit.settings.replace(seed=9)) is None
     other_counts = make_counts(N=np.full((2, 3, 3), 11, dtype=np.int64))
     assert cache.get(other_counts, fit.settings) is None
-    assert fit_cache.fit_key(fit.counts, fit.settings) != fit_cache.fit_key(other_counts, fit.settings)
+    assert fit_identity.fit_key(fit.counts, fit.settings) != fit_identity.fit_key(other_counts, fit.settings)
 
 
 def test_fit_cache_concurrent_writers_leave_one_complete_entry(tmp_path):
@@ -290,7 +290,7 @@ def test_fit_cache_concurrent_writers_leave_one_complete_entry(tmp_path):
     for t in threads:
         t.join()
     assert not errors
-    assert [p.name for p in cache.fits_dir.iterdir()] == [fit_cache.fit_key(fit.counts, fit.settings)]
+    assert [p.name for p in cache.fits_dir.iterdir()] == [fit_identity.fit_key(fit.counts, fit.settings)]
     assert cache.get(fit.counts, fit.settings) is not None
 
 

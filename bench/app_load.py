@@ -1,0 +1,201 @@
+"""Load: 8 concurrent browser sessions on the default dataset, each asking for another setting
+(issue 14, "Load"). Prints figures; asserts nothing.
+
+Usage (repo root, project venv, Debian's Chromium)::
+
+    .venv/bin/python -m bench.app_load                  # port 8611, full-size fits, background grid on
+    .venv/bin/python -m bench.app_load --fast --no-grid # small fits (SIMPLEX_JUDGE_FAST=1), no grid
+
+One ``streamlit run serve.py`` with an empty fit cache (fits on its Dask LocalCluster). Eight
+Chromium contexts open the Rankings page at once, each at its own ``?omega=..&beta_max=..``. A
+script in each page records (browser clock) when the real fit of its setting is drawn ("Fit: ω = …"
+and the "Bayesian ranking" line) and every error alert it ever shows. Meanwhile a new visitor opens
+the app every ``--visit-every`` seconds: *first paint* = from ``goto`` to the page title and text
+drawn. At the end, per session:
+
+* **correct** — the ranking line on the page equals the one made from the fit cache's entry for
+  that setting (candidate order, median ranks and 95% intervals);
+* **lag** — from the fit being stored (its ``posterior.nc`` written in the cache) to the page
+  showing it.
+
+Targets (issue 14): first paint ≤ 5 s, each fit shown ≤ 5 s after it is stored, no error alert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.app_latency import MAIN_TEXT  # noqa: E402
+from bench.speed import uptime  # noqa: E402
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _wait_healthy  # noqa: E402
+
+#: (ω, β_max) of the eight sessions: the paper's two sweeps around the shipped default (0, 5).
+SETTINGS = [(1.0, 5.0), (2.0, 5.0), (4.0, 5.0), (8.0, 5.0), (0.0, 0.0), (0.0, 1.0), (0.0, 10.0), (0.0, 20.0)]
+
+# Runs in every page from its start: notes when the real fit of the page's setting is drawn, and
+# every error alert seen (text), on the browser's clock (ms since the epoch).
+WATCH = """(() => {
+  window.__shown = null; window.__errors = [];
+  const want = () => window.__want;
+  setInterval(() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    if (!main) return;
+    const t = main.innerText;
+    for (const e of main.querySelectorAll('[data-testid="stAlertContentError"], [data-testid="stException"]')) {
+      const s = e.innerText.slice(0, 200);
+      if (!window.__errors.includes(s)) window.__errors.push(s);
+    }
+    if (window.__shown === null && want() && t.includes('Fit: ' + want() + ',') && t.includes('Bayesian ranking (best'))
+      window.__shown = Date.now();
+  }, 100);
+})();"""
+RANKING_LINE = """() => { const m = document.querySelector('[data-testid="stMain"]');
+  const line = Array.from(m.querySelectorAll('p')).map(p => p.innerText).find(s => s.startsWith('Bayesian ranking (best'));
+  return line || null; }"""
+
+
+def label(omega: float, beta: float) -> str:
+    return f"ω = {omega:g}, β_max = {beta:g}"
+
+
+def stored_fits(cache: Path) -> dict[tuple[float, float], tuple[float, dict]]:
+    """(ω, β_max) -> (time stored, summary.json) of every fit in the cache."""
+    out = {}
+    for d in (cache / "fits").glob("*"):
+        if d.name.startswith(".") or not (d / "summary.json").exists():
+            continue
+        summary = json.loads((d / "summary.json").read_text())
+        s = summary["settings"]
+        if s.get("integrated"):
+            continue
+        out[(float(s["omega"]), float(s["beta_max"]))] = ((d / "posterior.nc").stat().st_mtime, summary)
+    return out
+
+
+def expected_line(summary: dict) -> str:
+    import pandas as pd
+
+    from simplex_core.summaries import ranking_sentence
+
+    table = pd.DataFrame(summary["candidates"])
+    return ranking_sentence(table).replace("**", "")
+
+
+def first_paint(browser, url: str) -> float:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    t0 = time.perf_counter()
+    try:
+        page.goto(url, wait_until="commit", timeout=300_000)
+        page.wait_for_selector('[data-testid="stMain"] h1', timeout=300_000)
+        page.wait_for_function(f"() => ({MAIN_TEXT})().length > 200", timeout=300_000)
+        return time.perf_counter() - t0
+    except Exception:  # noqa: BLE001 — reported as missing
+        return float("nan")
+    finally:
+        ctx.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    from playwright.sync_api import sync_playwright
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--port", type=int, default=8611)
+    p.add_argument("--fast", action="store_true", help="small fits (SIMPLEX_JUDGE_FAST=1)")
+    p.add_argument("--no-grid", action="store_true", help="no background grid")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for every session's fit")
+    p.add_argument("--visit-every", type=float, default=15.0, help="seconds between new visitors")
+    args = p.parse_args(argv)
+    print(f"# bench.app_load  {time.strftime('%Y-%m-%d %H:%M:%S')}  sessions={len(SETTINGS)} fast={args.fast} "
+          f"grid={not args.no_grid}  ({os.cpu_count()} CPUs)")
+    print(f"# load before: {uptime()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="app-load-") as cache_dir:
+        cache = Path(cache_dir)
+        env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache_dir, SIMPLEX_JUDGE_BACKGROUND_GRID="0" if args.no_grid else "1",
+                   PYTHONUNBUFFERED="1")
+        env.pop("SIMPLEX_JUDGE_FAST", None)
+        if args.fast:
+            env["SIMPLEX_JUDGE_FAST"] = "1"
+        log = open(cache / "server.log", "w")
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true",
+                                 "--server.port", str(args.port), "--browser.gatherUsageStats", "false"],
+                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{args.port}"
+        sessions, paints = [], []
+        try:
+            _wait_healthy(url, proc)
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+                paints.append(("before the sessions", first_paint(browser, url)))
+                print(f"  first paint, idle server: {paints[-1][1]:.2f} s", flush=True)
+                t_start = time.time()
+                for omega, beta in SETTINGS:
+                    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+                    page = ctx.new_page()
+                    page.add_init_script(WATCH + f"\nwindow.__want = {json.dumps(label(omega, beta))};")
+                    page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}", wait_until="commit", timeout=300_000)
+                    sessions.append({"omega": omega, "beta": beta, "page": page, "opened": time.time()})
+                deadline = time.time() + args.timeout
+                next_visit = time.time() + 5
+                while time.time() < deadline:
+                    shown = [s["page"].evaluate("() => window.__shown") for s in sessions]
+                    if all(v is not None for v in shown):
+                        break
+                    if time.time() >= next_visit:
+                        paints.append((f"{sum(v is not None for v in shown)} of {len(sessions)} shown",
+                                       first_paint(browser, url)))
+                        print(f"  first paint while {paints[-1][0]}: {paints[-1][1]:.2f} s; load {uptime()}", flush=True)
+                        next_visit = time.time() + args.visit_every
+                    time.sleep(1.0)
+                stored = stored_fits(cache)
+                for s in sessions:
+                    page = s["page"]
+                    s["shown"] = page.evaluate("() => window.__shown")
+                    s["errors"] = page.evaluate("() => window.__errors")
+                    s["line"] = page.evaluate(RANKING_LINE) if s["shown"] else None
+                    entry = stored.get((s["omega"], s["beta"]))
+                    s["stored"] = entry[0] if entry else None
+                    s["correct"] = bool(entry and s["line"] and expected_line(entry[1]) in s["line"].replace("\u2060", ""))
+                browser.close()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
+    print("\n| session | setting | shown after open (s) | stored → shown (s) | own correct result | error alerts |")
+    print("|---|---|---|---|---|---|")
+    lags = []
+    for i, s in enumerate(sessions, start=1):
+        shown = (s["shown"] / 1000 - s["opened"]) if s["shown"] else float("nan")
+        lag = (s["shown"] / 1000 - s["stored"]) if s["shown"] and s["stored"] else float("nan")
+        lags.append(lag)
+        print(f"| {i} | {label(s['omega'], s['beta'])} | {shown:.1f} | {lag:.1f} | {'yes' if s['correct'] else 'NO'} | "
+              f"{len(s['errors'])}{': ' + '; '.join(s['errors']) if s['errors'] else ''} |")
+    during = np.array([v for k, v in paints[1:]], dtype=float)
+    print(f"\nfirst paint of a new visitor: idle {paints[0][1]:.2f} s; while the sessions work: "
+          f"{len(during)} visits, median {np.nanmedian(during) if len(during) else float('nan'):.2f} s, "
+          f"max {np.nanmax(during) if len(during) else float('nan'):.2f} s (target ≤ 5 s)")
+    lag = np.array(lags, dtype=float)
+    print(f"stored → shown: median {np.nanmedian(lag):.2f} s, max {np.nanmax(lag):.2f} s (target ≤ 5 s)")
+    print(f"sessions with their own correct result and no error alert: "
+          f"{sum(s['correct'] and not s['errors'] for s in sessions)} of {len(sessions)}")
+    print(f"all fits shown {max((s['shown'] or 0) / 1000 for s in sessions) - t_start:.0f} s after the sessions opened"
+          if all(s["shown"] for s in sessions) else "not every session saw its fit before the timeout")
+    print(f"# load after: {uptime()}")
+
+
+if __name__ == "__main__":
+    main()

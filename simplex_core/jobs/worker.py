@@ -1,0 +1,155 @@
+"""What runs on a Dask worker: one fit, its progress events, its cancel flag, saving it to the store.
+
+:func:`run_fit` is the task the manager submits. It fits (``fit(counts, settings,
+progress_callback=...)``, the function named ``"module:attribute"``), writes the result to the
+store (the on-disk fit cache, which every worker and the app share) and returns ``None`` — or the
+result itself when the store could not keep it (a read-only cache folder). Progress goes to the
+manager as worker events on a topic (``Worker.log_event``), throttled; a cancel arrives as a flag
+set in the worker process by :func:`mark_cancelled` (run there by ``Client.run``) and stops the fit
+at its next progress report.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from .status import progress_numbers
+
+#: The default fit function, as "module:attribute" (imported in the worker only).
+DEFAULT_FIT_FUNCTION = "simplex_core.inference:fit_model"
+
+# Progress events per second per job (the scheduler relays them; the pages redraw at most every second).
+_PROGRESS_PER_SECOND = 4.0
+
+_CANCELLED: set[str] = set()
+_CANCEL_LOCK = threading.Lock()
+_NICED = [False]
+
+
+class FitStore(Protocol):
+    """Where finished fits live between processes and restarts (the on-disk fit cache).
+
+    Implementations must be picklable: the workers receive the store and save into it.
+    """
+
+    def contains(self, counts: Any, settings: Any) -> bool:
+        """Whether a finished fit of these counts and settings is stored."""
+
+    def load(self, counts: Any, settings: Any) -> Any | None:
+        """The stored fit result, or ``None``."""
+
+    def save(self, counts: Any, settings: Any, result: Any) -> bool | None:
+        """Store a finished fit (called on a worker). ``False`` = it could not be stored where other
+        processes find it (the worker then returns the result itself)."""
+
+
+@dataclass(frozen=True)
+class FitCacheStore:
+    """The project's on-disk fit cache (:class:`simplex_core.fit_cache.FitCache`) as a :class:`FitStore`.
+
+    ``directory=None`` uses the fit cache's default (``SIMPLEX_JUDGE_CACHE`` or
+    ``~/.cache/simplex_judge``), read where the store is used, in each process.
+    """
+
+    directory: str | None = None
+
+    def _cache(self) -> Any:
+        from simplex_core.fit_cache import FitCache
+
+        return FitCache(self.directory)
+
+    def contains(self, counts: Any, settings: Any) -> bool:
+        return self._cache().contains(counts, settings)
+
+    def load(self, counts: Any, settings: Any) -> Any | None:
+        return self._cache().get(counts, settings)
+
+    def save(self, counts: Any, settings: Any, result: Any) -> bool:
+        return self._cache().put(result).exists()  # a read-only folder keeps it in memory instead
+
+
+class FitCancelled(Exception):
+    """Raised inside a fit whose job was cancelled (at its next progress report)."""
+
+
+def resolve(path: str) -> Callable[..., Any]:
+    """The object named ``"module:attribute.attribute"``."""
+    module, _, attr = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def mark_cancelled(job_id: str) -> None:
+    """Run in each worker process (``Client.run``): the fit of ``job_id`` stops at its next report."""
+    with _CANCEL_LOCK:
+        _CANCELLED.add(job_id)
+        while len(_CANCELLED) > 1000:
+            _CANCELLED.pop()
+
+
+def warm(fit_function: str) -> str:
+    """Run in each worker process at start: import the fit's code, so the first fit does not wait for it."""
+    resolve(fit_function)
+    return fit_function
+
+
+def _event(topic: str, msg: dict) -> None:
+    from distributed import get_worker
+
+    try:
+        get_worker().log_event(topic, msg)
+    except ValueError:  # not on a Dask worker (a direct call): nobody listens
+        pass
+
+
+def plain_failure(exc: BaseException) -> str:
+    """A fit's exception in plain words, with what to do."""
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return "The fit ran out of memory. Try fewer draws or chains, or collapse the scale to fewer levels."
+    if isinstance(exc, ValueError):
+        return f"The fit could not start: {text}"
+    if isinstance(exc, (ImportError, AttributeError)):
+        return (f"The fit worker could not load the model code ({type(exc).__name__}: {text}). "
+                "The model may not be installed on the workers; try again later.")
+    return (f"The fit failed ({type(exc).__name__}: {text.splitlines()[0]}). Try again; if it keeps "
+            "failing, try other settings or report the problem.")
+
+
+def run_fit(job_id: str, counts: Any, settings: Any, store: FitStore, fit_function: str, topic: str,
+            nice: int = 0) -> Any:
+    """The Dask task of one fit: returns ``None`` when the store kept the result, else the result."""
+    if nice and not _NICED[0]:
+        _NICED[0] = True
+        try:  # fits must not starve the process that serves the pages (inherited by sampler threads)
+            os.nice(nice)
+        except OSError:
+            pass
+    _event(topic, {"job": job_id, "kind": "started"})
+    fit = resolve(fit_function)
+    last = [0.0]
+
+    def progress(message: str, fraction: float) -> None:
+        if job_id in _CANCELLED:
+            raise FitCancelled(job_id)
+        nums = progress_numbers(message, fraction)
+        now = time.monotonic()
+        if nums is None or (nums[2] < 1.0 and now - last[0] < 1.0 / _PROGRESS_PER_SECOND):
+            return
+        last[0] = now
+        done, total, frac, stage = nums
+        _event(topic, {"job": job_id, "kind": "progress", "done": done, "total": total, "fraction": frac, "stage": stage})
+
+    if job_id in _CANCELLED:
+        raise FitCancelled(job_id)
+    result = fit(counts, settings, progress_callback=progress)
+    _event(topic, {"job": job_id, "kind": "saving"})
+    stored = store.save(counts, settings, result)
+    return None if stored is not False else result  # not stored: hand the result over rather than lose it
