@@ -14,8 +14,9 @@ from typing import Any, Mapping
 import pandas as pd
 import streamlit as st
 
-from simplex_core.data import JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution
-from simplex_core.scale import Scale, paper_three_level_mapping, scale_from_options
+from simplex_core.data import (JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution,
+                               score_distribution_wide)
+from simplex_core.scale import Scale, format_level, paper_three_level_mapping, scale_from_options
 
 
 @dataclass(frozen=True)
@@ -227,45 +228,9 @@ def default_three_level_mapping(table: JudgmentTable, criterion: CriterionChoice
     for old, new in sorted(mapping.items()):
         groups.setdefault(new, []).append(table.scale.label_of(old))
     names = {1.0: "low", 2.0: "mid", 3.0: "high"}
-    labels = tuple((new, f"{names.get(new, _fmt(new))} ({members[0]}–{members[-1]})" if len(members) > 1
-                    else f"{names.get(new, _fmt(new))} ({members[0]})") for new, members in sorted(groups.items()))
+    labels = tuple((new, f"{names.get(new, format_level(new))} ({members[0]}–{members[-1]})" if len(members) > 1
+                    else f"{names.get(new, format_level(new))} ({members[0]})") for new, members in sorted(groups.items()))
     return tuple(sorted(mapping.items())), labels, why
-
-
-def _fmt(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
-
-
-def parse_mapping(text: str, scale: Scale) -> dict[float, float]:
-    """Parse ``"1:1, 2:1, 3:2, 4:3, 5:3"`` (old:new per observed level); ValueError in plain words."""
-    mapping: dict[float, float] = {}
-    bad = []
-    for part in [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]:
-        if ":" not in part:
-            bad.append(part)
-            continue
-        a, b = part.split(":", 1)
-        try:
-            mapping[float(a)] = float(b)
-        except ValueError:
-            bad.append(part)
-    problems = []
-    if bad:
-        problems.append(f"these entries are not 'old:new' numbers: {', '.join(repr(b) for b in bad)}")
-    missing = [v for v in scale.values if v not in mapping]
-    if missing:
-        problems.append(f"say where levels {', '.join(_fmt(v) for v in missing)} go")
-    unknown = [k for k in mapping if k not in scale.values]
-    if unknown:
-        problems.append(f"{', '.join(_fmt(v) for v in unknown)} {'is' if len(unknown) == 1 else 'are'} not a level of the scale ({', '.join(_fmt(v) for v in scale.values)})")
-    if problems:
-        raise ValueError("The level mapping is not usable: " + "; ".join(problems) + ". Write it as old:new pairs, e.g. 1:1, 2:1, 3:2, 4:3, 5:3.")
-    return mapping
-
-
-def mapping_text(mapping: Mapping[float, float] | tuple) -> str:
-    items = mapping.items() if isinstance(mapping, Mapping) else mapping
-    return ", ".join(f"{_fmt(a)}:{_fmt(b)}" for a, b in sorted(items))
 
 
 # -- derived tables -------------------------------------------------------------------------------
@@ -278,10 +243,9 @@ def distribution(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def distribution_wide(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
-    """The paper's appendix-D layout: rows candidates, columns (judge, level), counts."""
-    from simplex_core.cli.data_commands import distribution_wide as wide
-
-    out = wide(_table)
+    """The paper's appendix-D layout: rows candidates, columns ``judge | level``, counts
+    (:func:`simplex_core.data.score_distribution_wide`)."""
+    out = score_distribution_wide(_table)
     out.columns = [f"{j} | {lab}" for j, lab in out.columns]
     return out
 

@@ -962,6 +962,16 @@ def score_distribution(table: JudgmentTable, counts: "Counts | None" = None) -> 
     return pd.DataFrame(rows)
 
 
+def score_distribution_wide(table: JudgmentTable) -> pd.DataFrame:
+    """Rows: candidate; columns: (judge, level label); cells: counts — the paper's appendix-D table
+    (:func:`score_distribution` pivoted, without self-family exclusion)."""
+    dist = score_distribution(table)
+    wide = dist.pivot_table(index="candidate", columns=["judge", "label"], values="count", aggfunc="sum", sort=False)
+    wide = wide.reindex(index=list(table.candidates))
+    cols = pd.MultiIndex.from_product([list(table.judges), list(table.scale.labels)])
+    return wide.reindex(columns=cols).fillna(0).astype(int)
+
+
 def collapse_levels(table: JudgmentTable, mapping: Mapping[float, float], labels: Mapping[float, str] | None = None) -> JudgmentTable:
     """A new table whose scores are mapped through ``mapping`` (e.g. the paper's 5→3 maps).
 

@@ -26,6 +26,11 @@ def _format_value(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
+def format_level(v: float) -> str:
+    """A level value as people write it: ``3`` for 3.0, ``0.5`` (``:g``) otherwise."""
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
 @dataclass(frozen=True)
 class Scale:
     """Ordered observed levels (values and labels) and the ordered true levels.
@@ -222,6 +227,43 @@ def collapse_scale(scale: Scale, mapping: Mapping[float, float], labels: Mapping
     new_true = tuple(sorted({m[v] for v in scale.true_values}))
     new_labels = tuple((labels or {}).get(v, _format_value(v)) for v in new_values)
     return Scale(new_values, new_labels, new_true)
+
+
+def parse_level_mapping(text: str, scale: Scale) -> dict[float, float]:
+    """Parse ``"1:1, 2:1, 3:2, 4:3, 5:3"`` (old:new per observed level of ``scale``; ``;`` also
+    separates). :class:`ScaleError` names every unusable entry, every level left unmapped and every
+    value that is not a level."""
+    mapping: dict[float, float] = {}
+    bad = []
+    for part in [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]:
+        if ":" not in part:
+            bad.append(part)
+            continue
+        a, b = part.split(":", 1)
+        try:
+            mapping[float(a)] = float(b)
+        except ValueError:
+            bad.append(part)
+    problems = []
+    if bad:
+        problems.append(f"these entries are not 'old:new' numbers: {', '.join(repr(b) for b in bad)}")
+    missing = [v for v in scale.values if v not in mapping]
+    if missing:
+        problems.append(f"say where levels {', '.join(format_level(v) for v in missing)} go")
+    unknown = [k for k in mapping if k not in scale.values]
+    if unknown:
+        problems.append(f"{', '.join(format_level(v) for v in unknown)} {'is' if len(unknown) == 1 else 'are'} "
+                        f"not a level of the scale ({', '.join(format_level(v) for v in scale.values)})")
+    if problems:
+        raise ScaleError("The level mapping is not usable: " + "; ".join(problems)
+                         + ". Write it as old:new pairs, e.g. 1:1, 2:1, 3:2, 4:3, 5:3.")
+    return mapping
+
+
+def level_mapping_text(mapping: Mapping[float, float] | Sequence[tuple[float, float]]) -> str:
+    """The text :func:`parse_level_mapping` reads back: ``"1:1, 2:1, 3:2"`` (sorted by old level)."""
+    items = mapping.items() if isinstance(mapping, Mapping) else mapping
+    return ", ".join(f"{format_level(a)}:{format_level(b)}" for a, b in sorted(items))
 
 
 def paper_three_level_mapping(scale: Scale, style: str = "mtbench") -> dict[float, float]:

@@ -17,9 +17,11 @@ from simplex_core.data import (
     item_view,
     load_table,
     score_distribution,
+    score_distribution_wide,
     template_frame,
 )
-from simplex_core.scale import Scale, ScaleError, collapse_scale, paper_three_level_mapping, parse_levels, parse_true_levels
+from simplex_core.scale import (Scale, ScaleError, collapse_scale, level_mapping_text, paper_three_level_mapping,
+                                parse_level_mapping, parse_levels, parse_true_levels)
 
 
 def _frame(rows):
@@ -234,6 +236,26 @@ def test_paper_mtbench_mapping():
     m = paper_three_level_mapping(Scale((1, 2, 3, 4, 5)))
     assert m == {1.0: 1.0, 2.0: 1.0, 3.0: 2.0, 4.0: 3.0, 5.0: 3.0}
     assert paper_three_level_mapping(Scale((1, 2, 3, 4, 5)), "tldr")[4.0] == 2.0
+
+
+def test_level_mapping_text_reads_back_and_names_every_problem():
+    scale = Scale((1, 2, 3, 4, 5))
+    m = paper_three_level_mapping(scale)
+    assert level_mapping_text(m) == "1:1, 2:1, 3:2, 4:3, 5:3"
+    assert parse_level_mapping(level_mapping_text(m), scale) == m
+    assert parse_level_mapping("1:1; 2:1; 3:2; 4:3; 5:3", scale) == m  # ';' separates too
+    with pytest.raises(ScaleError) as err:
+        parse_level_mapping("1:1, 2-1, 3:x, 7:2", scale)
+    msg = str(err.value)
+    assert "'2-1', '3:x'" in msg and "say where levels 2, 3, 4, 5 go" in msg and "7 is not a level of the scale (1, 2, 3, 4, 5)" in msg
+
+
+def test_wide_distribution_is_the_long_one_pivoted():
+    df = _frame([("q1", "a", "j1", 1), ("q2", "a", "j1", 3), ("q1", "b", "j1", 3), ("q1", "a", "j2", 2)])
+    table = load_table(df, scale=Scale((1, 2, 3)))
+    wide = score_distribution_wide(table)
+    assert list(wide.index) == ["a", "b"] and list(wide.columns) == [(j, lab) for j in ("j1", "j2") for lab in ("1", "2", "3")]
+    assert wide.loc["a", ("j1", "3")] == 1 and wide.loc["b", ("j2", "2")] == 0 and wide.to_numpy().sum() == 4
 
 
 # -- properties -------------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ def run_figures(args: argparse.Namespace) -> int:
     save(grid, "simplex-judges", "Judges on the simplex: posterior judge triangles", note)
 
     # 2. rank distributions by method, in true-rank order when the data have truth
-    methods = {"bayesian": bayesian_method_result(fit)}
+    methods = {"bayesian": bayesian_method_result(fit, max_draws=1000)}
     methods |= run_methods(item_view(table), table_baseline_methods(table, self_exclusion=settings.self_exclusion), rng=args.seed)
     draws = method_rank_draws(methods)
     try:

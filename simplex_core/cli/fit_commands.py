@@ -179,6 +179,33 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def fit_command_line(data: str, settings: FitSettings, criterion: str | None = None) -> str:
+    """The ``fit`` command that reproduces a fit of ``data`` (a built-in dataset name or a path) with
+    ``settings``: the flags of every setting that differs from this command's defaults, plus the
+    sampler sizes and seed (the app's Export page shows it)."""
+    d = FitSettings()
+    parts = ["python -m simplex_core fit", data, "--out result.json --idata posterior.nc"]
+    if criterion:
+        parts.append(f"--criterion {criterion}")
+    if settings.integrated:
+        parts.append("--integrated")
+    else:
+        parts += [f"--omega {settings.omega:g}", f"--beta-max {settings.beta_max:g}"]
+    if settings.likelihood != d.likelihood:
+        parts.append(f"--likelihood {settings.likelihood}")
+    if settings.prior != d.prior:
+        parts.append(f"--prior {settings.prior}")
+    if settings.delta != d.delta:
+        delta = settings.delta
+        parts.append(f"--delta {delta if isinstance(delta, str) else ','.join(f'{x:g}' for x in delta)}")
+    if not settings.self_exclusion:
+        parts.append("--no-self-exclusion")
+    parts += [f"--chains {settings.chains}", f"--draws {settings.draws}", f"--tune {settings.tune}", f"--seed {settings.seed}"]
+    if settings.extra_rounds != d.extra_rounds:
+        parts.append(f"--extra-rounds {settings.extra_rounds}")
+    return " ".join(parts)
+
+
 def _write_json(path: str, doc: dict) -> None:
     out = Path(path)
     try:
