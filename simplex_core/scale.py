@@ -19,7 +19,14 @@ import numpy as np
 
 
 class ScaleError(ValueError):
-    """A level specification that cannot be a scale (the message says which part and why)."""
+    """A level specification that cannot be a scale (the message says which part and why).
+
+    ``setting`` names the input it came from (``'levels'`` or ``'true_levels'``), so that each
+    front end can point at its own flag or box; None when it came from the data."""
+
+    def __init__(self, message: str, setting: str | None = None):
+        super().__init__(message)
+        self.setting = setting
 
 
 def _format_value(v: float) -> str:
@@ -148,7 +155,7 @@ class Scale:
         return cls(tuple(values))
 
 
-# -- command-line level specifications -----------------------------------------------------------
+# -- level specifications (the command line's --levels / --true-levels, the app's level boxes) -----------------------------------------------------------
 
 def parse_levels(spec: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
     """Parse ``V[:LABEL],...`` (ascending) into values and labels.
@@ -161,18 +168,20 @@ def parse_levels(spec: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
     parts = [p.strip() for p in spec.split(",")]
     for i, part in enumerate(parts, start=1):
         if not part:
-            raise ScaleError(f"--levels item {i} is empty in {spec!r}: write V[:LABEL] items separated by commas.")
+            raise ScaleError(f"Observed levels {spec!r}: item {i} is empty; write V[:LABEL] items separated by commas.",
+                             "levels")
         raw_value, _, label = part.partition(":")
         try:
             value = float(raw_value)
         except ValueError:
             raise ScaleError(
-                f"--levels item {i} ({part!r}) does not start with a number: write V[:LABEL], e.g. 1:poor."
+                f"Observed levels: item {i} ({part!r}) does not start with a number; write V[:LABEL], e.g. 1:poor.",
+                "levels",
             ) from None
         values.append(value)
         labels.append(label.strip() or _format_value(value))
     if any(b <= a for a, b in zip(values, values[1:])):
-        raise ScaleError(f"--levels must be ascending with no repeats; got {spec!r}.")
+        raise ScaleError(f"Observed levels must be ascending with no repeats; got {spec!r}.", "levels")
     return tuple(values), tuple(labels)
 
 
@@ -183,20 +192,21 @@ def parse_true_levels(spec: str) -> tuple[float, ...]:
         try:
             out.append(float(part))
         except ValueError:
-            raise ScaleError(f"--true-levels item {i} ({part!r}) is not a number: write V,V,... ascending.") from None
+            raise ScaleError(f"True levels: item {i} ({part!r}) is not a number; write V,V,... ascending.",
+                             "true_levels") from None
     if any(b <= a for a, b in zip(out, out[1:])):
-        raise ScaleError(f"--true-levels must be ascending with no repeats; got {spec!r}.")
+        raise ScaleError(f"True levels must be ascending with no repeats; got {spec!r}.", "true_levels")
     return tuple(out)
 
 
 def scale_from_options(levels: str | None, true_levels: str | None, scores: Sequence[float] | None = None) -> Scale | None:
-    """Build a scale from the ``--levels``/``--true-levels`` strings; ``None`` when neither is given
+    """Build a scale from the observed / true level strings; ``None`` when neither is given
     (the loader then uses the sorted distinct scores)."""
     if levels is None and true_levels is None:
         return None
     if levels is None:
         if scores is None:
-            raise ScaleError("--true-levels needs --levels (or data to read the observed levels from).")
+            raise ScaleError("True levels need the observed levels (or data to read them from).", "levels")
         base = Scale.from_scores(scores)
         values, labels = base.values, base.labels
     else:

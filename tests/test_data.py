@@ -74,6 +74,42 @@ def test_every_problem_is_reported_at_once():
     assert "value 9 in row 4 is not on the scale" in text
 
 
+def test_problems_carry_their_rows_values_and_the_setting_each_front_end_words_itself():
+    df = SMALL.copy().astype({"score": object})
+    df.loc[0, "score"] = "x"
+    df.loc[1, "judge"] = ""
+    df.loc[[3, 6], "score"] = 9
+    with pytest.raises(ValidationError) as info:
+        load_table(df, scale=Scale((1, 2, 3)))
+    blank, bad, off = info.value.problems  # in the order of the checks: identifiers, then scores
+    assert (blank.column, blank.rows) == ("judge", (2,)) and (bad.rows, bad.value) == ((1,), ("x",))
+    assert off.rows == (4, 7) and off.value == (9.0,) and off.setting == "levels"
+    # the core speaks of the data and the scale, never of a flag or a box
+    assert "--" not in str(info.value) and "box" not in str(info.value)
+    from app_support.errors import ADVICE as APP
+    from simplex_core.cli import ADVICE as CLI
+
+    assert "--levels=1,2,3,4,5" in info.value.describe(CLI) and "'Observed levels' box" in off.describe(APP)
+    dup = pd.concat([SMALL, _frame([("q1", "a", "j1", 3)])], ignore_index=True)
+    with pytest.raises(ValidationError) as info:
+        load_table(dup)
+    assert info.value.problems[0].rows == (1, 9)
+    with pytest.raises(ValidationError) as info:
+        load_table(SMALL.assign(criterion=["x", "y"] * 4))
+    p = info.value.problems[0]
+    assert p.value == ("x", "y") and p.setting == "criterion" and "Use --criterion C." in p.describe(CLI)
+
+
+def test_a_bad_levels_option_names_its_flag_on_the_command_line_only():
+    from simplex_core.cli import usage_message
+    from simplex_core.scale import scale_from_options
+
+    with pytest.raises(ScaleError) as info:
+        scale_from_options("1,,3", None)
+    assert "--" not in str(info.value) and info.value.setting == "levels"
+    assert usage_message(info.value).endswith("(--levels)")
+
+
 def test_conflicting_duplicates_are_an_error_and_exact_ones_a_note():
     conflicting = pd.concat([SMALL, _frame([("q1", "a", "j1", 3)])], ignore_index=True)
     with pytest.raises(ValidationError, match=r"Conflicting duplicate rows: .* rows 1, 9"):

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
-from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client
+from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client, usage_message
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -101,14 +101,14 @@ def _prepare(args: argparse.Namespace, **fixed):
         try:
             table = draw_gold(table, args.gold_fraction, args.seed)
         except ValueError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(usage_message(exc)) from None
     if table.n_gold and args.likelihood != "shared-truth":
         raise UsageError(f"{table.n_gold} answers are gold, but gold labels enter only the shared-truth likelihood: "
                          "add --likelihood shared-truth (or drop the gold labels).")
     try:
         delta_values = priors.parse_delta(args.delta, table.scale.n_true)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
     delta = args.delta.strip().lower() if args.delta.strip().lower() in DELTA_PRESETS else tuple(float(v) for v in delta_values)
     try:
         settings = FitSettings(
@@ -117,11 +117,11 @@ def _prepare(args: argparse.Namespace, **fixed):
             **fixed,
         )
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
     try:
         counts = count_tensor(table, self_exclusion=settings.self_exclusion)
     except ValidationError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
     return table, counts, settings
 
 
