@@ -79,9 +79,3 @@ def guard(doing: str = "") -> Iterator[None]:
         yield
     except Exception as exc:  # noqa: BLE001 — the point is to catch everything the page raises
         show_error(exc, doing)
-
-
-def not_available(what: str, module: str) -> None:
-    """Say plainly that a feature's code has not landed yet."""
-    st.info(f"{what} is not available yet: the module `{module}` is missing or incomplete in this build.",
-            icon=":material/construction:")

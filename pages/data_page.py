@@ -172,15 +172,12 @@ with guard("drawing the score distributions"):
     st.caption("Each bar is one candidate as seen by one judge: the share of each level it received. "
                "Hatched bars are self-family pairs (left out of the fit when self-family exclusion is on).")
     dist = da.distribution(table, da.table_key(table))
-    try:
-        from simplex_core.figures import score_distribution_figure
-        from simplex_core.figures.style import safe_text
+    from simplex_core.figures import score_distribution_figure
+    from simplex_core.figures.style import safe_text
 
-        fig = score_distribution_figure(dist, title="Score shares per judge and candidate" + (" (collapsed levels)" if ctx.collapsed else ""),
-                                        subtitle=safe_text(ctx.source_label))
-        show_figure(fig, f"{ctx.source_label}-score-distributions", key="fig-dist")  # sized by the figure (legend, title)
-    except ImportError:
-        st.info("The distribution figure is not available yet; the table below has the same numbers.")
+    fig = score_distribution_figure(dist, title="Score shares per judge and candidate" + (" (collapsed levels)" if ctx.collapsed else ""),
+                                    subtitle=safe_text(ctx.source_label))
+    show_figure(fig, f"{ctx.source_label}-score-distributions", key="fig-dist")  # sized by the figure (legend, title)
     wide = da.distribution_wide(table, da.table_key(table))
     st.markdown("Counts (the paper's appendix-D layout: rows candidates, columns judge | level)")
     st.dataframe(wide, width="stretch")
