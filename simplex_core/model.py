@@ -265,19 +265,25 @@ class SamplerSettings:
     def __post_init__(self) -> None:
         _settle(self, "sampler", _sampler_values)
 
-    def replace(self, **changes: Any) -> "SamplerSettings":
-        """A copy with some fields changed (validated again)."""
-        return SamplerSettings(**{**asdict(self), **changes})
+    def replace(self, **changes: Any) -> Any:
+        """A copy with some fields changed (validated again), of the same class."""
+        return type(self)(**{**asdict(self), **changes})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+#: The order of :meth:`FitSettings.to_dict` (the fields' order before the split; JSON outputs keep it).
+_FIT_FIELD_ORDER = ("omega", "beta_max", "integrated", "prior", "delta", "self_exclusion", "chains", "draws", "tune",
+                    "seed", "engine", "target_accept", "extra_rounds", "likelihood")
+
+
 @dataclass(frozen=True)
-class FitSettings:
+class FitSettings(ModelSettings, SamplerSettings):
     """Everything that defines one fit besides the data: the model (:attr:`model`), the sampler
-    (:attr:`sampler`) and the data-view flag ``self_exclusion``, flat so that the keywords, the JSON
-    of :meth:`to_dict` and :meth:`key` stay those of every fit cached and shipped so far.
+    (:attr:`sampler`) and the data-view flag ``self_exclusion``, flat (it inherits both parts'
+    fields) so that the keywords, the JSON of :meth:`to_dict` and :meth:`key` stay those of every
+    fit cached and shipped so far.
 
     Parameters
     ----------
@@ -324,20 +330,7 @@ class FitSettings:
         separate modes that disagree are replaced by parallel tempering instead.)
     """
 
-    omega: float = 0.0
-    beta_max: float = 5.0
-    integrated: bool = False
-    prior: str = "weight-propagation"
-    delta: str | tuple[float, ...] = "inflation"
     self_exclusion: bool = True
-    chains: int = 4
-    draws: int = 1000
-    tune: int = 1000
-    seed: int = 0
-    engine: str = "fast"
-    target_accept: float = 0.8
-    extra_rounds: int = 2
-    likelihood: str = "shared-truth"
 
     def __post_init__(self) -> None:
         _settle(self, "fit", _model_values, _sampler_values)
@@ -360,14 +353,10 @@ class FitSettings:
         """The sampler part (what the engines read)."""
         return SamplerSettings(**{name: getattr(self, name) for name in SAMPLER_FIELDS})
 
-    @property
-    def has_random_effects(self) -> bool:
-        """Whether the model contains the random effects Z, R, W (ω > 0 or integrated)."""
-        return self.model.has_random_effects
-
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able dict of every field (δ as a name or a list)."""
-        return _plain(asdict(self))
+        """Plain JSON-able dict of every field (δ as a name or a list), in the fields' historical order."""
+        d = _plain(asdict(self))
+        return {name: d[name] for name in _FIT_FIELD_ORDER}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "FitSettings":
@@ -375,10 +364,6 @@ class FitSettings:
         if isinstance(d.get("delta"), list):
             d["delta"] = tuple(d["delta"])
         return cls(**d)
-
-    def replace(self, **changes: Any) -> "FitSettings":
-        """A copy with some fields changed (validated again)."""
-        return FitSettings(**{**asdict(self), **changes})
 
     def key(self) -> str:
         """A stable hash of the settings, for caches (same settings, same key, in any process).

@@ -108,6 +108,8 @@ def test_settings_split_into_model_sampler_and_data_view_with_the_same_keys():
     # every field is in exactly one part, self_exclusion (the data view) in neither
     assert sorted(MODEL_FIELDS + SAMPLER_FIELDS + ("self_exclusion",)) == sorted(odd.to_dict())
     assert FitSettings.from_parts(odd.model, odd.sampler, self_exclusion=False) == odd
+    assert list(odd.to_dict()) == ["omega", "beta_max", "integrated", "prior", "delta", "self_exclusion", "chains", "draws",
+                                   "tune", "seed", "engine", "target_accept", "extra_rounds", "likelihood"]  # JSON outputs
     assert odd.model.to_dict()["delta"] == [1.0, 2.5, 1.0] and odd.model.has_random_effects
     # a sampler change leaves the model (and so the compiled structure) alone, and the reverse
     assert odd.replace(draws=50).model == odd.model and odd.replace(omega=3).sampler == odd.sampler
