@@ -57,8 +57,8 @@ def open_client(scheduler: str | None = None, n_workers: int | None = None) -> I
             client = Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as exc:
             raise ValueError(f"cannot reach the Dask scheduler at {scheduler}: {exc}. Start one with "
-                             "`dask scheduler` (and `dask worker ADDRESS` on each machine), or leave out "
-                             "--scheduler to use this machine.") from None
+                             "`dask scheduler` (and `dask worker ADDRESS` on each machine), or give no scheduler "
+                             "to use this machine.") from None
         try:
             yield client
         finally:

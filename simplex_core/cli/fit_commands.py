@@ -108,7 +108,7 @@ def _prepare(args: argparse.Namespace, **fixed):
     try:
         delta_values = priors.parse_delta(args.delta, table.scale.n_true)
     except ValueError as exc:
-        raise UsageError(usage_message(exc)) from None
+        raise UsageError(f"--{exc}") from None  # the core names the setting "delta …"; its flag is --delta
     delta = args.delta.strip().lower() if args.delta.strip().lower() in DELTA_PRESETS else tuple(float(v) for v in delta_values)
     try:
         settings = FitSettings(
