@@ -543,17 +543,17 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     reused = _FAST_LOADED.is_set()
     _report(cb, "preparing the model" if reused else
             "loading the compiled log density (first fit in this process; compiled once per machine)", 0.0)
-    from simplex_core import fast_density
+    from simplex_core import fast_density, fast_engine
 
     fast_density.warm_up()  # loads (or, the first time on a machine, compiles) the numba functions
     _FAST_LOADED.set()
     compile_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     _report(cb, "locating the posterior's modes (optimiser)", 0.02)
-    modes = fast_density.find_modes(counts, settings.model, seed=settings.seed)
-    groups = fast_density.chain_starts(modes, settings.chains)
+    modes = fast_engine.find_modes(counts, settings.model, seed=settings.seed)
+    groups = fast_engine.chain_starts(modes, settings.chains)
     modes_s = time.perf_counter() - t1
-    models = [fast_density.compile_fast(counts, settings.model, start=start) for start, _ in groups]
+    models = [fast_engine.compile_fast(counts, settings.model, start=start) for start, _ in groups]
     runs: list = []  # round by round, one sampling run per starting mode
 
     def sample_round(r: int, lo: float, hi: float, note: str) -> None:

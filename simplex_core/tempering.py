@@ -54,7 +54,7 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
                     replicas: int = REPLICAS, b_min: float = B_MIN, thin: int = 1):
     """Parallel-tempering chains of the posterior (``settings.chains`` chains, ``settings.tune``
     warm-up and ``settings.draws`` kept draws each), started at ``starts`` (modes from
-    :func:`simplex_core.fast_density.find_modes`, dealt round-robin over chains, jittered by
+    :func:`simplex_core.fast_engine.find_modes`, dealt round-robin over chains, jittered by
     ±0.1). Returns an ArviZ InferenceData shaped like the other engines' (posterior variables with
     the contract names; ``sample_stats``: ``diverging``, ``acceptance_rate``, ``step_size``,
     ``n_steps``) with the swap rates and ladder in ``sample_stats.attrs``."""
