@@ -144,8 +144,9 @@ st.subheader("Figures for slides and papers")
 st.caption("The main figures at a fixed page size, with a title and a caption naming the dataset, the setting and the "
            "likelihood. Reproduce the paper's figure types (simplex with posterior judge triangles, rank boxes by method "
            "in true-rank order, sensitivity curves) on this dataset from the command line:")
-st.code(f"python -m simplex_core figures {ctx.dataset.name if ctx.dataset is not None else 'DATA'}"
-        + (f" --criterion {ctx.criterion}" if ctx.criterion else "") + " --out figures/ --size both --formats png,svg",
+from simplex_core.cli.figure_commands import figures_command_line
+
+st.code(figures_command_line(ctx.dataset.name if ctx.dataset is not None else "DATA", ctx.criterion),
         language="bash", wrap_lines=True)
 FIGURES = ["Rank distributions", "All judges on the simplex", "Sensitivity curves"]
 

@@ -313,6 +313,16 @@ def test_cli_sensitivity_writes_the_sweep(three_level_csv, three_level_fit, tmp_
     assert main(["sensitivity", "x.csv", "--out", str(out), "--omegas", "0,-1"]) == 2
 
 
+def test_the_figures_command_line_parses():
+    import shlex
+
+    from simplex_core.cli import build_parser
+    from simplex_core.cli.figure_commands import figures_command_line
+
+    args = build_parser().parse_args(shlex.split(figures_command_line("hanna", "coherence"))[3:])
+    assert (args.command, args.data, args.criterion, args.size, args.formats) == ("figures", "hanna", "coherence", "both", "png,svg")
+
+
 @pytest.mark.parametrize("settings", [
     FitSettings(),
     FitSettings(omega=1.5, beta_max=0, prior="mixing", delta=(1.0, 2.5, 1.0), self_exclusion=False,
