@@ -8,110 +8,33 @@ wrappers take a hashable key (the table's data hash) beside them.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from simplex_core.data import JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution
-from simplex_core.scale import Scale, paper_three_level_mapping, scale_from_options
-
-
-@dataclass(frozen=True)
-class CriterionChoice:
-    """One criterion (aspect) of a built-in dataset, as the app shows it."""
-
-    name: str
-    title: str
-    collapse_mapping: tuple[tuple[float, float], ...] = ()
-    collapse_labels: tuple[tuple[float, str], ...] = ()
-    collapse_why: str = ""
-
-
-@dataclass(frozen=True)
-class DatasetChoice:
-    """A built-in dataset, as the app shows it (adapted from :mod:`simplex_core.datasets`)."""
-
-    name: str
-    title: str
-    criteria: tuple[CriterionChoice, ...] = ()
-    default_criterion: str | None = None
-    has_truth: bool = False
-    licence_warning: str | None = None
-    description: str = ""
-    card: str = ""
-
-    def criterion(self, name: str | None) -> CriterionChoice | None:
-        for c in self.criteria:
-            if c.name == name:
-                return c
-        return None
-
-
-def _criterion_choice(raw: Any) -> CriterionChoice:
-    if isinstance(raw, str):
-        return CriterionChoice(name=raw, title=raw)
-    get = (lambda k, d=None: raw.get(k, d)) if isinstance(raw, Mapping) else (lambda k, d=None: getattr(raw, k, d))
-    collapse = get("collapse_to_3") or get("collapse") or get("suggested_collapse")
-    mapping: tuple = ()
-    labels: tuple = ()
-    why = ""
-    if collapse:
-        cget = (lambda k, d=None: collapse.get(k, d)) if isinstance(collapse, Mapping) else (lambda k, d=None: getattr(collapse, k, d))
-        m = cget("mapping") if cget("mapping") is not None else (collapse if isinstance(collapse, Mapping) else None)
-        if isinstance(m, Mapping):
-            try:
-                mapping = tuple(sorted((float(k), float(v)) for k, v in m.items()))
-            except (TypeError, ValueError):
-                mapping = ()
-        lab = cget("labels")
-        if isinstance(lab, Mapping):
-            labels = tuple(sorted((float(k), str(v)) for k, v in lab.items()))
-        why = str(cget("why") or "")
-    return CriterionChoice(name=str(get("name")), title=str(get("title") or get("name")),
-                           collapse_mapping=mapping, collapse_labels=labels, collapse_why=why)
+from simplex_core import datasets
+from simplex_core.data import (JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution,
+                               score_distribution_wide)
+from simplex_core.datasets import CriterionInfo, DatasetInfo
+from simplex_core.scale import Scale, format_level, paper_three_level_mapping, scale_from_options
 
 
 @st.cache_resource(show_spinner=False)
-def dataset_catalogue() -> tuple[DatasetChoice, ...]:
-    """The built-in datasets (empty when :mod:`simplex_core.datasets` is not available)."""
-    try:
-        from simplex_core import datasets
-    except ImportError:
-        return ()
-    out = []
-    for info in datasets.list_datasets():
-        get = (lambda k, d=None, _i=info: _i.get(k, d)) if isinstance(info, Mapping) else (lambda k, d=None, _i=info: getattr(_i, k, d))
-        crits = tuple(_criterion_choice(c) for c in (get("criteria") or ()))
-        card = ""
-        card_text = get("card_text")
-        if isinstance(card_text, str):
-            card = card_text
-        out.append(DatasetChoice(
-            name=str(get("name")), title=str(get("title") or get("name")), criteria=crits,
-            default_criterion=get("default_criterion") or (crits[0].name if crits else None),
-            has_truth=bool(get("has_truth", False)), licence_warning=get("licence_warning") or None,
-            description=str(get("description") or ""), card=card,
-        ))
-    return tuple(out)
+def dataset_catalogue() -> tuple[DatasetInfo, ...]:
+    """The built-in datasets (:func:`simplex_core.datasets.list_datasets`, read once per process)."""
+    return tuple(datasets.list_datasets())
 
 
 def default_dataset_name() -> str | None:
     """The built-in dataset opened by default."""
-    try:
-        from simplex_core import datasets
-
-        name = getattr(datasets, "DEFAULT_DATASET", None)
-    except ImportError:
-        name = None
     names = [d.name for d in dataset_catalogue()]
-    if name in names:
-        return name
+    if datasets.DEFAULT_DATASET in names:
+        return datasets.DEFAULT_DATASET
     return names[0] if names else None
 
 
-def dataset_choice(name: str | None) -> DatasetChoice | None:
+def dataset_choice(name: str | None) -> DatasetInfo | None:
     for d in dataset_catalogue():
         if d.name == name:
             return d
@@ -122,8 +45,6 @@ def dataset_choice(name: str | None) -> DatasetChoice | None:
 def dataset_card(name: str) -> str:
     """The dataset card's text (Markdown), or an empty string."""
     try:
-        from simplex_core import datasets
-
         return str(datasets.get_dataset(name).card_text())
     except Exception:  # noqa: BLE001 — a missing card is not an error for the page
         return ""
@@ -146,8 +67,6 @@ def _families(text: str) -> str | None:
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=24)
 def load_builtin(name: str, criterion: str | None, levels: str = "", true_levels: str = "", families: str = "") -> JudgmentTable:
     """A built-in dataset (optionally with a declared scale or families)."""
-    from simplex_core import datasets
-
     options: dict[str, Any] = {}
     scale = _scale(levels, true_levels)
     if scale is not None:
@@ -214,11 +133,13 @@ def collapse(_table: JudgmentTable, table_key: str, mapping: tuple[tuple[float, 
     return collapse_levels(_table, dict(mapping), dict(labels) or None)
 
 
-def default_three_level_mapping(table: JudgmentTable, criterion: CriterionChoice | None) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, str], ...], str]:
+def default_three_level_mapping(table: JudgmentTable, criterion: CriterionInfo | None) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, str], ...], str]:
     """The mapping to 3 levels the app proposes: the dataset's suggestion, else the paper's."""
     values = set(table.scale.values)
-    if criterion is not None and criterion.collapse_mapping and {k for k, _ in criterion.collapse_mapping} == values:
-        return criterion.collapse_mapping, criterion.collapse_labels, criterion.collapse_why
+    suggestion = criterion.collapse_to_3 if criterion is not None else None
+    if suggestion is not None and {float(k) for k in suggestion.mapping} == values:
+        return (tuple(sorted((float(k), float(v)) for k, v in suggestion.mapping.items())),
+                tuple(sorted((float(k), str(v)) for k, v in suggestion.labels.items())), suggestion.why)
     mapping = paper_three_level_mapping(table.scale)
     why = ("The paper's MTBench mapping (appendix D): {1,2}→1, {3}→2, {4,5}→3."
            if table.scale.values == (1.0, 2.0, 3.0, 4.0, 5.0)
@@ -227,45 +148,9 @@ def default_three_level_mapping(table: JudgmentTable, criterion: CriterionChoice
     for old, new in sorted(mapping.items()):
         groups.setdefault(new, []).append(table.scale.label_of(old))
     names = {1.0: "low", 2.0: "mid", 3.0: "high"}
-    labels = tuple((new, f"{names.get(new, _fmt(new))} ({members[0]}–{members[-1]})" if len(members) > 1
-                    else f"{names.get(new, _fmt(new))} ({members[0]})") for new, members in sorted(groups.items()))
+    labels = tuple((new, f"{names.get(new, format_level(new))} ({members[0]}–{members[-1]})" if len(members) > 1
+                    else f"{names.get(new, format_level(new))} ({members[0]})") for new, members in sorted(groups.items()))
     return tuple(sorted(mapping.items())), labels, why
-
-
-def _fmt(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
-
-
-def parse_mapping(text: str, scale: Scale) -> dict[float, float]:
-    """Parse ``"1:1, 2:1, 3:2, 4:3, 5:3"`` (old:new per observed level); ValueError in plain words."""
-    mapping: dict[float, float] = {}
-    bad = []
-    for part in [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]:
-        if ":" not in part:
-            bad.append(part)
-            continue
-        a, b = part.split(":", 1)
-        try:
-            mapping[float(a)] = float(b)
-        except ValueError:
-            bad.append(part)
-    problems = []
-    if bad:
-        problems.append(f"these entries are not 'old:new' numbers: {', '.join(repr(b) for b in bad)}")
-    missing = [v for v in scale.values if v not in mapping]
-    if missing:
-        problems.append(f"say where levels {', '.join(_fmt(v) for v in missing)} go")
-    unknown = [k for k in mapping if k not in scale.values]
-    if unknown:
-        problems.append(f"{', '.join(_fmt(v) for v in unknown)} {'is' if len(unknown) == 1 else 'are'} not a level of the scale ({', '.join(_fmt(v) for v in scale.values)})")
-    if problems:
-        raise ValueError("The level mapping is not usable: " + "; ".join(problems) + ". Write it as old:new pairs, e.g. 1:1, 2:1, 3:2, 4:3, 5:3.")
-    return mapping
-
-
-def mapping_text(mapping: Mapping[float, float] | tuple) -> str:
-    items = mapping.items() if isinstance(mapping, Mapping) else mapping
-    return ", ".join(f"{_fmt(a)}:{_fmt(b)}" for a, b in sorted(items))
 
 
 # -- derived tables -------------------------------------------------------------------------------
@@ -278,10 +163,9 @@ def distribution(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def distribution_wide(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
-    """The paper's appendix-D layout: rows candidates, columns (judge, level), counts."""
-    from simplex_core.cli.data_commands import distribution_wide as wide
-
-    out = wide(_table)
+    """The paper's appendix-D layout: rows candidates, columns ``judge | level``, counts
+    (:func:`simplex_core.data.score_distribution_wide`)."""
+    out = score_distribution_wide(_table)
     out.columns = [f"{j} | {lab}" for j, lab in out.columns]
     return out
 

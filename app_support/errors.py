@@ -16,6 +16,16 @@ from .safe_text import md
 
 log = logging.getLogger("simplex_judge.app")
 
+#: How to fix a problem in the app, after the core's words of what is wrong and expected (keys:
+#: ``Problem.setting`` / ``ScaleError.setting``).
+ADVICE = {
+    "levels": "Use the 'Observed levels' box of the upload on the Data page.",
+    "true_levels": "Use the 'True levels' box of the upload on the Data page.",
+    "criterion": "Use the 'Criterion' selector in the sidebar.",
+    "families": "Use the 'Families (optional JSON)' box on the Data page.",
+    "self_exclusion": "Use the 'Exclude self-family judgments' switch in the sidebar.",
+}
+
 
 def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
     """A headline and a list of details for an exception, in plain words."""
@@ -26,9 +36,9 @@ def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
     if isinstance(exc, ValidationError):
         n = len(exc.problems)
         head = f"The data {'has' if n == 1 else 'have'} {n} problem{'s' if n != 1 else ''}. Fix {'them' if n != 1 else 'it'} and try again:"
-        return head, [str(p) for p in exc.problems]
+        return head, [p.describe(ADVICE) for p in exc.problems]
     if isinstance(exc, ScaleError):
-        return f"The scale is not valid{context}.", [str(exc)]
+        return f"The scale is not valid{context}.", [str(exc)] + ([ADVICE[exc.setting]] if exc.setting in ADVICE else [])
     if isinstance(exc, (ValueError, KeyError)):
         text = str(exc).strip().strip("'\"")
         lines = [ln.lstrip("- ").strip() for ln in text.splitlines() if ln.strip()]
@@ -69,9 +79,3 @@ def guard(doing: str = "") -> Iterator[None]:
         yield
     except Exception as exc:  # noqa: BLE001 — the point is to catch everything the page raises
         show_error(exc, doing)
-
-
-def not_available(what: str, module: str) -> None:
-    """Say plainly that a feature's code has not landed yet."""
-    st.info(f"{what} is not available yet: the module `{module}` is missing or incomplete in this build.",
-            icon=":material/construction:")

@@ -14,14 +14,6 @@ import pandas as pd
 import streamlit as st
 
 
-def summaries_available() -> bool:
-    try:
-        import simplex_core.summaries  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def candidate_table(_result: Any, key: str) -> pd.DataFrame:
     """Per candidate, best first: E_k mean and 95% interval, rank median and 95% interval, P(best),
@@ -74,20 +66,10 @@ def ppc_table(_result: Any, key: str, _counts: Any) -> pd.DataFrame:
     return summaries.posterior_predictive_check(_result, counts=_counts)
 
 
-def ppc_figure_table(ppc: pd.DataFrame) -> pd.DataFrame:
-    """The check in the shares the PPC figure draws: observed and fitted shares with the 95%
-    predictive range as shares, ``misfit`` = observed count outside that range."""
-    n = ppc["n"].where(ppc["n"] > 0)
-    return pd.DataFrame({
-        "judge": ppc["judge"], "candidate": ppc["candidate"], "level": ppc["level"], "label": ppc["level"],
-        "observed": ppc["observed_share"], "fitted_mean": ppc["fitted_share"],
-        "fitted_lo": ppc["predicted_lo"] / n, "fitted_hi": ppc["predicted_hi"] / n, "misfit": ppc["outside"],
-    })
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def rank_draws(_result: Any, key: str, max_draws: int = 1000) -> pd.DataFrame:
-    """Posterior rank draws, long: ``method, candidate, rank`` (evenly thinned to ``max_draws``)."""
+    """Posterior rank draws, long: ``method, candidate, rank`` (evenly thinned to ``max_draws``):
+    :func:`simplex_core.posterior_views.rank_draws`."""
     from simplex_core.posterior_views import rank_draws as draws
 
     long = draws(_result, max_draws).drop(columns="replicate")
@@ -96,12 +78,13 @@ def rank_draws(_result: Any, key: str, max_draws: int = 1000) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def bayesian_method_result(_result: Any, key: str) -> Any:
+def bayesian_method_result(_result: Any, key: str, max_draws: int = 1000) -> Any:
     """The Bayesian fit as a :class:`simplex_core.baselines.MethodResult` (for the rankings figure and
-    the evaluation table): :func:`simplex_core.posterior_views.bayesian_method_result`."""
+    the evaluation table), rank draws thinned to ``max_draws``:
+    :func:`simplex_core.posterior_views.bayesian_method_result`."""
     from simplex_core.posterior_views import bayesian_method_result as method_result
 
-    return method_result(_result)
+    return method_result(_result, max_draws=max_draws)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

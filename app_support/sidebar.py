@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import streamlit as st
 
 from simplex_core.data import JudgmentTable
+from simplex_core.datasets import DatasetInfo
 from simplex_core.model import DELTA_PRESETS, LIKELIHOODS, PRIORS, FitSettings
 
 from . import data_access as da
@@ -58,7 +59,7 @@ class AnalysisContext:
         The fit settings from the sidebar (``None`` with ``settings_error`` when invalid).
     """
 
-    dataset: da.DatasetChoice | None
+    dataset: DatasetInfo | None
     criterion: str | None
     source_label: str
     raw_table: JudgmentTable | None = None
@@ -215,7 +216,7 @@ def fit_slot() -> Any:
     return st.session_state.get(K.FIT_SLOT) or st.sidebar
 
 
-def build_context(dataset: da.DatasetChoice | None = None, criterion: str | None = None,
+def build_context(dataset: DatasetInfo | None = None, criterion: str | None = None,
                   state: Mapping[str, Any] | None = None) -> AnalysisContext:
     """Load the table and build the settings from the session state (no widgets drawn); ``state``
     replaces the session state (the server's warm-up builds a new visitor's context without one)."""

@@ -13,6 +13,7 @@ from app_support.guide_links import guide_link
 from app_support.sidebar import context
 from app_support.state import UPLOAD, K
 from app_support.safe_text import md
+from simplex_core.scale import level_mapping_text, parse_level_mapping
 
 page_frame()
 
@@ -41,7 +42,7 @@ def _clear_upload() -> None:
 def _store_mapping(text_key: str, table_key: str, scale, default_labels, default_mapping) -> None:
     """Parse the mapping when it is edited (before the rerun builds the table from it)."""
     try:
-        parsed = da.parse_mapping(ss.get(text_key, ""), scale)
+        parsed = parse_level_mapping(ss.get(text_key, ""), scale)
     except ValueError as exc:
         ss[f"{text_key}_error"] = str(exc)
         return
@@ -147,7 +148,7 @@ if raw.scale.n_levels > 2:
         crit = ctx.dataset.criterion(ctx.criterion) if ctx.dataset is not None else None
         mapping, labels, why = da.default_three_level_mapping(raw, crit)
         stored = ss[K.COLLAPSE_MAP].get(key)
-        current_text = da.mapping_text(stored["mapping"] if stored else mapping)
+        current_text = level_mapping_text(stored["mapping"] if stored else mapping)
         st.toggle("Collapse the levels for the whole analysis", key=K.COLLAPSE_ON,
                   help="Fit and rank on fewer levels (e.g. 1–5 → 3). The Simplex page collapses to 3 levels on its own "
                        "whenever there are more than 3, whatever you choose here.")
@@ -171,15 +172,12 @@ with guard("drawing the score distributions"):
     st.caption("Each bar is one candidate as seen by one judge: the share of each level it received. "
                "Hatched bars are self-family pairs (left out of the fit when self-family exclusion is on).")
     dist = da.distribution(table, da.table_key(table))
-    try:
-        from simplex_core.figures import score_distribution_figure
-        from simplex_core.figures.style import safe_text
+    from simplex_core.figures import score_distribution_figure
+    from simplex_core.figures.style import safe_text
 
-        fig = score_distribution_figure(dist, title="Score shares per judge and candidate" + (" (collapsed levels)" if ctx.collapsed else ""),
-                                        subtitle=safe_text(ctx.source_label))
-        show_figure(fig, f"{ctx.source_label}-score-distributions", key="fig-dist")  # sized by the figure (legend, title)
-    except ImportError:
-        st.info("The distribution figure is not available yet; the table below has the same numbers.")
+    fig = score_distribution_figure(dist, title="Score shares per judge and candidate" + (" (collapsed levels)" if ctx.collapsed else ""),
+                                    subtitle=safe_text(ctx.source_label))
+    show_figure(fig, f"{ctx.source_label}-score-distributions", key="fig-dist")  # sized by the figure (legend, title)
     wide = da.distribution_wide(table, da.table_key(table))
     st.markdown("Counts (the paper's appendix-D layout: rows candidates, columns judge | level)")
     st.dataframe(wide, width="stretch")

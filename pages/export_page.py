@@ -3,7 +3,6 @@ link that reproduces the current view. (Figures download as HTML beside each fig
 
 from __future__ import annotations
 
-import platform
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -41,14 +40,8 @@ label = ctx.source_label
 
 
 def settings_payload() -> dict:
-    import importlib.metadata as md
+    from simplex_core.summaries import package_versions
 
-    versions = {}
-    for pkg in ("pymc", "pytensor", "arviz", "numpy", "pandas", "scipy", "nutpie", "streamlit", "plotly"):
-        try:
-            versions[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
     return {
         "dataset": ctx.dataset.name if ctx.dataset is not None else None,
         "source": table.source,
@@ -60,29 +53,16 @@ def settings_payload() -> dict:
         "excluded_pairs": [list(p) for p in table.self_family_pairs] if ctx.self_exclusion else [],
         "fit_settings": settings.to_dict(),
         "command_line": _command_line(),
-        "versions": {"python": platform.python_version(), **versions},
+        "versions": package_versions(extra=("streamlit", "plotly")),
     }
 
 
 def _command_line() -> str:
     if ctx.dataset is None:
         return "(an uploaded file: save it and pass its path as DATA)"
-    s = settings
-    parts = ["python -m simplex_core fit", ctx.dataset.name, "--out result.json --idata posterior.nc"]
-    if ctx.criterion:
-        parts.append(f"--criterion {ctx.criterion}")
-    if s.integrated:
-        parts.append("--integrated")
-    else:
-        parts += [f"--omega {s.omega:g}", f"--beta-max {s.beta_max:g}"]
-    if s.prior != "weight-propagation":
-        parts.append(f"--prior {s.prior}")
-    if s.delta != "inflation":
-        parts.append(f"--delta {s.delta if isinstance(s.delta, str) else ','.join(f'{x:g}' for x in s.delta)}")
-    if not s.self_exclusion:
-        parts.append("--no-self-exclusion")
-    parts += [f"--chains {s.chains}", f"--draws {s.draws}", f"--tune {s.tune}", f"--seed {s.seed}"]
-    return " ".join(parts)
+    from simplex_core.cli.fit_commands import fit_command_line
+
+    return fit_command_line(ctx.dataset.name, settings, ctx.criterion)
 
 
 st.subheader("Settings")
@@ -110,8 +90,6 @@ with guard("looking up the fit"):
 if view is None or not view.current:
     st.info("The fit for these settings is not available yet: open the Rankings page to start it, then come back.",
             icon=":material/hourglass_top:")
-elif not results.summaries_available():
-    st.info("Posterior summaries are not available in this build yet.")
 else:
     with guard("preparing the fit downloads"):
         key = view.result_key
@@ -166,8 +144,9 @@ st.subheader("Figures for slides and papers")
 st.caption("The main figures at a fixed page size, with a title and a caption naming the dataset, the setting and the "
            "likelihood. Reproduce the paper's figure types (simplex with posterior judge triangles, rank boxes by method "
            "in true-rank order, sensitivity curves) on this dataset from the command line:")
-st.code(f"python -m simplex_core figures {ctx.dataset.name if ctx.dataset is not None else 'DATA'}"
-        + (f" --criterion {ctx.criterion}" if ctx.criterion else "") + " --out figures/ --size both --formats png,svg",
+from simplex_core.cli.figure_commands import figures_command_line
+
+st.code(figures_command_line(ctx.dataset.name if ctx.dataset is not None else "DATA", ctx.criterion),
         language="bash", wrap_lines=True)
 FIGURES = ["Rank distributions", "All judges on the simplex", "Sensitivity curves"]
 

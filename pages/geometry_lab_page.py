@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from app_support.downloads import show_figure
-from app_support.errors import guard, not_available
+from app_support.errors import guard
 from app_support.frame import page_frame
 from app_support.guide_links import guide_link
 from app_support.state import K
@@ -21,11 +21,7 @@ st.title("Geometry lab")
 st.caption("No data needed: move the sliders and watch how the judge's vertices decide the ranking.")
 guide_link("geometry")
 
-try:
-    from simplex_core import figures, geometry
-except ImportError:
-    not_available("The Geometry lab", "simplex_core.figures / simplex_core.geometry")
-    st.stop()
+from simplex_core import figures, geometry
 
 LEVELS = ("1 (low)", "2 (mid)", "3 (high)")
 ss = st.session_state

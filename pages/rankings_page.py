@@ -45,7 +45,7 @@ with guard("running the baselines"):
         st.caption(f"Baseline {md(name)} could not run on these data: {md(why)}")
 
 bayes = None
-if view is not None and view.result is not None and results.summaries_available():
+if view is not None and view.result is not None:
     with guard("summarising the posterior"):
         bayes = results.bayesian_method_result(view.result, view.result_key)
 elif view is not None and view.result is None:

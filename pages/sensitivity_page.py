@@ -48,7 +48,7 @@ if pending:
     fits.sweep_status_panel(pending, total=len(views))
 
 base = next((v for v in ready if v.requested.omega == BASE_OMEGA and v.requested.beta_max == BASE_BETA_MAX), None)
-if base is None or not results.summaries_available():
+if base is None:
     st.info("The base fit (ω = 0, β_max = 5) is not ready yet: the sweep curves appear as soon as it and another "
             "setting are fitted.", icon=":material/hourglass_top:")
 else:
@@ -120,29 +120,29 @@ else:
             cols[2].metric("min tail ESS (E_k)", num("min_ess_tail", ".0f"))
             cols[3].metric("divergences", num("divergences", "d"), help="Needs 0")
             (st.success if d.get("converged") else st.warning)(d.get("message") or "", icon=":material/monitor_heart:")
-        if results.summaries_available():
-            ppc = results.ppc_table(view.result, view.result_key, view.counts)
-            st.markdown("**Posterior predictive check**: does the fitted model reproduce each judge's observed score "
-                        "distribution for each candidate?")
-            pairs = ppc.drop_duplicates(["judge", "candidate"])
-            bad = pairs[~pairs["agrees"].astype(bool) & pairs["included"].astype(bool)]
-            bad_excluded = pairs[~pairs["agrees"].astype(bool) & ~pairs["included"].astype(bool)]
-            if bad.empty:
-                st.success(f"All {int(pairs['included'].sum())} fitted (judge, candidate) pairs agree with the model "
-                           "(posterior predictive p ≥ 0.05).", icon=":material/check_circle:")
-            else:
-                st.warning(f"{len(bad)} of {int(pairs['included'].sum())} fitted (judge, candidate) pairs score "
-                           "differently from what the model predicts. The model cannot explain them with one behaviour "
-                           "per judge: consider a larger ω, checking the families (self-preference), or leaving that "
-                           "judge out.", icon=":material/warning:")
-                st.dataframe(bad[["judge", "candidate", "verdict"]], hide_index=True, width="stretch")
-            if not bad_excluded.empty:
-                st.caption(f"{len(bad_excluded)} excluded self-family pair(s) also disagree with the model — what "
-                           "self-preference looks like: " + "; ".join(
-                               f"{md(j)} on {md(k)}" for j, k in list(bad_excluded[["judge", "candidate"]].itertuples(index=False))[:6]))
-            from simplex_core.figures import ppc_figure
+        ppc = results.ppc_table(view.result, view.result_key, view.counts)
+        st.markdown("**Posterior predictive check**: does the fitted model reproduce each judge's observed score "
+                    "distribution for each candidate?")
+        pairs = ppc.drop_duplicates(["judge", "candidate"])
+        bad = pairs[~pairs["agrees"].astype(bool) & pairs["included"].astype(bool)]
+        bad_excluded = pairs[~pairs["agrees"].astype(bool) & ~pairs["included"].astype(bool)]
+        if bad.empty:
+            st.success(f"All {int(pairs['included'].sum())} fitted (judge, candidate) pairs agree with the model "
+                       "(posterior predictive p ≥ 0.05).", icon=":material/check_circle:")
+        else:
+            st.warning(f"{len(bad)} of {int(pairs['included'].sum())} fitted (judge, candidate) pairs score "
+                       "differently from what the model predicts. The model cannot explain them with one behaviour "
+                       "per judge: consider a larger ω, checking the families (self-preference), or leaving that "
+                       "judge out.", icon=":material/warning:")
+            st.dataframe(bad[["judge", "candidate", "verdict"]], hide_index=True, width="stretch")
+        if not bad_excluded.empty:
+            st.caption(f"{len(bad_excluded)} excluded self-family pair(s) also disagree with the model — what "
+                       "self-preference looks like: " + "; ".join(
+                           f"{md(j)} on {md(k)}" for j, k in list(bad_excluded[["judge", "candidate"]].itertuples(index=False))[:6]))
+        from simplex_core.figures import ppc_figure
+        from simplex_core.posterior_views import ppc_figure_table
 
-            fig3 = ppc_figure(results.ppc_figure_table(ppc),
-                              title="Observed vs fitted shares (one point per judge, candidate and level)")
-            show_figure(fig3, f"{ctx.source_label}-ppc", key="fig-ppc", height=520)
-            csv_button(ppc, f"{ctx.source_label}-ppc", label="PPC CSV", key="dl-ppc")
+        fig3 = ppc_figure(ppc_figure_table(ppc),
+                          title="Observed vs fitted shares (one point per judge, candidate and level)")
+        show_figure(fig3, f"{ctx.source_label}-ppc", key="fig-ppc", height=520)
+        csv_button(ppc, f"{ctx.source_label}-ppc", label="PPC CSV", key="dl-ppc")

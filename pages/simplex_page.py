@@ -16,6 +16,7 @@ from app_support.page_parts import data_caption, fit_header, require_settings, r
 from app_support.sidebar import context
 from app_support.state import K
 from app_support.safe_text import md
+from simplex_core.scale import level_mapping_text, parse_level_mapping
 
 page_frame()
 
@@ -34,7 +35,7 @@ table, settings = ctx.table, ctx.settings
 
 def _store_simplex_mapping(text_key: str, table_key: str, scale, labels, mapping) -> None:
     try:
-        parsed = da.parse_mapping(ss.get(text_key, ""), scale)
+        parsed = parse_level_mapping(ss.get(text_key, ""), scale)
     except ValueError as exc:
         ss[f"{text_key}_error"] = str(exc)
         return
@@ -58,7 +59,7 @@ if table.scale.n_levels > 3:
         with st.container(border=True):
             st.markdown(f"**This table has {table.scale.n_levels} levels; the simplex shows 3.** The model is refitted on "
                         "the table collapsed with the mapping below (a separate, cached fit).")
-            st.text_input("Mapping old:new", value=da.mapping_text(chosen["mapping"]), key=text_key,
+            st.text_input("Mapping old:new", value=level_mapping_text(chosen["mapping"]), key=text_key,
                           on_change=_store_simplex_mapping, args=(text_key, key, table.scale, labels, mapping))
             if why:
                 st.caption(f"Default: {why}")
@@ -150,7 +151,7 @@ with guard("drawing the simplex"):
                     height = None
                 show_figure(fig, f"{ctx.source_label}-simplex-{j}", key=f"fig-simplex-{i}", height=height)
 
-if view is not None and view.result is not None and results.summaries_available():
+if view is not None and view.result is not None:
     with guard("summarising the judges"), st.expander("Posterior mean confusion matrices (rows: true level, columns: score given)"):
         jm = results.judge_matrix_table(view.result, view.result_key)
         st.dataframe(jm, hide_index=True, width="stretch")

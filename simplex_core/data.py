@@ -64,7 +64,15 @@ def _num(v: Any) -> str:
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with the input, said precisely enough to fix it."""
+    """One thing wrong with the input, said precisely enough to fix it.
+
+    ``rows`` are the 1-based data rows concerned (the first row after the header is row 1) and
+    ``value`` the offending value(s) (a tuple of the distinct ones), when known. ``fix`` says what
+    to change in words of the data; ``setting`` names the input setting that can also fix it
+    (``'data'``, ``'levels'``, ``'true_levels'``, ``'criterion'``, ``'families'``,
+    ``'self_exclusion'``), which each front end phrases in its own words (a flag, a widget) through
+    :meth:`describe`.
+    """
 
     column: str | None
     message: str
@@ -72,14 +80,21 @@ class Problem:
     value: Any = None
     expected: str | None = None
     fix: str | None = None
+    setting: str | None = None
 
-    def __str__(self) -> str:
+    def describe(self, advice: Mapping[str, str] | None = None) -> str:
+        """The problem in one paragraph, with the front end's ``advice[setting]`` after the fix."""
         parts = [f"The '{self.column}' column: {self.message}" if self.column else self.message]
         if self.expected:
             parts.append(f"Expected {self.expected}.")
         if self.fix:
             parts.append(f"Fix: {self.fix}")
+        if advice and self.setting in advice:
+            parts.append(advice[self.setting])
         return " ".join(parts)
+
+    def __str__(self) -> str:
+        return self.describe()
 
 
 class ValidationError(ValueError):
@@ -87,9 +102,13 @@ class ValidationError(ValueError):
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems = list(problems)
+        super().__init__(self.describe())
+
+    def describe(self, advice: Mapping[str, str] | None = None) -> str:
+        """Every problem, one per line (:meth:`Problem.describe` with the front end's ``advice``)."""
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in the input:"
-        super().__init__("\n".join([head] + [f"- {p}" for p in self.problems]))
+        return "\n".join([head] + [f"- {p.describe(advice)}" for p in self.problems])
 
 
 # -- the validated table ---------------------------------------------------------------------------
@@ -209,7 +228,7 @@ def _bounded_bytes(source: Any, label: str, max_bytes: int) -> bytes:
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.exists():
-            raise ValidationError([Problem(None, f"No file at {str(source)!r}.", fix="check the path (or use a built-in dataset name: `python -m simplex_core datasets`).")])
+            raise ValidationError([Problem(None, f"No file at {str(source)!r}.", fix="check the path, or give the name of a built-in dataset.", setting="data")])
         if not path.is_file():  # a folder, a device such as /dev/zero, a pipe
             raise _read_error(label, "is not a regular file.", fix="give the path of a data file.")
         try:
@@ -415,7 +434,8 @@ def load_families(spec: Mapping[str, str] | str | Path | None) -> dict[str, str]
         if isinstance(spec, Path):
             if not spec.is_file():
                 raise ValidationError([Problem(None, f"No families file at {str(spec)!r}." if not spec.exists()
-                                               else f"The families path {str(spec)!r} is not a file.", fix="check the path of --families.")])
+                                               else f"The families path {str(spec)!r} is not a file.", fix="check the path of the families file.",
+                                               setting="families")])
             raw = _bounded_bytes(spec, str(spec), 10 * 1024 * 1024)
             where = f"The families file {str(spec)!r}"
             try:
@@ -440,6 +460,11 @@ def load_families(spec: Mapping[str, str] | str | Path | None) -> dict[str, str]
 
 
 # -- validation ------------------------------------------------------------------------------------
+
+def _distinct(values: Iterable[Any]) -> tuple:
+    """The distinct values of a selection, in order of appearance (a Problem's ``value``)."""
+    return tuple(dict.fromkeys(v.item() if isinstance(v, np.generic) else v for v in values))
+
 
 def _rows(mask: pd.Series | np.ndarray, index: pd.Index | None = None) -> tuple[int, ...]:
     return tuple(int(i) + 1 for i in np.flatnonzero(np.asarray(mask)))
@@ -602,7 +627,7 @@ def load_table(
             problems.append(Problem(col, f"{int(mask.sum())} cell{'s' if mask.sum() > 1 else ''} in {_fmt_rows(_rows(mask))} "
                                          f"hold{'s' if mask.sum() == 1 else ''} a list or an object, not a single value "
                                          f"(e.g. {str(raw[col].iloc[int(np.argmax(mask))])[:60]!r}).",
-                                    expected="text or a number in every cell", fix="flatten those cells to one value each."))
+                                    rows=_rows(mask), expected="text or a number in every cell", fix="flatten those cells to one value each."))
     if problems:
         raise ValidationError(problems)
 
@@ -612,24 +637,28 @@ def load_table(
         crits = [c for c in pd.unique(crit_col)]
         if criterion is None and len(crits) > 1:
             raise ValidationError([Problem("criterion", f"The table holds {len(crits)} criteria ({_fmt_values(crits)}).",
-                                           fix="choose one with --criterion (or the criterion selector).")])
+                                           value=tuple(crits), expected="one criterion", fix="choose one of them.",
+                                           setting="criterion")])
         if criterion is not None:
             if criterion not in crits:
                 raise ValidationError([Problem("criterion", f"No rows for criterion {criterion!r}; the table has {_fmt_values(crits)}.",
-                                               fix="pick one of those criteria.")])
+                                               value=criterion, expected=f"one of {_fmt_values(crits)}",
+                                               fix="pick one of those criteria.", setting="criterion")])
             raw = raw[(crit_col == criterion).to_numpy()].reset_index(drop=True)
         else:
             criterion = crits[0]
     elif criterion is not None:
-        raise ValidationError([Problem("criterion", f"--criterion {criterion!r} was given but the table has no 'criterion' column.",
-                                       fix="drop the option, or add a criterion column.")])
+        raise ValidationError([Problem("criterion", f"Criterion {criterion!r} was asked for but the table has no 'criterion' column.",
+                                       value=criterion, fix="ask for no criterion, or add a criterion column.",
+                                       setting="criterion")])
 
     # Identifiers: present, text.
     for col in ("item", "candidate", "judge"):
         raw[col], blank = _as_names(raw[col], col, notes)
         if blank.any():
             problems.append(Problem(col, f"{blank.sum()} blank value{'s' if blank.sum() > 1 else ''} in {_fmt_rows(_rows(blank))}.",
-                                    expected=f"{'an' if col == 'item' else 'a'} {col} name on every row", fix=f"fill in the {col} or delete those rows."))
+                                    rows=_rows(blank), expected=f"{'an' if col == 'item' else 'a'} {col} name on every row",
+                                    fix=f"fill in the {col} or delete those rows."))
     n_cand, n_judge = raw["candidate"].nunique(), raw["judge"].nunique()
     if n_cand * n_judge > MAX_PAIRS:
         raise ValidationError(problems + [Problem(None, f"{n_cand:,} candidates × {n_judge:,} judges = {n_cand * n_judge:,} (judge, candidate) pairs; "
@@ -640,11 +669,13 @@ def load_table(
     score, score_bad = _to_number(raw["score"])
     if score_bad.any():
         problems.append(Problem("score", f"non-numeric value{'s' if score_bad.sum() > 1 else ''} {_fmt_values(raw.loc[score_bad, 'score'])} in {_fmt_rows(_rows(score_bad))}.",
+                                rows=_rows(score_bad), value=_distinct(raw.loc[score_bad, "score"]),
                                 expected="a number that is one of the scale's levels", fix="replace them with level values, or leave the cell empty for a missing judgment."))
     infinite = np.isinf(score.to_numpy())
     if infinite.any():
         problems.append(Problem("score", f"value{'s' if infinite.sum() > 1 else ''} {_fmt_values(raw.loc[infinite, 'score'].astype(str))} in {_fmt_rows(_rows(infinite))} "
                                          f"{'are' if infinite.sum() > 1 else 'is'} not a finite number.",
+                                rows=_rows(infinite), value=_distinct(raw.loc[infinite, "score"]),
                                 expected="a number that is one of the scale's levels", fix="correct those cells."))
         score = score.where(~infinite)
     score_missing = score.isna() & ~score_bad & ~infinite
@@ -655,11 +686,12 @@ def load_table(
         distinct = sorted(pd.unique(score.dropna()).tolist())
         if len(distinct) > MAX_IMPLICIT_LEVELS:
             problems.append(Problem("score", f"{len(distinct)} distinct values ({_fmt_values(distinct)}): too many to be scoring levels.",
-                                    expected=f"at most {MAX_IMPLICIT_LEVELS} levels, e.g. integers 1..5",
-                                    fix="round or map the scores to levels, or declare the scale with --levels."))
+                                    value=tuple(distinct), expected=f"at most {MAX_IMPLICIT_LEVELS} levels, e.g. integers 1..5",
+                                    fix="round or map the scores to levels, or declare the scale's levels.", setting="levels"))
         elif len(distinct) < 2 and not problems:
             problems.append(Problem("score", f"only {len(distinct)} distinct value{'s' if len(distinct) != 1 else ''} ({_fmt_values(distinct)}).",
-                                    expected="at least 2 levels", fix="declare the scale with --levels, e.g. --levels=0:incorrect,1:correct."))
+                                    value=tuple(distinct), expected="at least 2 levels",
+                                    fix="declare the scale's levels (e.g. 0:incorrect, 1:correct).", setting="levels"))
         elif len(distinct) >= 2:
             try:
                 scale = Scale(tuple(distinct))
@@ -669,8 +701,8 @@ def load_table(
         off = ~(score.isin(scale.values) | score.isna())
         if off.any():
             problems.append(Problem("score", f"value{'s' if off.sum() > 1 else ''} {_fmt_values(score[off])} in {_fmt_rows(_rows(off))} {'are' if off.sum() > 1 else 'is'} not on the scale.",
-                                    expected=f"one of {', '.join(_num(v) for v in scale.values)}",
-                                    fix="correct the scores, or declare the scale with --levels (e.g. --levels=1,2,3,4,5)."))
+                                    rows=_rows(off), value=_distinct(score[off]), expected=f"one of {', '.join(_num(v) for v in scale.values)}",
+                                    fix="correct the scores, or declare the scale's levels (e.g. 1,2,3,4,5).", setting="levels"))
     raw["score"] = score
 
     # Ground truth.
@@ -679,11 +711,13 @@ def load_table(
         ts, ts_bad = _to_number(raw["true_score"])
         if ts_bad.any():
             problems.append(Problem("true_score", f"non-numeric value{'s' if ts_bad.sum() > 1 else ''} {_fmt_values(raw.loc[ts_bad, 'true_score'])} in {_fmt_rows(_rows(ts_bad))}.",
+                                    rows=_rows(ts_bad), value=_distinct(raw.loc[ts_bad, "true_score"]),
                                     expected="a number on the true scale's range (a mean of raters is fine)", fix="correct or empty those cells."))
         ts_inf = np.isinf(ts.to_numpy())
         if ts_inf.any():
             problems.append(Problem("true_score", f"value{'s' if ts_inf.sum() > 1 else ''} {_fmt_values(raw.loc[ts_inf, 'true_score'].astype(str))} in {_fmt_rows(_rows(ts_inf))} "
-                                                  f"{'are' if ts_inf.sum() > 1 else 'is'} not a finite number.", fix="correct or empty those cells."))
+                                                  f"{'are' if ts_inf.sum() > 1 else 'is'} not a finite number.",
+                                    rows=_rows(ts_inf), value=_distinct(raw.loc[ts_inf, "true_score"]), fix="correct or empty those cells."))
             ts = ts.where(~ts_inf)
         raw["true_score"] = ts
         if scale is not None:
@@ -691,7 +725,8 @@ def load_table(
             out = ts.notna() & ((ts < lo - 1e-9) | (ts > hi + 1e-9))
             if out.any():
                 problems.append(Problem("true_score", f"value{'s' if out.sum() > 1 else ''} {_fmt_values(ts[out])} in {_fmt_rows(_rows(out))} outside the true scale's range.",
-                                        expected=f"a number from {_num(lo)} to {_num(hi)}", fix="rescale the ground truth to the true levels, or declare --true-levels."))
+                                        rows=_rows(out), value=_distinct(ts[out]), expected=f"a number from {_num(lo)} to {_num(hi)}",
+                                        fix="rescale the ground truth to the true levels, or declare the true levels.", setting="true_levels"))
         if ts.isna().all() and not ts_bad.any() and not ts_inf.any():
             notes.append("The true_score column is empty: the table has no ground truth.")
             raw = raw.drop(columns=["true_score"])
@@ -704,6 +739,7 @@ def load_table(
         if gold_bad.any():
             many = raw.loc[gold_bad, "gold"].nunique() > 1
             problems.append(Problem("gold", f"value{'s' if many else ''} {_fmt_values(raw.loc[gold_bad, 'gold'])} in {_fmt_rows(_rows(gold_bad, raw.index))} {'are' if many else 'is'} not true or false.",
+                                    rows=_rows(gold_bad, raw.index), value=_distinct(raw.loc[gold_bad, "gold"]),
                                     expected="true/false (or 1/0, yes/no; a blank cell means not gold)", fix="write true for answers whose true_score is a known label, false otherwise."))
         raw["gold"] = gold
         if gold.any():
@@ -712,7 +748,7 @@ def load_table(
             no_truth = gold & truth_of_answer.isna()
             if no_truth.any():
                 problems.append(Problem("gold", f"{_fmt_rows(_rows(no_truth, raw.index))} {'are' if no_truth.sum() > 1 else 'is'} marked gold but the answer has no true_score.",
-                                        expected="a true_score on every gold answer", fix="add the true_score of those answers, or mark them false."))
+                                        rows=_rows(no_truth, raw.index), expected="a true_score on every gold answer", fix="add the true_score of those answers, or mark them false."))
             if has_true and scale is not None:
                 levels = np.asarray(scale.true_values, dtype=float)
                 ts_gold = raw["true_score"]
@@ -720,6 +756,7 @@ def load_table(
                 if off.any():
                     many = ts_gold[off].nunique() > 1
                     problems.append(Problem("gold", f"gold true score{'s' if many else ''} {_fmt_values(ts_gold[off])} in {_fmt_rows(_rows(off, raw.index))} {'are' if many else 'is'} not a true level of the scale.",
+                                            rows=_rows(off, raw.index), value=_distinct(ts_gold[off]),
                                             expected=f"one of the true levels {', '.join(_num(v) for v in levels)}",
                                             fix="a gold label is one true level (round a mean of raters to a level first), or mark the answer false."))
                 raw.loc[gold & ~off & ts_gold.notna(), "true_score"] = ts_gold[gold & ~off & ts_gold.notna()].map(
@@ -745,7 +782,7 @@ def load_table(
         conflict = distinct[group] > 1
         if conflict.any():
             problems.append(Problem(None, f"Conflicting duplicate rows: the same (item, candidate, judge) has different scores in {_fmt_rows(sub.index[conflict] + 1)}.",
-                                    expected="one score per (item, candidate, judge)",
+                                    rows=tuple(int(r) + 1 for r in sub.index[conflict]), expected="one score per (item, candidate, judge)",
                                     fix="keep one row per (item, candidate, judge) (e.g. average repeated samples and round to a level first)."))
         repeat = ~conflict & sub.duplicated(key, keep="first").to_numpy()
         drop_idx = sub.index[repeat].to_numpy()
@@ -895,12 +932,13 @@ def count_tensor(table: JudgmentTable, self_exclusion: bool = True) -> Counts:
         problems = []
         if dead:
             problems.append(Problem("judge_family", f"every judgment of judge{'s' if len(dead) > 1 else ''} {_fmt_values(dead)} is excluded as self-family.",
-                                    fix="switch self-family exclusion off, or remove that judge."))
+                                    value=tuple(dead), fix="switch self-family exclusion off, or remove that judge.", setting="self_exclusion"))
         if unseen:
             # Its rank would come from the prior alone: say so rather than rank it silently.
             problems.append(Problem("candidate_family", f"every judgment of candidate{'s' if len(unseen) > 1 else ''} {_fmt_values(unseen)} is excluded as self-family "
                                     "(only judges of the same family scored it), so the data say nothing about it.",
-                                    fix="switch self-family exclusion off, add a judge of another family, or remove that candidate."))
+                                    value=tuple(unseen), fix="switch self-family exclusion off, add a judge of another family, or remove that candidate.",
+                                    setting="self_exclusion"))
         if problems:
             raise ValidationError(problems)
     return Counts(N=N, included=included, judges=table.judges, candidates=table.candidates, scale=table.scale,
@@ -960,6 +998,16 @@ def score_distribution(table: JudgmentTable, counts: "Counts | None" = None) -> 
                              "n": n, "share": counts[a, b, m] / n if n else float("nan"),
                              "self_family": table.is_self_family(j, k)})
     return pd.DataFrame(rows)
+
+
+def score_distribution_wide(table: JudgmentTable) -> pd.DataFrame:
+    """Rows: candidate; columns: (judge, level label); cells: counts — the paper's appendix-D table
+    (:func:`score_distribution` pivoted, without self-family exclusion)."""
+    dist = score_distribution(table)
+    wide = dist.pivot_table(index="candidate", columns=["judge", "label"], values="count", aggfunc="sum", sort=False)
+    wide = wide.reindex(index=list(table.candidates))
+    cols = pd.MultiIndex.from_product([list(table.judges), list(table.scale.labels)])
+    return wide.reindex(columns=cols).fillna(0).astype(int)
 
 
 def collapse_levels(table: JudgmentTable, mapping: Mapping[float, float], labels: Mapping[float, str] | None = None) -> JudgmentTable:

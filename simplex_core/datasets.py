@@ -26,6 +26,7 @@ import simplex_core
 
 from .data import JudgmentTable, load_families, load_table
 from .scale import Scale
+from .scale import format_level as _fmt
 
 ASSETS_DIR = Path(simplex_core.__file__).resolve().parent.parent / "assets" / "datasets"
 
@@ -307,10 +308,6 @@ def resolve_data(data: Any, criterion: str | None = None, **loader_options: Any)
 
 
 # -- summaries for the command line and the app ----------------------------------------------------
-
-def _fmt(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
-
 
 def levels_text(scale: Scale) -> str:
     """Compact level description: ``1..5``, or ``0=incorrect,1=correct`` when labels say more."""

@@ -60,8 +60,8 @@ def start_client(scheduler: str | None = None, n_workers: int | None = None,
             return Client(scheduler, timeout="20s"), None
         except (OSError, TimeoutError) as exc:
             raise ValueError(f"cannot reach the Dask scheduler at {scheduler}: {exc}. Start one with "
-                             "`dask scheduler` (and `dask worker ADDRESS` on each machine), or leave out "
-                             "--scheduler to use this machine.") from None
+                             "`dask scheduler` (and `dask worker ADDRESS` on each machine), or give no scheduler "
+                             "to use this machine.") from None
     n = default_workers() if n_workers is None else int(n_workers)
     if n < 1:
         raise ValueError(f"a local cluster needs at least 1 worker; got {n}.")

@@ -11,8 +11,9 @@ This module owns:
   :func:`simplex_core.gold.labelled_items` from the *same* generator as ``ppi_<pct>`` (its
   ``rng_stream``), so both label the same items in every resample (``uses_labels``). A method rebuilds a judgment table from the item view it is given,
   takes its count tensor with the same self-family exclusion option as the baselines, fits, and
-  returns the posterior's rank draws, with rank intervals by :func:`baselines.rank_interval` (the
-  one interval rule of every method). Fits are cached by counts hash + settings key (in process,
+  returns :func:`simplex_core.posterior_views.bayesian_method_result` of the fit (every posterior
+  rank draw, rank intervals by :func:`baselines.rank_interval`, the one interval rule of every
+  method). Fits are cached by counts hash + settings key (in process,
   and on disk when a :class:`~simplex_core.fit_cache.FitCache` is given), so each item resample is
   fitted once per setting.
 - :func:`evaluate_table`: baselines and Bayesian methods on one table, with possibly fewer item
@@ -47,10 +48,7 @@ from .baselines import (
     MethodResult,
     RngLike,
     _as_generator,
-    _long_draws,
     judge_columns,
-    rank_interval,
-    rank_scores,
     table_baseline_methods,
 )
 from .data import JudgmentTable, count_tensor
@@ -355,14 +353,13 @@ def fit_method_result(task: tuple) -> MethodResult:
 
 
 def _method_result(name: str, fit, elapsed: float, uses_labels: bool = False) -> MethodResult:
-    candidates = tuple(fit.candidates)
-    judges = tuple(fit.counts.judges)
-    expected = fit.draws("expected_score")  # [S, K]
-    rank_draws = np.asarray(fit.draws("rank"), dtype=float)  # [S, K], 1 = best
-    mean = expected.mean(axis=0)
-    lo, hi = rank_interval(rank_draws)
+    """:func:`~simplex_core.posterior_views.bayesian_method_result` over every draw, with the
+    evaluation's details (convergence, fit time, label-switching check) and notes."""
+    from .posterior_views import bayesian_method_result
+
+    result = bayesian_method_result(fit, max_draws=None, method=name, uses_labels=uses_labels)
     theta_mean = fit.draws("theta").mean(axis=0)  # [J, M_true, M_obs]
-    switched = label_switched_judges(theta_mean, judges)
+    switched = label_switched_judges(theta_mean, tuple(fit.counts.judges))
     separation = row_separation(theta_mean)
     diag = fit.diagnostics
     notes = []
@@ -373,15 +370,8 @@ def _method_result(name: str, fit, elapsed: float, uses_labels: bool = False) ->
             f"{name}: label switching — judge(s) {list(switched)} give the top level more often "
             "to truly bottom answers than to truly top ones (posterior mean)."
         )
-    index = pd.Index(list(candidates), name="candidate")
-    return MethodResult(
-        method=name,
-        uses_labels=uses_labels,
-        scores=pd.Series(mean, index=index, name="expected_score"),
-        ranks=pd.Series(rank_scores(mean), index=index, name="rank"),
-        rank_lo=pd.Series(lo, index=index, name="rank_lo"),
-        rank_hi=pd.Series(hi, index=index, name="rank_hi"),
-        rank_draws=_long_draws(rank_draws, candidates),
+    return dataclasses.replace(
+        result,
         details={
             "converged": float(diag.converged),
             "max_rhat": float(diag.max_rhat),

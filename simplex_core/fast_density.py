@@ -1,7 +1,8 @@
 """Hand-written log density and gradient of the weight-propagation model, compiled once by numba.
 
-This module owns the fast path of :mod:`simplex_core.inference` (engine ``'fast'``): the log
-density of the model that :func:`simplex_core.model.build_model` defines, with the weight-propagation
+This module owns the numba kernels of the fast path of :mod:`simplex_core.inference` (engine
+``'fast'``; the engine itself, mode search, chain starts and the nutpie glue, is
+:mod:`simplex_core.fast_engine`): the log density of the model that :func:`simplex_core.model.build_model` defines, with the weight-propagation
 judge prior, fixed ω and β_max or integrated mode (both random), written out with its gradient in
 plain numba code and exposed as C callbacks that nutpie's Rust NUTS sampler calls directly, from
 several threads, with no Python (and no GIL) in the loop.
@@ -57,7 +58,6 @@ normalisers of the judge prior always are, since they depend on ρ_j β_max).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numba
@@ -65,16 +65,12 @@ import numpy as np
 from numba import njit
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model import CountsLike, FitSettings
+    from simplex_core.model import CountsLike, ModelSettings
 
 __all__ = [
     "build_buffer",
-    "compile_fast",
     "flat_from_pymc_point",
     "logp_and_grad",
-    "Mode",
-    "chain_starts",
-    "find_modes",
     "n_unconstrained",
     "stored_coords",
     "stored_slices",
@@ -83,18 +79,6 @@ __all__ = [
     "supports",
     "warm_up",
 ]
-
-#: Half-width of the uniform jitter around an optimised start (unconstrained units).
-START_JITTER = 0.1
-
-#: Optimiser starts in integrated mode. Measured on TriviaQA V1, per-judge likelihood: a start ends
-#: in the best mode only about one time in four (the others in a mode ~28 log units lower, with
-#: ω ≈ 2 and one candidate's score flipped), so 6 starts missed it for 2 seeds of 12 and the chains
-#: sampled the wrong mode without a warning; 24 starts found it for 20 seeds of 20 (about 0.5 s).
-INTEGRATED_STARTS = 24
-
-#: Modes with less than e^-NEGLIGIBLE_LOG_MASS (0.7 %) of the best mode's (Laplace) mass get no chain.
-NEGLIGIBLE_LOG_MASS = 5.0
 
 #: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, shared truth 0/1,
 #: pattern rows Q, reserved, integrated 0/1, upper bound of ω, upper bound of β_max] (integrated mode:
@@ -877,7 +861,7 @@ def expand_all(draws, out, buf):
 
 # -- Python side -------------------------------------------------------------------------------------
 
-def supports(settings: "FitSettings") -> bool:
+def supports(settings: "ModelSettings") -> bool:
     """Whether this fast path implements the model for these settings (the weight-propagation
     prior, fixed or integrated ω and β_max, either likelihood); other priors use the PyMC graph."""
     return settings.prior == "weight-propagation"
@@ -918,7 +902,7 @@ def warm_up_tempering() -> None:
     expand_all(draws, np.zeros((1, 2, 64)), buf)
 
 
-def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
+def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     """The float64 data buffer the compiled callbacks read (see the module docstring)."""
     from simplex_core.model import BETA_MAX_UPPER, OMEGA_UPPER, included_pairs, require_patterns, resolve_delta
 
@@ -951,12 +935,12 @@ def build_buffer(counts: "CountsLike", settings: "FitSettings") -> np.ndarray:
     return np.ascontiguousarray(buf)
 
 
-def n_unconstrained(counts: "CountsLike", settings: "FitSettings") -> int:
+def n_unconstrained(counts: "CountsLike", settings: "ModelSettings") -> int:
     """Length of the unconstrained vector for these counts and settings."""
     return int(sizes(build_buffer(counts, settings))[-1])
 
 
-def logp_and_grad(counts: "CountsLike", settings: "FitSettings", x: np.ndarray) -> tuple[float, np.ndarray]:
+def logp_and_grad(counts: "CountsLike", settings: "ModelSettings", x: np.ndarray) -> tuple[float, np.ndarray]:
     """Log density (up to a constant) and gradient at the unconstrained point ``x`` (for tests)."""
     buf = build_buffer(counts, settings)
     x = np.ascontiguousarray(x, dtype=np.float64)
@@ -966,7 +950,7 @@ def logp_and_grad(counts: "CountsLike", settings: "FitSettings", x: np.ndarray) 
     return float(logp_grad(x, g, buf)), g
 
 
-def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", settings: "FitSettings",
+def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", settings: "ModelSettings",
                          values: bool = True) -> np.ndarray:
     """The unconstrained vector of this module for a point of PyMC's value variables (``pi_simplex__``,
     ``rho_logodds__``, ``theta_first_row_simplex__``, ``edge_weights_<d>_simplex__``, ``Z_simplex__``,
@@ -1004,7 +988,7 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
     return np.concatenate(parts)
 
 
-def stored_variables(counts: "CountsLike", settings: "FitSettings") -> tuple[list[str], list[tuple[int, ...]], dict[str, tuple[str, ...]]]:
+def stored_variables(counts: "CountsLike", settings: "ModelSettings") -> tuple[list[str], list[tuple[int, ...]], dict[str, tuple[str, ...]]]:
     """Names, shapes and dims of the posterior variables the fast path stores (the contract names)."""
     J, K, M = np.asarray(counts.N).shape
     T = counts.scale.n_true
@@ -1032,148 +1016,3 @@ def stored_coords(counts: "CountsLike") -> dict[str, list[str]]:
     """The coordinates of the stored variables' dimensions."""
     return {"candidate": list(counts.candidates), "judge": list(counts.judges),
             "true_level": list(counts.scale.true_labels), "level": list(counts.scale.labels)}
-
-
-def _prior_centre(buf: np.ndarray) -> np.ndarray:
-    """The centre of PyMC-style random starts: every coordinate 0 (uniform simplexes, ρ = ½; in
-    integrated mode ω and β_max at the middle of their ranges) except, with fixed ω, R_j and W_k, at
-    the logit of their prior mean ω/(1 + ω), i.e. log ω."""
-    J, K, M, T, P, use_re, E, n = sizes(buf)
-    centre = np.zeros(int(n))
-    if use_re and buf[12] < 0.5:  # (integrated mode: R and W non-centred, 0 is the prior's centre)
-        o_R = int(_offsets(J, K, M, T, E)[5])
-        omega = 0.5 * buf[13] if buf[12] > 0.5 else buf[7]
-        centre[o_R:o_R + J + K] = math.log(omega)
-    return centre
-
-
-def compile_fast(counts: "CountsLike", settings: "FitSettings", start: np.ndarray | None = None,
-                 jitter: float = START_JITTER):
-    """A nutpie compiled model over the cached numba callbacks for these counts and settings.
-
-    Cheap (milliseconds): the machine code is shared by every dataset and setting; only the data
-    buffer, the names and the initial-point function are new. Chains start at ``start`` (a mode
-    from :func:`find_modes`) plus ``U(-jitter, jitter)`` per coordinate, or without ``start`` at
-    PyMC-style random points (uniform simplexes, R and W at their prior means, ``U(-1, 1)``
-    jitter). Returns a ``nutpie.compile_pymc.CompiledPyMCModel`` for ``nutpie.sample``.
-    """
-    import pandas as pd
-    from nutpie.compile_pymc import CompiledPyMCModel
-
-    buf = build_buffer(counts, settings)
-    J, K, M, T, P, use_re, E, n = sizes(buf)
-    names, shapes, dims = stored_variables(counts, settings)
-    slices = stored_slices(shapes)
-    coords = {dim: pd.Index(values) for dim, values in stored_coords(counts).items()}
-    if start is None:
-        centre = _prior_centre(buf)
-        spread = 1.0
-    else:
-        centre = np.asarray(start, dtype=np.float64).copy()
-        if centre.shape != (n,):
-            raise ValueError(f"start has shape {centre.shape}; expected ({n},).")
-        spread = float(jitter)
-
-    def initial_point(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(int(seed) % (2**63))
-        return centre + rng.uniform(-spread, spread, size=n)
-
-    return CompiledPyMCModel(
-        _n_dim=int(n), dims=dims, _coords=coords, _shapes=dict(zip(names, shapes)),
-        compiled_logp_func=logp_c, compiled_expand_func=expand_c, initial_point_func=initial_point,
-        shared_data={}, user_data=buf, n_expanded=slices[-1].stop, shape_info=(names, slices, shapes),
-        logp_func=None, expand_func=None,
-    )
-
-
-@dataclass(frozen=True)
-class Mode:
-    """A local maximum of the log density found by :func:`find_modes`."""
-
-    point: np.ndarray     # unconstrained coordinates
-    logp: float           # log density at the maximum (up to the model's constant)
-    log_mass: float       # Laplace estimate of the log posterior mass around it (logp − ½ log det H)
-    hits: int             # how many optimiser runs ended here
-
-
-def _laplace_log_mass(x: np.ndarray, logp: float, buf: np.ndarray, step: float = 1e-5) -> float:
-    """logp − ½ log det(−Hessian) at a maximum, the Hessian by central differences of the exact
-    gradient (2n gradient calls). −inf when the Hessian is not negative definite."""
-    n = x.size
-    H = np.empty((n, n))
-    gp, gm = np.zeros(n), np.zeros(n)
-    for i in range(n):
-        xp = x.copy(); xp[i] += step
-        xm = x.copy(); xm[i] -= step
-        logp_grad(xp, gp, buf)
-        logp_grad(xm, gm, buf)
-        H[i] = (gp - gm) / (2 * step)
-    H = -(H + H.T) / 2
-    sign, logdet = np.linalg.slogdet(H)
-    if sign <= 0 or not math.isfinite(logdet):
-        return -math.inf
-    return float(logp - 0.5 * logdet)
-
-
-def find_modes(counts: "CountsLike", settings: "FitSettings", seed: int, n_starts: int | None = None,
-               maxiter: int = 3000) -> list[Mode]:
-    """Local maxima of the log density from ``n_starts`` L-BFGS runs (PyMC-style random starts;
-    default 6, or :data:`INTEGRATED_STARTS` in integrated mode), distinct ones only (within 0.5 log
-    units and 0.5 unconstrained units of each other = one mode), best Laplace mass first."""
-    from scipy.optimize import minimize
-
-    if n_starts is None:
-        n_starts = INTEGRATED_STARTS if settings.integrated else 6
-
-    buf = build_buffer(counts, settings)
-    n = int(sizes(buf)[-1])
-    rng = np.random.default_rng([int(seed), 20240611])
-    grad = np.zeros(n)
-
-    def negative(x: np.ndarray) -> tuple[float, np.ndarray]:
-        lp = logp_grad(np.ascontiguousarray(x), grad, buf)
-        if not (math.isfinite(lp) and np.all(np.isfinite(grad))):
-            return 1e300, np.zeros(n)
-        return -lp, -grad.copy()
-
-    optima: list[list] = []  # [logp, x, hits]
-    centre = _prior_centre(buf)
-    for _ in range(max(1, int(n_starts))):
-        x0 = centre + rng.uniform(-1.0, 1.0, size=n)
-        res = minimize(negative, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(maxiter)})
-        lp, x = -float(res.fun), np.asarray(res.x)
-        if not math.isfinite(lp) or lp <= -1e299:
-            continue
-        for o in optima:
-            if abs(o[0] - lp) < 0.5 and np.max(np.abs(o[1] - x)) < 0.5:
-                o[2] += 1
-                break
-        else:
-            optima.append([lp, x, 1])
-    if not optima:
-        raise RuntimeError("the optimiser found no point of finite log density; check the data.")
-    modes = [Mode(point=x, logp=lp, log_mass=_laplace_log_mass(x, lp, buf), hits=h) for lp, x, h in optima]
-    # Rank by Laplace mass where it exists (a mode on a flat ridge has none: rank by density)
-    modes.sort(key=lambda m: (m.log_mass if math.isfinite(m.log_mass) else m.logp - 1e6), reverse=True)
-    return modes
-
-
-def chain_starts(modes: list[Mode], chains: int, negligible: float = NEGLIGIBLE_LOG_MASS) -> list[tuple[np.ndarray, int]]:
-    """Where the chains start: ``(point, number of chains)`` for the modes whose Laplace mass is
-    within ``negligible`` log units of the best one (others hold less than e^-negligible of the
-    posterior), chains dealt round-robin over them, best first.
-
-    Why not start every chain at the best mode: when two modes hold comparable mass (e.g. with two
-    judges, "judge 1 is the perturbed one" against "judge 2 is": measured on GPQA-like replicates),
-    NUTS cannot cross the valley between them; chains started in both make R-hat report that
-    instead of hiding it. Why not random starts: on the stress case (K = 50, J = 5, M = 5) random
-    starts settle in modes 150-300 log units below the best one (R-hat 2.1), modes without mass;
-    there the runner-up mode found by the optimiser had a Laplace mass 16 log units (a factor of
-    10^7) below the best, so it gets no chain either.
-    """
-    best = modes[0]
-    ref = best.log_mass if math.isfinite(best.log_mass) else best.logp
-    kept = [m for m in modes
-            if (m.log_mass if math.isfinite(m.log_mass) else m.logp) >= ref - negligible] or [best]
-    kept = kept[:chains]
-    return [(m.point, len(range(i, chains, len(kept)))) for i, m in enumerate(kept)]

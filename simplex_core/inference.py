@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from simplex_core.fit_identity import data_hash
-from simplex_core.model import CountsLike, FitSettings, build_model, model_data, structure_key
+from simplex_core.model import (CountsLike, FitSettings, SamplerSettings, build_model, check_data_view, model_data,
+                                structure_key)
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
@@ -256,16 +257,16 @@ def clear_compiled_cache() -> None:
 
 
 def _get_compiled(counts: CountsLike, settings: FitSettings) -> tuple[_Compiled, bool]:
-    key = (settings.engine, structure_key(counts, settings))
+    key = (settings.engine, structure_key(counts, settings.model))
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
             _CACHE.move_to_end(key)
             return hit, True
     t0 = time.perf_counter()
-    model = build_model(counts, settings)
+    model = build_model(counts, settings.model)
     if settings.engine == "nutpie":
-        obj = _compile_nutpie_c(model, list(model_data(counts, settings)))
+        obj = _compile_nutpie_c(model, list(model_data(counts, settings.model)))
     elif settings.engine == "nutpie-numba":
         import nutpie
 
@@ -407,7 +408,7 @@ def _finished(sampler) -> bool:
         return False
 
 
-def _sample_nutpie(compiled, settings: FitSettings, data: dict[str, np.ndarray], cb: ProgressCallback | None,
+def _sample_nutpie(compiled, settings: SamplerSettings, data: dict[str, np.ndarray], cb: ProgressCallback | None,
                    store_unconstrained: bool = False):
     import nutpie
 
@@ -450,7 +451,7 @@ def _sample_nutpie(compiled, settings: FitSettings, data: dict[str, np.ndarray],
     return idata
 
 
-def _sample_pymc(model, settings: FitSettings, cb: ProgressCallback | None):
+def _sample_pymc(model, settings: SamplerSettings, cb: ProgressCallback | None):
     import pymc as pm
 
     total = settings.chains * (settings.draws + settings.tune)
@@ -543,17 +544,17 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     reused = _FAST_LOADED.is_set()
     _report(cb, "preparing the model" if reused else
             "loading the compiled log density (first fit in this process; compiled once per machine)", 0.0)
-    from simplex_core import fast_density
+    from simplex_core import fast_density, fast_engine
 
     fast_density.warm_up()  # loads (or, the first time on a machine, compiles) the numba functions
     _FAST_LOADED.set()
     compile_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     _report(cb, "locating the posterior's modes (optimiser)", 0.02)
-    modes = fast_density.find_modes(counts, settings, seed=settings.seed)
-    groups = fast_density.chain_starts(modes, settings.chains)
+    modes = fast_engine.find_modes(counts, settings.model, seed=settings.seed)
+    groups = fast_engine.chain_starts(modes, settings.chains)
     modes_s = time.perf_counter() - t1
-    models = [fast_density.compile_fast(counts, settings, start=start) for start, _ in groups]
+    models = [fast_engine.compile_fast(counts, settings.model, start=start) for start, _ in groups]
     runs: list = []  # round by round, one sampling run per starting mode
 
     def sample_round(r: int, lo: float, hi: float, note: str, base: FitSettings = settings) -> None:
@@ -568,7 +569,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
             scaled(f"sampling {n_chains} chain{'s' if n_chains > 1 else ''}", 0.05)
             seed = settings.seed + 7919 * g + 104729 * r
-            run = _sample_nutpie(model, base.replace(chains=n_chains, seed=seed), {},
+            run = _sample_nutpie(model, base.sampler.replace(chains=n_chains, seed=seed), {},
                                  scaled if cb is not None else None, store_unconstrained=True)
             runs.append(_with_boost_log(run, counts))
             done_chains += n_chains
@@ -627,7 +628,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             idata, diagnostics, target_accept_used = again, again_diagnostics, retry_accept
     compile_s += tempering_load_s
     sample_s = time.perf_counter() - t1 - tempering_load_s
-    _finish_idata(idata, counts, settings, structure_key(counts, settings))
+    _finish_idata(idata, counts, settings, structure_key(counts, settings.model))
     _report(cb, "done: " + diagnostics.message, 1.0)
     return FitResult(
         idata=idata,
@@ -703,11 +704,12 @@ def fit_model(
     FitResult
         Posterior with ``rank`` added, diagnostics and timing.
     """
+    check_data_view(counts, settings)
     if settings.engine == "fast":
         t_import = time.perf_counter()
         from simplex_core.fast_density import supports  # the first import loads (or compiles) the C callbacks
 
-        if supports(settings):
+        if supports(settings.model):
             return _fit_fast(counts, settings, progress_callback, started=t_import)
         # Other judge priors: the PyMC graph through nutpie (recorded in the result)
         result = fit_model(counts, settings.replace(engine="nutpie"), progress_callback)
@@ -716,13 +718,13 @@ def fit_model(
         result.idata.posterior.attrs.update(_settings_attrs(settings))
         return result
     with _CACHE_LOCK:
-        known = (settings.engine, structure_key(counts, settings)) in _CACHE
+        known = (settings.engine, structure_key(counts, settings.model)) in _CACHE
     _report(progress_callback, "preparing the model" if known else
             "compiling the model (first fit of this shape in this process; later fits reuse it)", 0.0)
     t0 = time.perf_counter()
     compiled, reused = _get_compiled(counts, settings)
     compile_s = 0.0 if reused else time.perf_counter() - t0
-    data = model_data(counts, settings)
+    data = model_data(counts, settings.model)
     _report(progress_callback, "sampling", 0.05)
     with compiled.lock:  # one sampling run per compiled model at a time (the model's data are set)
         # The initial-point function reads the model's data (support points depend on ω, β_max):
@@ -732,13 +734,13 @@ def fit_model(
         pm.set_data(data, model=compiled.model)
         t1 = time.perf_counter()
         if settings.engine == "pymc":
-            idata, first_draw = _sample_pymc(compiled.obj, settings, progress_callback)
+            idata, first_draw = _sample_pymc(compiled.obj, settings.sampler, progress_callback)
             t2 = time.perf_counter()
             if first_draw is not None:  # pm.sample compiles its functions before the first draw
                 compile_s += first_draw - t1
                 t1 = first_draw
         else:
-            idata = _sample_nutpie(compiled.obj, settings, data, progress_callback)
+            idata = _sample_nutpie(compiled.obj, settings.sampler, data, progress_callback)
             t2 = time.perf_counter()
     sample_s = t2 - t1
 

@@ -1,6 +1,7 @@
 """The Bayesian model: fit settings and the PyMC graph (the definition of the model).
 
-This module owns :class:`FitSettings` and :func:`build_model`. It builds the model of the paper's
+This module owns the settings of a fit (:class:`FitSettings` = :class:`ModelSettings` +
+:class:`SamplerSettings` + the data-view flag ``self_exclusion``) and :func:`build_model`. It builds the model of the paper's
 section 5 and appendix B from the sufficient statistics of the data (the count tensor) and never
 samples; :mod:`simplex_core.inference` compiles and samples it.
 
@@ -108,10 +109,181 @@ class CountsLike(Protocol):
 
 
 # -- settings ------------------------------------------------------------------------------------
+#
+# One fit = data view + model + sampler. The model (ModelSettings) is what build_model, model_data,
+# structure_key and the fast density read; the sampler (SamplerSettings) is how long, with which
+# engine and seed it is sampled (pymc-marketing's model_config / sampler_config split). The third
+# part, self_exclusion, is neither: it says how the count tensor was built from the table (which
+# (judge, candidate) pairs are in it), a choice of data view made by data.count_tensor; FitSettings
+# keeps it so that a fit records it and its key tells such fits apart.
+
+MODEL_FIELDS: tuple[str, ...] = ("omega", "beta_max", "integrated", "prior", "delta", "likelihood")
+"""The fields of :class:`ModelSettings` (the model), as named in :class:`FitSettings`."""
+SAMPLER_FIELDS: tuple[str, ...] = ("chains", "draws", "tune", "seed", "engine", "target_accept", "extra_rounds")
+"""The fields of :class:`SamplerSettings` (how the model is sampled), as named in :class:`FitSettings`."""
+DATA_VIEW_FIELDS: tuple[str, ...] = ("self_exclusion",)
+"""The fields of :class:`FitSettings` that describe the data view (how the counts were built)."""
+
+
+def _number(problems: list[str], name: str, value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        problems.append(f"{name} must be a number; got {value!r}.")
+        return None
+    if not math.isfinite(out):
+        problems.append(f"{name} must be finite; got {value!r}.")
+        return None
+    return out
+
+
+def _model_values(s: Any, problems: list[str]) -> dict[str, Any]:
+    """Check the model fields of ``s``; append what is wrong to ``problems``; return the normalised
+    values (floats, δ as a preset name or a tuple)."""
+    omega = _number(problems, "omega", s.omega)
+    if omega is not None and omega < 0:
+        problems.append(f"omega must be ≥ 0 (0 = no random effects); got {s.omega!r}.")
+    beta_max = _number(problems, "beta_max", s.beta_max)
+    if beta_max is not None and beta_max < 0:
+        problems.append(f"beta_max must be ≥ 0 (0 = uniform judge prior); got {s.beta_max!r}.")
+    if s.prior not in PRIORS:
+        problems.append(f"prior must be one of {', '.join(PRIORS)}; got {s.prior!r}.")
+    if s.likelihood not in LIKELIHOODS:
+        problems.append(f"likelihood must be one of {', '.join(LIKELIHOODS)}; got {s.likelihood!r}.")
+    delta = s.delta
+    if isinstance(delta, str):
+        if delta not in DELTA_PRESETS:
+            try:
+                delta = tuple(float(x) for x in delta.split(","))
+            except ValueError:
+                problems.append(
+                    f"delta must be one of {', '.join(DELTA_PRESETS)} or positive numbers "
+                    f"'V,V,...' (one per true level); got {s.delta!r}."
+                )
+                delta = "uniform"
+    if not isinstance(delta, str):
+        try:
+            delta = tuple(float(x) for x in delta)
+        except (TypeError, ValueError):
+            problems.append(f"delta values must be numbers; got {s.delta!r}.")
+            delta = "uniform"
+        else:
+            if len(delta) < 2 or any(not (math.isfinite(x) and x > 0) for x in delta):
+                problems.append(
+                    f"delta needs one positive finite number per true level (at least 2); got {s.delta!r}."
+                )
+    return {"omega": omega, "beta_max": beta_max, "delta": delta, "integrated": bool(s.integrated)}
+
+
+def _sampler_values(s: Any, problems: list[str]) -> dict[str, Any]:
+    """Check the sampler fields of ``s`` (as :func:`_model_values` does the model's)."""
+    if s.engine not in ENGINES:
+        problems.append(f"engine must be one of {', '.join(ENGINES)}; got {s.engine!r}.")
+    whole = ("chains", "draws", "tune", "seed", "extra_rounds")
+    for name in whole:
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            problems.append(f"{name} must be a whole number; got {value!r}.")
+    if isinstance(s.chains, (int, np.integer)) and s.chains < 1:
+        problems.append(f"chains must be ≥ 1; got {s.chains}.")
+    if isinstance(s.draws, (int, np.integer)) and s.draws < 1:
+        problems.append(f"draws must be ≥ 1; got {s.draws}.")
+    if isinstance(s.extra_rounds, (int, np.integer)) and not (0 <= s.extra_rounds <= 10):
+        problems.append(f"extra_rounds must be between 0 and 10; got {s.extra_rounds}.")
+    if isinstance(s.tune, (int, np.integer)) and s.tune < 0:
+        problems.append(f"tune must be ≥ 0; got {s.tune}.")
+    if isinstance(s.seed, (int, np.integer)) and not (0 <= s.seed < 2**32):
+        problems.append(f"seed must be between 0 and 2**32 - 1; got {s.seed}.")
+    ta = _number(problems, "target_accept", s.target_accept)
+    if ta is not None and not (0 < ta < 1):
+        problems.append(f"target_accept must be strictly between 0 and 1; got {s.target_accept!r}.")
+    out: dict[str, Any] = {"target_accept": ta}
+    for name in whole:
+        value = getattr(s, name)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            out[name] = int(value)
+    return out
+
+
+def _settle(obj: Any, what: str, *checks: Any) -> None:
+    """Run ``checks`` on a frozen settings object: raise every problem at once, else store the
+    normalised values."""
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    for check in checks:
+        values.update(check(obj, problems))
+    if problems:
+        raise ValueError(f"Invalid {what} settings:\n- " + "\n- ".join(problems))
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+
+
+def _plain(d: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(d.get("delta"), tuple):
+        d["delta"] = list(d["delta"])
+    return d
+
 
 @dataclass(frozen=True)
-class FitSettings:
-    """Everything that defines one fit besides the data.
+class ModelSettings:
+    """The model's settings (see :class:`FitSettings` for each field): what :func:`build_model`,
+    :func:`model_data`, :func:`structure_key` and :mod:`simplex_core.fast_density` read."""
+
+    omega: float = 0.0
+    beta_max: float = 5.0
+    integrated: bool = False
+    prior: str = "weight-propagation"
+    delta: str | tuple[float, ...] = "inflation"
+    likelihood: str = "shared-truth"
+
+    def __post_init__(self) -> None:
+        _settle(self, "model", _model_values)
+
+    @property
+    def has_random_effects(self) -> bool:
+        """Whether the model contains the random effects Z, R, W (ω > 0 or integrated)."""
+        return self.integrated or self.omega > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict (δ as a name or a list)."""
+        return _plain(asdict(self))
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """How a model is sampled (see :class:`FitSettings` for each field): what the engines of
+    :mod:`simplex_core.inference` and :mod:`simplex_core.tempering` read."""
+
+    chains: int = 4
+    draws: int = 1000
+    tune: int = 1000
+    seed: int = 0
+    engine: str = "fast"
+    target_accept: float = 0.8
+    extra_rounds: int = 2
+
+    def __post_init__(self) -> None:
+        _settle(self, "sampler", _sampler_values)
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with some fields changed (validated again), of the same class."""
+        return type(self)(**{**asdict(self), **changes})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: The order of :meth:`FitSettings.to_dict` (the fields' order before the split; JSON outputs keep it).
+_FIT_FIELD_ORDER = ("omega", "beta_max", "integrated", "prior", "delta", "self_exclusion", "chains", "draws", "tune",
+                    "seed", "engine", "target_accept", "extra_rounds", "likelihood")
+
+
+@dataclass(frozen=True)
+class FitSettings(ModelSettings, SamplerSettings):
+    """Everything that defines one fit besides the data: the model (:attr:`model`), the sampler
+    (:attr:`sampler`) and the data-view flag ``self_exclusion``, flat (it inherits both parts'
+    fields) so that the keywords, the JSON of :meth:`to_dict` and :meth:`key` stay those of every
+    fit cached and shipped so far.
 
     Parameters
     ----------
@@ -129,8 +301,10 @@ class FitSettings:
         ``'central'``, ``'uniform'``), a tuple of positive numbers (one per true level), or a string
         ``"V,V,..."``.
     self_exclusion
-        Whether self-family pairs were excluded when the counts were built (the counts carry the
-        resulting ``included`` mask; this flag records the choice for reproducibility).
+        The data view, not the model: whether self-family pairs were excluded when the counts were
+        built (``data.count_tensor(table, self_exclusion=...)``; the counts carry the resulting
+        ``included`` mask, which the model reads). Recorded here for reproducibility and the fit
+        key; :func:`check_data_view` checks that counts and flag agree.
     chains, draws, tune
         MCMC chains, kept draws per chain and warm-up iterations per chain.
     seed
@@ -156,108 +330,33 @@ class FitSettings:
         separate modes that disagree are replaced by parallel tempering instead.)
     """
 
-    omega: float = 0.0
-    beta_max: float = 5.0
-    integrated: bool = False
-    prior: str = "weight-propagation"
-    delta: str | tuple[float, ...] = "inflation"
     self_exclusion: bool = True
-    chains: int = 4
-    draws: int = 1000
-    tune: int = 1000
-    seed: int = 0
-    engine: str = "fast"
-    target_accept: float = 0.8
-    extra_rounds: int = 2
-    likelihood: str = "shared-truth"
 
     def __post_init__(self) -> None:
-        problems: list[str] = []
-
-        def number(name: str, value: Any) -> float | None:
-            try:
-                out = float(value)
-            except (TypeError, ValueError):
-                problems.append(f"{name} must be a number; got {value!r}.")
-                return None
-            if not math.isfinite(out):
-                problems.append(f"{name} must be finite; got {value!r}.")
-                return None
-            return out
-
-        omega = number("omega", self.omega)
-        if omega is not None and omega < 0:
-            problems.append(f"omega must be ≥ 0 (0 = no random effects); got {self.omega!r}.")
-        beta_max = number("beta_max", self.beta_max)
-        if beta_max is not None and beta_max < 0:
-            problems.append(f"beta_max must be ≥ 0 (0 = uniform judge prior); got {self.beta_max!r}.")
-        if self.prior not in PRIORS:
-            problems.append(f"prior must be one of {', '.join(PRIORS)}; got {self.prior!r}.")
-        if self.likelihood not in LIKELIHOODS:
-            problems.append(f"likelihood must be one of {', '.join(LIKELIHOODS)}; got {self.likelihood!r}.")
-        if self.engine not in ENGINES:
-            problems.append(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}.")
-        delta = self.delta
-        if isinstance(delta, str):
-            if delta not in DELTA_PRESETS:
-                try:
-                    delta = tuple(float(x) for x in delta.split(","))
-                except ValueError:
-                    problems.append(
-                        f"delta must be one of {', '.join(DELTA_PRESETS)} or positive numbers "
-                        f"'V,V,...' (one per true level); got {self.delta!r}."
-                    )
-                    delta = "uniform"
-        if not isinstance(delta, str):
-            try:
-                delta = tuple(float(x) for x in delta)
-            except (TypeError, ValueError):
-                problems.append(f"delta values must be numbers; got {self.delta!r}.")
-                delta = "uniform"
-            else:
-                if len(delta) < 2 or any(not (math.isfinite(x) and x > 0) for x in delta):
-                    problems.append(
-                        f"delta needs one positive finite number per true level (at least 2); got {self.delta!r}."
-                    )
-        for name in ("chains", "draws", "tune", "seed", "extra_rounds"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                problems.append(f"{name} must be a whole number; got {value!r}.")
-        if isinstance(self.chains, (int, np.integer)) and self.chains < 1:
-            problems.append(f"chains must be ≥ 1; got {self.chains}.")
-        if isinstance(self.draws, (int, np.integer)) and self.draws < 1:
-            problems.append(f"draws must be ≥ 1; got {self.draws}.")
-        if isinstance(self.extra_rounds, (int, np.integer)) and not (0 <= self.extra_rounds <= 10):
-            problems.append(f"extra_rounds must be between 0 and 10; got {self.extra_rounds}.")
-        if isinstance(self.tune, (int, np.integer)) and self.tune < 0:
-            problems.append(f"tune must be ≥ 0; got {self.tune}.")
-        if isinstance(self.seed, (int, np.integer)) and not (0 <= self.seed < 2**32):
-            problems.append(f"seed must be between 0 and 2**32 - 1; got {self.seed}.")
-        ta = number("target_accept", self.target_accept)
-        if ta is not None and not (0 < ta < 1):
-            problems.append(f"target_accept must be strictly between 0 and 1; got {self.target_accept!r}.")
-        if problems:
-            raise ValueError("Invalid fit settings:\n- " + "\n- ".join(problems))
-        object.__setattr__(self, "omega", float(self.omega))
-        object.__setattr__(self, "beta_max", float(self.beta_max))
-        object.__setattr__(self, "delta", delta)
-        object.__setattr__(self, "target_accept", float(self.target_accept))
-        for name in ("chains", "draws", "tune", "seed", "extra_rounds"):
-            object.__setattr__(self, name, int(getattr(self, name)))
-        object.__setattr__(self, "integrated", bool(self.integrated))
+        _settle(self, "fit", _model_values, _sampler_values)
         object.__setattr__(self, "self_exclusion", bool(self.self_exclusion))
 
+    @classmethod
+    def from_parts(cls, model: ModelSettings = ModelSettings(), sampler: SamplerSettings = SamplerSettings(),
+                   self_exclusion: bool = True) -> "FitSettings":
+        """The settings of a fit of ``model`` sampled by ``sampler`` on counts built with
+        ``self_exclusion``."""
+        return cls(**asdict(model), **asdict(sampler), self_exclusion=self_exclusion)
+
     @property
-    def has_random_effects(self) -> bool:
-        """Whether the model contains the random effects Z, R, W (ω > 0 or integrated)."""
-        return self.integrated or self.omega > 0
+    def model(self) -> ModelSettings:
+        """The model part (what the model builders read)."""
+        return ModelSettings(**{name: getattr(self, name) for name in MODEL_FIELDS})
+
+    @property
+    def sampler(self) -> SamplerSettings:
+        """The sampler part (what the engines read)."""
+        return SamplerSettings(**{name: getattr(self, name) for name in SAMPLER_FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able dict of every field (δ as a name or a list)."""
-        d = asdict(self)
-        if isinstance(d["delta"], tuple):
-            d["delta"] = list(d["delta"])
-        return d
+        """Plain JSON-able dict of every field (δ as a name or a list), in the fields' historical order."""
+        d = _plain(asdict(self))
+        return {name: d[name] for name in _FIT_FIELD_ORDER}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "FitSettings":
@@ -266,13 +365,24 @@ class FitSettings:
             d["delta"] = tuple(d["delta"])
         return cls(**d)
 
-    def replace(self, **changes: Any) -> "FitSettings":
-        """A copy with some fields changed (validated again)."""
-        return FitSettings(**{**asdict(self), **changes})
-
     def key(self) -> str:
-        """A stable hash of the settings, for caches (same settings, same key, in any process)."""
+        """A stable hash of the settings, for caches (same settings, same key, in any process).
+        Never change what it hashes: cached and shipped fits are found by it."""
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def model_settings(settings: ModelSettings | FitSettings) -> ModelSettings:
+    """The model part of ``settings`` (itself when it is one already)."""
+    return settings.model if isinstance(settings, FitSettings) else settings
+
+
+def check_data_view(counts: "CountsLike", settings: FitSettings) -> None:
+    """The counts must be the data view the settings record: without self-exclusion, no pair excluded."""
+    if not settings.self_exclusion and not np.asarray(counts.included).all():
+        raise ValueError(
+            "settings.self_exclusion is False but the counts exclude some pairs: rebuild the counts "
+            "with count_tensor(table, self_exclusion=False)."
+        )
 
 
 # -- priors glue ---------------------------------------------------------------------------------
@@ -350,7 +460,7 @@ def included_pairs(counts: CountsLike) -> tuple[np.ndarray, np.ndarray]:
     return jj.astype(np.int64), kk.astype(np.int64)
 
 
-def _check_counts(counts: CountsLike, settings: FitSettings) -> None:
+def _check_counts(counts: CountsLike) -> None:
     N = np.asarray(counts.N)
     problems = []
     J, K = len(counts.judges), len(counts.candidates)
@@ -386,8 +496,9 @@ def require_patterns(counts: CountsLike) -> "ScorePatterns":
     return patterns
 
 
-def model_data(counts: CountsLike, settings: FitSettings) -> dict[str, np.ndarray]:
-    """Values of the model's ``pm.Data`` variables for these counts and settings.
+def model_data(counts: CountsLike, settings: ModelSettings | FitSettings) -> dict[str, np.ndarray]:
+    """Values of the model's ``pm.Data`` variables for these counts and model settings (of a
+    :class:`FitSettings`, its :attr:`~FitSettings.model` part is read).
 
     ``counts_obs`` is the count tensor with the excluded pairs' counts set to zero: a multinomial
     with zero trials has probability one, so those pairs contribute exactly nothing to the
@@ -395,6 +506,7 @@ def model_data(counts: CountsLike, settings: FitSettings) -> dict[str, np.ndarra
     compiled model of the same :func:`structure_key` gives the model :func:`build_model` would build
     for ``(counts, settings)``.
     """
+    settings = model_settings(settings)
     if settings.likelihood == "shared-truth":
         patterns = require_patterns(counts)
         data: dict[str, np.ndarray] = {
@@ -415,13 +527,14 @@ def model_data(counts: CountsLike, settings: FitSettings) -> dict[str, np.ndarra
     return data
 
 
-def structure_key(counts: CountsLike, settings: FitSettings) -> str:
+def structure_key(counts: CountsLike, settings: ModelSettings | FitSettings) -> str:
     """A key that is equal exactly when two (counts, settings) build the same graph up to data.
 
     It covers the scale (shape, true-level positions, labels), the judge and candidate names, the
     prior, whether there are random effects and integrated mode; not the counts, the included mask
     (excluded pairs are zero counts, see :func:`model_data`), ω, β_max or δ.
     """
+    settings = model_settings(settings)
     scale = counts.scale
     payload = {
         "levels": scale.n_levels,
@@ -438,7 +551,7 @@ def structure_key(counts: CountsLike, settings: FitSettings) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def build_model(counts: CountsLike, settings: FitSettings) -> "pm.Model":
+def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "pm.Model":
     """Build the PyMC model for these counts and settings (no sampling, no compilation).
 
     Parameters
@@ -447,8 +560,8 @@ def build_model(counts: CountsLike, settings: FitSettings) -> "pm.Model":
         The count tensor (:class:`simplex_core.data.Counts`): ``N`` [J, K, M_obs], ``included``
         [J, K], names and the scale. Excluded pairs do not enter the likelihood.
     settings
-        The fit settings; only ``omega``, ``beta_max``, ``integrated``, ``prior`` and ``delta``
-        matter here.
+        The model settings (:class:`ModelSettings`). Given a :class:`FitSettings`, only its
+        :attr:`~FitSettings.model` part is read, after :func:`check_data_view`.
 
     Returns
     -------
@@ -459,12 +572,10 @@ def build_model(counts: CountsLike, settings: FitSettings) -> "pm.Model":
     import pymc as pm
     import pytensor.tensor as pt
 
-    _check_counts(counts, settings)
-    if not settings.self_exclusion and not np.asarray(counts.included).all():
-        raise ValueError(
-            "settings.self_exclusion is False but the counts exclude some pairs: rebuild the counts "
-            "with count_tensor(table, self_exclusion=False)."
-        )
+    _check_counts(counts)
+    if isinstance(settings, FitSettings):
+        check_data_view(counts, settings)
+        settings = settings.model
     scale = counts.scale
     J, K, M = np.asarray(counts.N).shape
     T = scale.n_true

@@ -1,15 +1,18 @@
 """Posterior slices the figures draw, read from a fit's InferenceData alone (so a fit loaded from the
 cache or the app's precomputed posterior works as well as a fresh :class:`~simplex_core.inference.FitResult`).
 
-- :func:`rank_draws`: thinned posterior rank draws, long (for box plots and CSV);
+- :func:`rank_draws`: posterior rank draws, long (for box plots and CSV), thinned or all;
 - :func:`bayesian_method_result`: the fit as a :class:`~simplex_core.baselines.MethodResult`, so the
-  Bayesian ranking sits beside the baselines in the rankings figure and the evaluation;
+  Bayesian ranking sits beside the baselines in the rankings figure and the evaluation (the one
+  implementation: the app, the ``figures`` command and :mod:`simplex_core.experiments` use it);
+- :func:`ppc_figure_table`: the posterior predictive check in the shares the PPC figure draws;
 - :func:`simplex_parts`: per judge, evenly spaced posterior draws of its matrix Θ_j, their mean and
   the candidates' posterior positions γ_jk (the simplex figures' inputs);
 - :func:`judge_simplex_data`: those parts joined with the observed shares as
   :class:`~simplex_core.figures.JudgeSimplex` (one per judge).
 
-The app (``app_support/results.py``, cached per fit) and the ``figures`` command both use these.
+The app (``app_support/results.py``, cached per fit), the ``figures`` command and the evaluation
+(:mod:`simplex_core.experiments`) use these.
 """
 
 from __future__ import annotations
@@ -23,16 +26,19 @@ from simplex_core.baselines import MethodResult, rank_interval, rank_scores
 from simplex_core.summaries import _draws, _names, fitted_score_distributions
 
 
-def _even(n: int, max_draws: int) -> np.ndarray:
-    """At most ``max_draws`` evenly spaced indices into ``n`` draws (deterministic: no sampling)."""
+def _even(n: int, max_draws: int | None) -> np.ndarray:
+    """At most ``max_draws`` evenly spaced indices into ``n`` draws (deterministic: no sampling);
+    None = every draw."""
+    if max_draws is None:
+        return np.arange(n)
     if max_draws < 1:
         raise ValueError(f"max_draws must be at least 1; got {max_draws}.")
     return np.unique(np.linspace(0, n - 1, min(max_draws, n)).round().astype(int))
 
 
-def rank_draws(fit: Any, max_draws: int = 1000) -> pd.DataFrame:
-    """Posterior rank draws (1 = best), long: ``replicate, candidate, rank``, evenly thinned to at
-    most ``max_draws`` draws per candidate."""
+def rank_draws(fit: Any, max_draws: int | None) -> pd.DataFrame:
+    """Posterior rank draws (1 = best), long: ``replicate, candidate, rank`` (candidate by
+    candidate), evenly thinned to at most ``max_draws`` draws per candidate (None = all draws)."""
     ranks = np.asarray(_draws(fit, "rank"), dtype=float)  # [S, K]
     ranks = ranks[_even(ranks.shape[0], max_draws)]
     frame = pd.DataFrame(ranks, columns=_names(fit, "candidate"))
@@ -41,20 +47,37 @@ def rank_draws(fit: Any, max_draws: int = 1000) -> pd.DataFrame:
     return long
 
 
-def bayesian_method_result(fit: Any, max_draws: int = 1000, method: str = "bayesian") -> MethodResult:
+def bayesian_method_result(fit: Any, *, max_draws: int | None, method: str = "bayesian",
+                           uses_labels: bool = False) -> MethodResult:
     """The fit as a ranking method: scores = posterior means of E_k, point ranks = their ranks,
     the 95% rank interval of :func:`~simplex_core.baselines.rank_interval` over all draws (the
-    rule of every method), replicate ranks = :func:`rank_draws`."""
+    rule of every method), replicate ranks = :func:`rank_draws` thinned to ``max_draws`` (None =
+    all draws: the evaluation keeps them all; the app's figures and downloads thin to 1,000).
+    ``uses_labels`` marks a fit with gold labels. No ``details`` or ``notes``: the evaluation adds
+    its own (:func:`simplex_core.experiments.fit_method_result`)."""
     expected = np.asarray(_draws(fit, "expected_score"), dtype=float)
     ranks = np.asarray(_draws(fit, "rank"), dtype=float)
     index = pd.Index(_names(fit, "candidate"), name="candidate")
     mean = expected.mean(axis=0)
     lo, hi = rank_interval(ranks)
-    return MethodResult(method=method, uses_labels=False, scores=pd.Series(mean, index=index, name="expected_score"),
+    return MethodResult(method=method, uses_labels=uses_labels, scores=pd.Series(mean, index=index, name="expected_score"),
                         ranks=pd.Series(rank_scores(mean), index=index, name="rank").astype(float),
                         rank_lo=pd.Series(lo, index=index, name="rank_lo").astype(float),
                         rank_hi=pd.Series(hi, index=index, name="rank_hi").astype(float),
                         rank_draws=rank_draws(fit, max_draws))
+
+
+def ppc_figure_table(ppc: pd.DataFrame) -> pd.DataFrame:
+    """The check of :func:`~simplex_core.summaries.posterior_predictive_check` in the shares the PPC
+    figure draws: ``judge, candidate, level, label, observed, fitted_mean, fitted_lo, fitted_hi,
+    misfit`` (observed and fitted shares, the 95% predictive range as shares, ``misfit`` = observed
+    count outside that range)."""
+    n = ppc["n"].where(ppc["n"] > 0)
+    return pd.DataFrame({
+        "judge": ppc["judge"], "candidate": ppc["candidate"], "level": ppc["level"], "label": ppc["level"],
+        "observed": ppc["observed_share"], "fitted_mean": ppc["fitted_share"],
+        "fitted_lo": ppc["predicted_lo"] / n, "fitted_hi": ppc["predicted_hi"] / n, "misfit": ppc["outside"],
+    })
 
 
 def simplex_parts(fit: Any, max_draws: int = 60, judges: Sequence[str] | None = None) -> dict[str, dict]:

@@ -519,7 +519,7 @@ def delta_preset(name: str, n_true: int) -> np.ndarray:
 
 
 def parse_delta(spec: str, n_true: int) -> np.ndarray:
-    """Parse a ``--delta`` value: a preset name (see :func:`delta_preset`) or ``V,V,...``, one
+    """Parse a δ value (the command line's ``--delta``): a preset name (see :func:`delta_preset`) or ``V,V,...``, one
     positive number per true level.
 
     Raises
@@ -535,7 +535,7 @@ def parse_delta(spec: str, n_true: int) -> np.ndarray:
             float(text)
         except ValueError:
             raise ValueError(
-                f"--delta {spec!r} is neither a preset ({', '.join(DELTA_PRESETS)}) nor a list of numbers: "
+                f"delta {spec!r} is neither a preset ({', '.join(DELTA_PRESETS)}) nor a list of numbers: "
                 f"write a preset name or {n_true} positive numbers separated by commas, e.g. "
                 f"{','.join(['1'] * n_true)}."
             ) from None
@@ -555,7 +555,7 @@ def parse_delta(spec: str, n_true: int) -> np.ndarray:
         problems.insert(0, f"it has {len(parts)} values but the scale has {n_true} true levels")
     if problems:
         raise ValueError(
-            f"--delta {spec!r}: " + "; ".join(problems)
+            f"delta {spec!r}: " + "; ".join(problems)
             + f". Expected a preset ({', '.join(DELTA_PRESETS)}) or {n_true} positive numbers separated by commas."
         )
     return np.array(values)

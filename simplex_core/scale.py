@@ -19,11 +19,23 @@ import numpy as np
 
 
 class ScaleError(ValueError):
-    """A level specification that cannot be a scale (the message says which part and why)."""
+    """A level specification that cannot be a scale (the message says which part and why).
+
+    ``setting`` names the input it came from (``'levels'`` or ``'true_levels'``), so that each
+    front end can point at its own flag or box; None when it came from the data."""
+
+    def __init__(self, message: str, setting: str | None = None):
+        super().__init__(message)
+        self.setting = setting
 
 
 def _format_value(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def format_level(v: float) -> str:
+    """A level value as people write it: ``3`` for 3.0, ``0.5`` (``:g``) otherwise."""
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,7 @@ class Scale:
         return cls(tuple(values))
 
 
-# -- command-line level specifications -----------------------------------------------------------
+# -- level specifications (the command line's --levels / --true-levels, the app's level boxes) -----------------------------------------------------------
 
 def parse_levels(spec: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
     """Parse ``V[:LABEL],...`` (ascending) into values and labels.
@@ -156,18 +168,20 @@ def parse_levels(spec: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
     parts = [p.strip() for p in spec.split(",")]
     for i, part in enumerate(parts, start=1):
         if not part:
-            raise ScaleError(f"--levels item {i} is empty in {spec!r}: write V[:LABEL] items separated by commas.")
+            raise ScaleError(f"Observed levels {spec!r}: item {i} is empty; write V[:LABEL] items separated by commas.",
+                             "levels")
         raw_value, _, label = part.partition(":")
         try:
             value = float(raw_value)
         except ValueError:
             raise ScaleError(
-                f"--levels item {i} ({part!r}) does not start with a number: write V[:LABEL], e.g. 1:poor."
+                f"Observed levels: item {i} ({part!r}) does not start with a number; write V[:LABEL], e.g. 1:poor.",
+                "levels",
             ) from None
         values.append(value)
         labels.append(label.strip() or _format_value(value))
     if any(b <= a for a, b in zip(values, values[1:])):
-        raise ScaleError(f"--levels must be ascending with no repeats; got {spec!r}.")
+        raise ScaleError(f"Observed levels must be ascending with no repeats; got {spec!r}.", "levels")
     return tuple(values), tuple(labels)
 
 
@@ -178,20 +192,21 @@ def parse_true_levels(spec: str) -> tuple[float, ...]:
         try:
             out.append(float(part))
         except ValueError:
-            raise ScaleError(f"--true-levels item {i} ({part!r}) is not a number: write V,V,... ascending.") from None
+            raise ScaleError(f"True levels: item {i} ({part!r}) is not a number; write V,V,... ascending.",
+                             "true_levels") from None
     if any(b <= a for a, b in zip(out, out[1:])):
-        raise ScaleError(f"--true-levels must be ascending with no repeats; got {spec!r}.")
+        raise ScaleError(f"True levels must be ascending with no repeats; got {spec!r}.", "true_levels")
     return tuple(out)
 
 
 def scale_from_options(levels: str | None, true_levels: str | None, scores: Sequence[float] | None = None) -> Scale | None:
-    """Build a scale from the ``--levels``/``--true-levels`` strings; ``None`` when neither is given
+    """Build a scale from the observed / true level strings; ``None`` when neither is given
     (the loader then uses the sorted distinct scores)."""
     if levels is None and true_levels is None:
         return None
     if levels is None:
         if scores is None:
-            raise ScaleError("--true-levels needs --levels (or data to read the observed levels from).")
+            raise ScaleError("True levels need the observed levels (or data to read them from).", "levels")
         base = Scale.from_scores(scores)
         values, labels = base.values, base.labels
     else:
@@ -222,6 +237,43 @@ def collapse_scale(scale: Scale, mapping: Mapping[float, float], labels: Mapping
     new_true = tuple(sorted({m[v] for v in scale.true_values}))
     new_labels = tuple((labels or {}).get(v, _format_value(v)) for v in new_values)
     return Scale(new_values, new_labels, new_true)
+
+
+def parse_level_mapping(text: str, scale: Scale) -> dict[float, float]:
+    """Parse ``"1:1, 2:1, 3:2, 4:3, 5:3"`` (old:new per observed level of ``scale``; ``;`` also
+    separates). :class:`ScaleError` names every unusable entry, every level left unmapped and every
+    value that is not a level."""
+    mapping: dict[float, float] = {}
+    bad = []
+    for part in [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]:
+        if ":" not in part:
+            bad.append(part)
+            continue
+        a, b = part.split(":", 1)
+        try:
+            mapping[float(a)] = float(b)
+        except ValueError:
+            bad.append(part)
+    problems = []
+    if bad:
+        problems.append(f"these entries are not 'old:new' numbers: {', '.join(repr(b) for b in bad)}")
+    missing = [v for v in scale.values if v not in mapping]
+    if missing:
+        problems.append(f"say where levels {', '.join(format_level(v) for v in missing)} go")
+    unknown = [k for k in mapping if k not in scale.values]
+    if unknown:
+        problems.append(f"{', '.join(format_level(v) for v in unknown)} {'is' if len(unknown) == 1 else 'are'} "
+                        f"not a level of the scale ({', '.join(format_level(v) for v in scale.values)})")
+    if problems:
+        raise ScaleError("The level mapping is not usable: " + "; ".join(problems)
+                         + ". Write it as old:new pairs, e.g. 1:1, 2:1, 3:2, 4:3, 5:3.")
+    return mapping
+
+
+def level_mapping_text(mapping: Mapping[float, float] | Sequence[tuple[float, float]]) -> str:
+    """The text :func:`parse_level_mapping` reads back: ``"1:1, 2:1, 3:2"`` (sorted by old level)."""
+    items = mapping.items() if isinstance(mapping, Mapping) else mapping
+    return ", ".join(f"{format_level(a)}:{format_level(b)}" for a, b in sorted(items))
 
 
 def paper_three_level_mapping(scale: Scale, style: str = "mtbench") -> dict[float, float]:

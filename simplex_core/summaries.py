@@ -14,7 +14,7 @@ import json
 import math
 import platform
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -316,10 +316,11 @@ def candidates_records(table: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-def package_versions() -> dict[str, str]:
-    """Versions of Python and the packages that shape a fit."""
+def package_versions(extra: Sequence[str] = ()) -> dict[str, str]:
+    """Versions of Python and the packages that shape a fit, then those of ``extra`` (e.g. the
+    app's ``streamlit`` and ``plotly``); packages not installed are left out."""
     out = {"python": platform.python_version()}
-    for name in ("simplex-judge", "numpy", "pymc", "pytensor", "nutpie", "arviz", "pandas", "scipy"):
+    for name in ("simplex-judge", "numpy", "pymc", "pytensor", "nutpie", "arviz", "pandas", "scipy", *extra):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

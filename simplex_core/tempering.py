@@ -54,17 +54,18 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
                     replicas: int = REPLICAS, b_min: float = B_MIN, thin: int = 1):
     """Parallel-tempering chains of the posterior (``settings.chains`` chains, ``settings.tune``
     warm-up and ``settings.draws`` kept draws each), started at ``starts`` (modes from
-    :func:`simplex_core.fast_density.find_modes`, dealt round-robin over chains, jittered by
+    :func:`simplex_core.fast_engine.find_modes`, dealt round-robin over chains, jittered by
     ±0.1). Returns an ArviZ InferenceData shaped like the other engines' (posterior variables with
     the contract names; ``sample_stats``: ``diverging``, ``acceptance_rate``, ``step_size``,
     ``n_steps``) with the swap rates and ladder in ``sample_stats.attrs``."""
     import arviz as az
 
-    buf = build_buffer(counts, settings)
+    model, sampler = settings.model, settings.sampler  # the density (the model part), the run (the sampler part)
+    buf = build_buffer(counts, model)
     n = int(sizes(buf)[-1])
-    C, S, W = int(settings.chains), int(settings.draws) * int(thin), int(settings.tune)
+    C, S, W = int(sampler.chains), int(sampler.draws) * int(thin), int(sampler.tune)
     betas = np.geomspace(1.0, b_min, replicas)
-    rng = np.random.default_rng([int(settings.seed), 7177])
+    rng = np.random.default_rng([int(sampler.seed), 7177])
     x0 = []
     for c in range(C):
         start = np.asarray(starts[c % len(starts)], dtype=np.float64)
@@ -73,7 +74,7 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
     # HMC's acceptance is measured at the end of a trajectory, NUTS's averaged over its whole tree
     # (higher at the same step size): the same setting asks 0.05 less of HMC. The default 0.8 gives
     # 0.75, the value the replicates were measured with; raising target_accept lowers both steps.
-    target_accept = float(settings.target_accept) - TARGET_ACCEPT_OFFSET
+    target_accept = float(sampler.target_accept) - TARGET_ACCEPT_OFFSET
     draws = np.zeros((C, S, n))
     stats = np.zeros((C, S, 4))
     swaps = np.zeros((C, replicas - 1))
@@ -93,7 +94,7 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
     draws, stats = np.ascontiguousarray(draws[:, thin - 1::thin]), stats[:, thin - 1::thin]
     stats[:, :, 1] = diverged
     S = draws.shape[1]
-    names, shapes, dims = stored_variables(counts, settings)
+    names, shapes, dims = stored_variables(counts, model)
     slices = stored_slices(shapes)
     flat = np.zeros((C, S, slices[-1].stop))
     expand_all(draws, flat, buf)

@@ -17,9 +17,11 @@ from simplex_core.data import (
     item_view,
     load_table,
     score_distribution,
+    score_distribution_wide,
     template_frame,
 )
-from simplex_core.scale import Scale, ScaleError, collapse_scale, paper_three_level_mapping, parse_levels, parse_true_levels
+from simplex_core.scale import (Scale, ScaleError, collapse_scale, level_mapping_text, paper_three_level_mapping,
+                                parse_level_mapping, parse_levels, parse_true_levels)
 
 
 def _frame(rows):
@@ -70,6 +72,42 @@ def test_every_problem_is_reported_at_once():
     assert "'judge' column: 1 blank value in row 2" in text
     assert "non-numeric value 'x' in row 1" in text
     assert "value 9 in row 4 is not on the scale" in text
+
+
+def test_problems_carry_their_rows_values_and_the_setting_each_front_end_words_itself():
+    df = SMALL.copy().astype({"score": object})
+    df.loc[0, "score"] = "x"
+    df.loc[1, "judge"] = ""
+    df.loc[[3, 6], "score"] = 9
+    with pytest.raises(ValidationError) as info:
+        load_table(df, scale=Scale((1, 2, 3)))
+    blank, bad, off = info.value.problems  # in the order of the checks: identifiers, then scores
+    assert (blank.column, blank.rows) == ("judge", (2,)) and (bad.rows, bad.value) == ((1,), ("x",))
+    assert off.rows == (4, 7) and off.value == (9.0,) and off.setting == "levels"
+    # the core speaks of the data and the scale, never of a flag or a box
+    assert "--" not in str(info.value) and "box" not in str(info.value)
+    from app_support.errors import ADVICE as APP
+    from simplex_core.cli import ADVICE as CLI
+
+    assert "--levels=1,2,3,4,5" in info.value.describe(CLI) and "'Observed levels' box" in off.describe(APP)
+    dup = pd.concat([SMALL, _frame([("q1", "a", "j1", 3)])], ignore_index=True)
+    with pytest.raises(ValidationError) as info:
+        load_table(dup)
+    assert info.value.problems[0].rows == (1, 9)
+    with pytest.raises(ValidationError) as info:
+        load_table(SMALL.assign(criterion=["x", "y"] * 4))
+    p = info.value.problems[0]
+    assert p.value == ("x", "y") and p.setting == "criterion" and "Use --criterion C." in p.describe(CLI)
+
+
+def test_a_bad_levels_option_names_its_flag_on_the_command_line_only():
+    from simplex_core.cli import usage_message
+    from simplex_core.scale import scale_from_options
+
+    with pytest.raises(ScaleError) as info:
+        scale_from_options("1,,3", None)
+    assert "--" not in str(info.value) and info.value.setting == "levels"
+    assert usage_message(info.value).endswith("(--levels)")
 
 
 def test_conflicting_duplicates_are_an_error_and_exact_ones_a_note():
@@ -234,6 +272,26 @@ def test_paper_mtbench_mapping():
     m = paper_three_level_mapping(Scale((1, 2, 3, 4, 5)))
     assert m == {1.0: 1.0, 2.0: 1.0, 3.0: 2.0, 4.0: 3.0, 5.0: 3.0}
     assert paper_three_level_mapping(Scale((1, 2, 3, 4, 5)), "tldr")[4.0] == 2.0
+
+
+def test_level_mapping_text_reads_back_and_names_every_problem():
+    scale = Scale((1, 2, 3, 4, 5))
+    m = paper_three_level_mapping(scale)
+    assert level_mapping_text(m) == "1:1, 2:1, 3:2, 4:3, 5:3"
+    assert parse_level_mapping(level_mapping_text(m), scale) == m
+    assert parse_level_mapping("1:1; 2:1; 3:2; 4:3; 5:3", scale) == m  # ';' separates too
+    with pytest.raises(ScaleError) as err:
+        parse_level_mapping("1:1, 2-1, 3:x, 7:2", scale)
+    msg = str(err.value)
+    assert "'2-1', '3:x'" in msg and "say where levels 2, 3, 4, 5 go" in msg and "7 is not a level of the scale (1, 2, 3, 4, 5)" in msg
+
+
+def test_wide_distribution_is_the_long_one_pivoted():
+    df = _frame([("q1", "a", "j1", 1), ("q2", "a", "j1", 3), ("q1", "b", "j1", 3), ("q1", "a", "j2", 2)])
+    table = load_table(df, scale=Scale((1, 2, 3)))
+    wide = score_distribution_wide(table)
+    assert list(wide.index) == ["a", "b"] and list(wide.columns) == [(j, lab) for j in ("j1", "j2") for lab in ("1", "2", "3")]
+    assert wide.loc["a", ("j1", "3")] == 1 and wide.loc["b", ("j2", "2")] == 0 and wide.to_numpy().sum() == 4
 
 
 # -- properties -------------------------------------------------------------------------------------

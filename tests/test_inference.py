@@ -311,3 +311,36 @@ def test_cli_sensitivity_writes_the_sweep(three_level_csv, three_level_fit, tmp_
     assert rows[0]["spearman_vs_base"] == 1.0 and rows[2]["spearman_vs_base"] == 1.0
     assert set(rows[1]) >= {"omega", "beta_max", "spearman_vs_base", "candidates", "diagnostics"}
     assert main(["sensitivity", "x.csv", "--out", str(out), "--omegas", "0,-1"]) == 2
+
+
+def test_the_figures_command_line_parses():
+    import shlex
+
+    from simplex_core.cli import build_parser
+    from simplex_core.cli.figure_commands import figures_command_line
+
+    args = build_parser().parse_args(shlex.split(figures_command_line("hanna", "coherence"))[3:])
+    assert (args.command, args.data, args.criterion, args.size, args.formats) == ("figures", "hanna", "coherence", "both", "png,svg")
+
+
+@pytest.mark.parametrize("settings", [
+    FitSettings(),
+    FitSettings(omega=1.5, beta_max=0, prior="mixing", delta=(1.0, 2.5, 1.0), self_exclusion=False,
+                likelihood="per-judge", chains=2, draws=300, tune=200, seed=7, extra_rounds=0),
+    FitSettings(integrated=True, delta="central"),
+])
+def test_the_fit_command_line_reads_back_as_the_same_settings(settings):
+    import shlex
+
+    from simplex_core.cli import build_parser
+    from simplex_core.cli.fit_commands import fit_command_line
+
+    argv = shlex.split(fit_command_line("mtbench", settings, criterion="overall"))
+    assert argv[:4] == ["python", "-m", "simplex_core", "fit"]
+    args = build_parser().parse_args(argv[3:])
+    assert (args.data, args.criterion) == ("mtbench", "overall")
+    delta = args.delta if args.delta in ("inflation", "deflation", "central", "uniform") else tuple(map(float, args.delta.split(",")))
+    read = FitSettings(omega=args.omega, beta_max=args.beta_max, integrated=args.integrated, prior=args.prior, delta=delta,
+                       self_exclusion=not args.no_self_exclusion, likelihood=args.likelihood, chains=args.chains,
+                       draws=args.draws, tune=args.tune, seed=args.seed, extra_rounds=args.extra_rounds)
+    assert read == settings

@@ -17,7 +17,11 @@ from scipy.stats import multinomial
 from simplex_core import priors
 from simplex_core.data import Counts
 from simplex_core.model import (
+    MODEL_FIELDS,
+    SAMPLER_FIELDS,
     FitSettings,
+    ModelSettings,
+    SamplerSettings,
     build_model,
     model_data,
     resolve_delta,
@@ -88,6 +92,40 @@ def test_settings_defaults_round_trip_and_key():
     assert FitSettings(delta=(1, 2, 3)).to_dict()["delta"] == [1.0, 2.0, 3.0]
     assert FitSettings(delta="1,4,10").delta == (1.0, 4.0, 10.0)
     assert s.replace(omega=3).omega == 3.0
+
+
+def test_settings_split_into_model_sampler_and_data_view_with_the_same_keys():
+    # the keys of cached and shipped fits (computed before the split): they must never change
+    assert FitSettings().key() == "3c24194f5ca55950"
+    assert FitSettings(integrated=True).key() == "4e53acdc355bc620"
+    odd = FitSettings(omega=1.5, beta_max=0, prior="mixing", delta=(1.0, 2.5, 1.0), self_exclusion=False,
+                      likelihood="per-judge", chains=2, draws=300, tune=200, seed=7, extra_rounds=0, engine="pymc",
+                      target_accept=0.9)
+    assert odd.key() == "bcb9b6ebc1fb9513"
+    assert odd.model == ModelSettings(omega=1.5, beta_max=0, prior="mixing", delta="1,2.5,1", likelihood="per-judge")
+    assert odd.sampler == SamplerSettings(chains=2, draws=300, tune=200, seed=7, extra_rounds=0, engine="pymc",
+                                          target_accept=0.9)
+    # every field is in exactly one part, self_exclusion (the data view) in neither
+    assert sorted(MODEL_FIELDS + SAMPLER_FIELDS + ("self_exclusion",)) == sorted(odd.to_dict())
+    assert FitSettings.from_parts(odd.model, odd.sampler, self_exclusion=False) == odd
+    assert list(odd.to_dict()) == ["omega", "beta_max", "integrated", "prior", "delta", "self_exclusion", "chains", "draws",
+                                   "tune", "seed", "engine", "target_accept", "extra_rounds", "likelihood"]  # JSON outputs
+    assert odd.model.to_dict()["delta"] == [1.0, 2.5, 1.0] and odd.model.has_random_effects
+    # a sampler change leaves the model (and so the compiled structure) alone, and the reverse
+    assert odd.replace(draws=50).model == odd.model and odd.replace(omega=3).sampler == odd.sampler
+    with pytest.raises(ValueError, match="Invalid model settings:\n- omega must be ≥ 0"):
+        ModelSettings(omega=-1)
+    with pytest.raises(ValueError, match="Invalid sampler settings:\n- chains must be ≥ 1"):
+        SamplerSettings().replace(chains=0)
+
+
+def test_the_model_builders_read_the_model_part_only():
+    counts = make_counts(THREE)
+    a = FitSettings(likelihood="per-judge", omega=1.0, chains=1, seed=5)
+    assert structure_key(counts, a) == structure_key(counts, a.model)
+    data, data_m = model_data(counts, a), model_data(counts, a.model)
+    assert data.keys() == data_m.keys() and all(np.array_equal(data[k], data_m[k]) for k in data)
+    assert set(build_model(counts, a.model).named_vars) == set(build_model(counts, a).named_vars)
 
 
 def test_settings_collect_every_problem():

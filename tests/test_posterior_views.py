@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from simplex_core.baselines import rank_interval
-from simplex_core.posterior_views import bayesian_method_result, judge_simplex_data, rank_draws, simplex_parts
+from simplex_core.posterior_views import (bayesian_method_result, judge_simplex_data, ppc_figure_table, rank_draws,
+                                         simplex_parts)
 
 CANDS, JUDGES, LEVELS = ["a", "b", "c"], ["j1", "j2"], ["low", "mid", "high"]
 
@@ -43,6 +44,27 @@ def test_the_fit_as_a_method_ranks_the_posterior_means(idata):
     assert np.array_equal(res.rank_lo, lo) and np.array_equal(res.rank_hi, hi)
     assert res.rank_draws.groupby("candidate").size().tolist() == [30, 30, 30]  # thinned
     assert not res.uses_labels and res.method == "bayesian"
+
+
+def test_the_evaluation_keeps_every_draw(idata):
+    res = bayesian_method_result(idata, max_draws=None, method="bayesian_gold_10", uses_labels=True)
+    flat = _flat(idata, "rank")
+    b = res.rank_draws[res.rank_draws["candidate"] == "b"]
+    assert np.array_equal(b["rank"].to_numpy(), flat[:, 1]) and b["replicate"].tolist() == list(range(len(flat)))
+    assert res.uses_labels and res.method == "bayesian_gold_10"
+    thinned = bayesian_method_result(idata, max_draws=30)  # thinning changes the draws, never the interval
+    assert res.rank_lo.equals(thinned.rank_lo) and res.rank_hi.equals(thinned.rank_hi)
+
+
+def test_ppc_figure_table_turns_counts_into_shares():
+    ppc = pd.DataFrame({"judge": ["j1", "j1"], "candidate": ["a", "b"], "level": [1, 1], "n": [10, 0],
+                        "observed_share": [0.3, np.nan], "fitted_share": [0.25, np.nan],
+                        "predicted_lo": [1, 0], "predicted_hi": [5, 0], "outside": [False, False]})
+    t = ppc_figure_table(ppc)
+    assert list(t.columns) == ["judge", "candidate", "level", "label", "observed", "fitted_mean", "fitted_lo",
+                               "fitted_hi", "misfit"]
+    assert t.loc[0, ["fitted_lo", "fitted_hi"]].tolist() == [0.1, 0.5]
+    assert t.loc[1, ["fitted_lo", "fitted_hi"]].isna().all()  # no judgments: no share, not a division by zero
 
 
 def test_rank_draws_are_evenly_spaced_real_draws(idata):

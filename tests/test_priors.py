@@ -322,13 +322,13 @@ def test_parse_delta():
     np.testing.assert_array_equal(parse_delta(" Inflation ", 2), [1, 10])
     np.testing.assert_array_equal(parse_delta("2,3.5,1", 3), [2, 3.5, 1])
     assert set(DELTA_PRESETS) == {"inflation", "deflation", "central", "uniform"}
-    with pytest.raises(ValueError, match=r"--delta '1,2': it has 2 values but the scale has 3 true levels"):
+    with pytest.raises(ValueError, match=r"^delta '1,2': it has 2 values but the scale has 3 true levels"):
         parse_delta("1,2", 3)
     with pytest.raises(ValueError, match=r"item 2 \('-1'\) is not a positive finite number"):
         parse_delta("1,-1,2", 3)
     with pytest.raises(ValueError, match=r"item 3 \('x'\) is not a number"):
         parse_delta("1,2,x", 3)
-    with pytest.raises(ValueError, match=r"--delta 'inflate' is neither a preset \(inflation, deflation, central, uniform\)"):
+    with pytest.raises(ValueError, match=r"^delta 'inflate' is neither a preset \(inflation, deflation, central, uniform\)"):
         parse_delta("inflate", 3)
     with pytest.raises(ValueError, match="it has 1 values but the scale has 2 true levels"):
         parse_delta("5", 2)

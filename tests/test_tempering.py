@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from simplex_core import fast_density
+from simplex_core import fast_density, fast_engine
 from simplex_core.data import Counts
 from simplex_core.model import FitSettings
 from simplex_core.scale import Scale
@@ -58,8 +58,8 @@ def _fit_both(counts, settings):
     from simplex_core.tempering import sample_tempered
 
     nuts = _fit_fast(counts, settings.replace(extra_rounds=0), None)
-    modes = fast_density.find_modes(counts, settings, seed=settings.seed)
-    starts = [p for p, _ in fast_density.chain_starts(modes, settings.chains)]
+    modes = fast_engine.find_modes(counts, settings, seed=settings.seed)
+    starts = [p for p, _ in fast_engine.chain_starts(modes, settings.chains)]
     tempered = sample_tempered(counts, settings, starts, thin=2)
     return nuts, tempered
 
@@ -95,8 +95,8 @@ def test_tempered_chains_cross_between_modes_that_stop_nuts():
     sim = scenario("gpqa-like", 2, rho=0.8, omega=2.0, beta_max=5.0, delta="uniform")
     counts = _counts(sim, self_exclusion=True)
     settings = FitSettings(likelihood="per-judge", omega=2.0, beta_max=5.0, delta="uniform", chains=4, draws=1000, tune=1000, seed=2)
-    modes = fast_density.find_modes(counts, settings, seed=2)
-    assert len(fast_density.chain_starts(modes, 4)) == 2  # two modes of comparable mass
+    modes = fast_engine.find_modes(counts, settings, seed=2)
+    assert len(fast_engine.chain_starts(modes, 4)) == 2  # two modes of comparable mass
 
     def share(R):  # per chain: share of draws in the mode where judge 1's random-effect weight is larger
         return (R[..., 0] > R[..., 1]).mean(axis=1)
@@ -120,7 +120,7 @@ def test_tempered_sampling_is_reproducible_and_keeps_its_ladder_in_order(tune):
     sim = simulate(scale=BINARY_ABSTAIN, n_items=60, candidates=3, judges=2, omega=1.0, beta_max=5.0, rho=0.8, rng=4)
     counts = _counts(sim)
     settings = FitSettings(likelihood="per-judge", omega=1.0, beta_max=5.0, chains=2, draws=50, tune=tune, seed=9)
-    start = fast_density.find_modes(counts, settings, seed=9)[0].point
+    start = fast_engine.find_modes(counts, settings, seed=9)[0].point
     a = sample_tempered(counts, settings, [start], replicas=4, thin=2)
     b = sample_tempered(counts, settings, [start], replicas=4, thin=2)
     np.testing.assert_array_equal(a.posterior["expected_score"].values, b.posterior["expected_score"].values)

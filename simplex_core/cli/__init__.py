@@ -22,6 +22,31 @@ class UsageError(Exception):
     """A bad file or option: printed without a traceback, exit status 2."""
 
 
+#: The flag of each input setting a core message can name (``Problem.setting``, ``ScaleError.setting``).
+FLAGS = {"levels": "--levels", "true_levels": "--true-levels", "criterion": "--criterion", "families": "--families",
+         "self_exclusion": "--no-self-exclusion"}
+
+#: How to fix a problem on the command line, after the core's words of what is wrong and expected.
+ADVICE = {
+    "data": "`python -m simplex_core datasets` lists the built-in datasets.",
+    "levels": "Use --levels, e.g. --levels=1,2,3,4,5 or --levels=0:incorrect,1:correct (the = form for negative values).",
+    "true_levels": "Use --true-levels, e.g. --true-levels=1,3,5.",
+    "criterion": "Use --criterion C.",
+    "families": "Use --families FILE.json.",
+    "self_exclusion": "Use --no-self-exclusion.",
+}
+
+
+def usage_message(exc: BaseException) -> str:
+    """A core error in the command line's words: validation problems with the flag that fixes them,
+    a scale error with the flag it came from."""
+    if isinstance(exc, ValidationError):
+        return exc.describe(ADVICE)
+    if isinstance(exc, ScaleError) and exc.setting in FLAGS:
+        return f"{exc} ({FLAGS[exc.setting]})"
+    return str(exc)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors also exit 2, with our prefix
         self.print_usage(sys.stderr)
@@ -47,7 +72,7 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
         # --true-levels alone is completed below from the data's observed levels
         scale = None if (args.true_levels and not args.levels) else scale_from_options(args.levels, args.true_levels)
     except ScaleError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
     def with_true_levels(load) -> None:
         """--true-levels without --levels: read once to learn the observed levels."""
         nonlocal scale
@@ -69,11 +94,11 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
             return datasets.load_dataset(data, criterion=args.criterion, **options)
         raise UsageError(f"DATA {data!r} is neither a file nor a built-in dataset. Built-ins: {', '.join(names)}.")
     except ValidationError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
     except ScaleError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
     except ValueError as exc:  # e.g. unknown criterion of a built-in
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
 
 
 def _families_path(args: argparse.Namespace) -> Path | None:
@@ -128,8 +153,8 @@ def study_client(args: argparse.Namespace):
         except ImportError as exc:
             raise UsageError(f"{exc.name or 'dask'} is not installed (pip install -r requirements.txt), or run "
                              "without a cluster: --workers 0.") from None
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        except ValueError as exc:  # an unreachable --scheduler: the core's words, then the flag
+            raise UsageError(f"{usage_message(exc)} (--scheduler; leave it out to use this machine)") from None
         yield client
 
 
@@ -145,13 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":  # a command group not written yet
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 

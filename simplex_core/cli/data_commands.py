@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-from ..data import JudgmentTable, count_tensor, score_distribution
+from ..data import JudgmentTable, count_tensor, score_distribution, score_distribution_wide
 from . import add_data_options, load_data_from_args
 
 
@@ -31,15 +31,6 @@ def describe_table(table: JudgmentTable) -> dict:
     }
 
 
-def distribution_wide(table: JudgmentTable) -> pd.DataFrame:
-    """Rows: candidate; columns: (judge, level label); cells: counts — the paper's appendix-D table."""
-    dist = score_distribution(table)
-    wide = dist.pivot_table(index="candidate", columns=["judge", "label"], values="count", aggfunc="sum", sort=False)
-    wide = wide.reindex(index=list(table.candidates))
-    cols = pd.MultiIndex.from_product([list(table.judges), list(table.scale.labels)])
-    return wide.reindex(columns=cols).fillna(0).astype(int)
-
-
 def _describe(args: argparse.Namespace) -> int:
     table = load_data_from_args(args)
     info = describe_table(table)
@@ -59,7 +50,7 @@ def _describe(args: argparse.Namespace) -> int:
         print("families: none given (no self-family exclusion)")
     print("\nscore distribution per judge (counts of each level):")
     with pd.option_context("display.width", 200, "display.max_columns", 100):
-        print(distribution_wide(table).to_string())
+        print(score_distribution_wide(table).to_string())
     print("\nvalidation: " + ("no problems" if not table.notes else f"{len(table.notes)} note(s)"))
     for note in table.notes:
         print(f"- {note}")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client
+from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client, usage_message
 
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
@@ -187,7 +187,7 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
             try:
                 gold_method_fraction(t)
             except ValueError as exc:
-                raise UsageError(str(exc)) from None
+                raise UsageError(usage_message(exc)) from None
             wanted.append(t)
         else:
             unknown.append(t)

@@ -46,6 +46,13 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run_figures)
 
 
+def figures_command_line(data: str, criterion: str | None = None) -> str:
+    """The ``figures`` command for ``data`` (a built-in dataset name or a path), both page sizes as PNG
+    and SVG (the app's Export page shows it)."""
+    return (f"python -m simplex_core figures {data}" + (f" --criterion {criterion}" if criterion else "")
+            + " --out figures/ --size both --formats png,svg")
+
+
 def _formats(text: str) -> tuple[str, ...]:
     fmts = tuple(f.strip().lower() for f in text.split(",") if f.strip())
     bad = [f for f in fmts if f not in FIGURE_FORMATS]
@@ -131,7 +138,7 @@ def run_figures(args: argparse.Namespace) -> int:
     save(grid, "simplex-judges", "Judges on the simplex: posterior judge triangles", note)
 
     # 2. rank distributions by method, in true-rank order when the data have truth
-    methods = {"bayesian": bayesian_method_result(fit)}
+    methods = {"bayesian": bayesian_method_result(fit, max_draws=1000)}
     methods |= run_methods(item_view(table), table_baseline_methods(table, self_exclusion=settings.self_exclusion), rng=args.seed)
     draws = method_rank_draws(methods)
     try:

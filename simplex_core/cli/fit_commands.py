@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
-from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client
+from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client, usage_message
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -101,14 +101,14 @@ def _prepare(args: argparse.Namespace, **fixed):
         try:
             table = draw_gold(table, args.gold_fraction, args.seed)
         except ValueError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(usage_message(exc)) from None
     if table.n_gold and args.likelihood != "shared-truth":
         raise UsageError(f"{table.n_gold} answers are gold, but gold labels enter only the shared-truth likelihood: "
                          "add --likelihood shared-truth (or drop the gold labels).")
     try:
         delta_values = priors.parse_delta(args.delta, table.scale.n_true)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"--{exc}") from None  # the core names the setting "delta …"; its flag is --delta
     delta = args.delta.strip().lower() if args.delta.strip().lower() in DELTA_PRESETS else tuple(float(v) for v in delta_values)
     try:
         settings = FitSettings(
@@ -117,11 +117,11 @@ def _prepare(args: argparse.Namespace, **fixed):
             **fixed,
         )
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
     try:
         counts = count_tensor(table, self_exclusion=settings.self_exclusion)
     except ValidationError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(usage_message(exc)) from None
     return table, counts, settings
 
 
@@ -177,6 +177,33 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
     if args.engine != ENGINES[0]:
         parts.append(f"--engine={args.engine}")
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def fit_command_line(data: str, settings: FitSettings, criterion: str | None = None) -> str:
+    """The ``fit`` command that reproduces a fit of ``data`` (a built-in dataset name or a path) with
+    ``settings``: the flags of every setting that differs from this command's defaults, plus the
+    sampler sizes and seed (the app's Export page shows it)."""
+    d = FitSettings()
+    parts = ["python -m simplex_core fit", data, "--out result.json --idata posterior.nc"]
+    if criterion:
+        parts.append(f"--criterion {criterion}")
+    if settings.integrated:
+        parts.append("--integrated")
+    else:
+        parts += [f"--omega {settings.omega:g}", f"--beta-max {settings.beta_max:g}"]
+    if settings.likelihood != d.likelihood:
+        parts.append(f"--likelihood {settings.likelihood}")
+    if settings.prior != d.prior:
+        parts.append(f"--prior {settings.prior}")
+    if settings.delta != d.delta:
+        delta = settings.delta
+        parts.append(f"--delta {delta if isinstance(delta, str) else ','.join(f'{x:g}' for x in delta)}")
+    if not settings.self_exclusion:
+        parts.append("--no-self-exclusion")
+    parts += [f"--chains {settings.chains}", f"--draws {settings.draws}", f"--tune {settings.tune}", f"--seed {settings.seed}"]
+    if settings.extra_rounds != d.extra_rounds:
+        parts.append(f"--extra-rounds {settings.extra_rounds}")
+    return " ".join(parts)
 
 
 def _write_json(path: str, doc: dict) -> None:

@@ -1,0 +1,182 @@
+"""Engine ``'fast'`` of :mod:`simplex_core.inference` around the numba kernels of
+:mod:`simplex_core.fast_density`: where the chains start (:func:`find_modes`: L-BFGS runs from
+PyMC-style random starts, distinct maxima ranked by Laplace mass; :func:`chain_starts`: the modes
+that get chains) and the nutpie glue (:func:`compile_fast`: a nutpie compiled model over the
+kernels' C callbacks, chains jittered around a start).
+
+Apart from the kernels so that numba's disk cache, which tracks one source file, is not invalidated
+by a change to this Python-only code.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simplex_core.fast_density import (_offsets, build_buffer, expand_c, logp_c, logp_grad, sizes, stored_coords,
+                                       stored_slices, stored_variables)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from simplex_core.model import CountsLike, ModelSettings
+
+__all__ = ["INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "Mode", "chain_starts", "compile_fast", "find_modes"]
+
+#: Half-width of the uniform jitter around an optimised start (unconstrained units).
+START_JITTER = 0.1
+
+#: Optimiser starts in integrated mode. Measured on TriviaQA V1, per-judge likelihood: a start ends
+#: in the best mode only about one time in four (the others in a mode ~28 log units lower, with
+#: ω ≈ 2 and one candidate's score flipped), so 6 starts missed it for 2 seeds of 12 and the chains
+#: sampled the wrong mode without a warning; 24 starts found it for 20 seeds of 20 (about 0.5 s).
+INTEGRATED_STARTS = 24
+
+#: Modes with less than e^-NEGLIGIBLE_LOG_MASS (0.7 %) of the best mode's (Laplace) mass get no chain.
+NEGLIGIBLE_LOG_MASS = 5.0
+
+
+def _prior_centre(buf: np.ndarray) -> np.ndarray:
+    """The centre of PyMC-style random starts: every coordinate 0 (uniform simplexes, ρ = ½; in
+    integrated mode ω and β_max at the middle of their ranges) except, with fixed ω, R_j and W_k, at
+    the logit of their prior mean ω/(1 + ω), i.e. log ω."""
+    J, K, M, T, P, use_re, E, n = sizes(buf)
+    centre = np.zeros(int(n))
+    if use_re and buf[12] < 0.5:  # (integrated mode: R and W non-centred, 0 is the prior's centre)
+        o_R = int(_offsets(J, K, M, T, E)[5])
+        omega = 0.5 * buf[13] if buf[12] > 0.5 else buf[7]
+        centre[o_R:o_R + J + K] = math.log(omega)
+    return centre
+
+
+def compile_fast(counts: "CountsLike", settings: "ModelSettings", start: np.ndarray | None = None,
+                 jitter: float = START_JITTER):
+    """A nutpie compiled model over the cached numba callbacks for these counts and settings.
+
+    Cheap (milliseconds): the machine code is shared by every dataset and setting; only the data
+    buffer, the names and the initial-point function are new. Chains start at ``start`` (a mode
+    from :func:`find_modes`) plus ``U(-jitter, jitter)`` per coordinate, or without ``start`` at
+    PyMC-style random points (uniform simplexes, R and W at their prior means, ``U(-1, 1)``
+    jitter). Returns a ``nutpie.compile_pymc.CompiledPyMCModel`` for ``nutpie.sample``.
+    """
+    import pandas as pd
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    buf = build_buffer(counts, settings)
+    J, K, M, T, P, use_re, E, n = sizes(buf)
+    names, shapes, dims = stored_variables(counts, settings)
+    slices = stored_slices(shapes)
+    coords = {dim: pd.Index(values) for dim, values in stored_coords(counts).items()}
+    if start is None:
+        centre = _prior_centre(buf)
+        spread = 1.0
+    else:
+        centre = np.asarray(start, dtype=np.float64).copy()
+        if centre.shape != (n,):
+            raise ValueError(f"start has shape {centre.shape}; expected ({n},).")
+        spread = float(jitter)
+
+    def initial_point(seed: int) -> np.ndarray:
+        rng = np.random.default_rng(int(seed) % (2**63))
+        return centre + rng.uniform(-spread, spread, size=n)
+
+    return CompiledPyMCModel(
+        _n_dim=int(n), dims=dims, _coords=coords, _shapes=dict(zip(names, shapes)),
+        compiled_logp_func=logp_c, compiled_expand_func=expand_c, initial_point_func=initial_point,
+        shared_data={}, user_data=buf, n_expanded=slices[-1].stop, shape_info=(names, slices, shapes),
+        logp_func=None, expand_func=None,
+    )
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A local maximum of the log density found by :func:`find_modes`."""
+
+    point: np.ndarray     # unconstrained coordinates
+    logp: float           # log density at the maximum (up to the model's constant)
+    log_mass: float       # Laplace estimate of the log posterior mass around it (logp − ½ log det H)
+    hits: int             # how many optimiser runs ended here
+
+
+def _laplace_log_mass(x: np.ndarray, logp: float, buf: np.ndarray, step: float = 1e-5) -> float:
+    """logp − ½ log det(−Hessian) at a maximum, the Hessian by central differences of the exact
+    gradient (2n gradient calls). −inf when the Hessian is not negative definite."""
+    n = x.size
+    H = np.empty((n, n))
+    gp, gm = np.zeros(n), np.zeros(n)
+    for i in range(n):
+        xp = x.copy(); xp[i] += step
+        xm = x.copy(); xm[i] -= step
+        logp_grad(xp, gp, buf)
+        logp_grad(xm, gm, buf)
+        H[i] = (gp - gm) / (2 * step)
+    H = -(H + H.T) / 2
+    sign, logdet = np.linalg.slogdet(H)
+    if sign <= 0 or not math.isfinite(logdet):
+        return -math.inf
+    return float(logp - 0.5 * logdet)
+
+
+def find_modes(counts: "CountsLike", settings: "ModelSettings", seed: int, n_starts: int | None = None,
+               maxiter: int = 3000) -> list[Mode]:
+    """Local maxima of the log density from ``n_starts`` L-BFGS runs (PyMC-style random starts;
+    default 6, or :data:`INTEGRATED_STARTS` in integrated mode), distinct ones only (within 0.5 log
+    units and 0.5 unconstrained units of each other = one mode), best Laplace mass first."""
+    from scipy.optimize import minimize
+
+    if n_starts is None:
+        n_starts = INTEGRATED_STARTS if settings.integrated else 6
+
+    buf = build_buffer(counts, settings)
+    n = int(sizes(buf)[-1])
+    rng = np.random.default_rng([int(seed), 20240611])
+    grad = np.zeros(n)
+
+    def negative(x: np.ndarray) -> tuple[float, np.ndarray]:
+        lp = logp_grad(np.ascontiguousarray(x), grad, buf)
+        if not (math.isfinite(lp) and np.all(np.isfinite(grad))):
+            return 1e300, np.zeros(n)
+        return -lp, -grad.copy()
+
+    optima: list[list] = []  # [logp, x, hits]
+    centre = _prior_centre(buf)
+    for _ in range(max(1, int(n_starts))):
+        x0 = centre + rng.uniform(-1.0, 1.0, size=n)
+        res = minimize(negative, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(maxiter)})
+        lp, x = -float(res.fun), np.asarray(res.x)
+        if not math.isfinite(lp) or lp <= -1e299:
+            continue
+        for o in optima:
+            if abs(o[0] - lp) < 0.5 and np.max(np.abs(o[1] - x)) < 0.5:
+                o[2] += 1
+                break
+        else:
+            optima.append([lp, x, 1])
+    if not optima:
+        raise RuntimeError("the optimiser found no point of finite log density; check the data.")
+    modes = [Mode(point=x, logp=lp, log_mass=_laplace_log_mass(x, lp, buf), hits=h) for lp, x, h in optima]
+    # Rank by Laplace mass where it exists (a mode on a flat ridge has none: rank by density)
+    modes.sort(key=lambda m: (m.log_mass if math.isfinite(m.log_mass) else m.logp - 1e6), reverse=True)
+    return modes
+
+
+def chain_starts(modes: list[Mode], chains: int, negligible: float = NEGLIGIBLE_LOG_MASS) -> list[tuple[np.ndarray, int]]:
+    """Where the chains start: ``(point, number of chains)`` for the modes whose Laplace mass is
+    within ``negligible`` log units of the best one (others hold less than e^-negligible of the
+    posterior), chains dealt round-robin over them, best first.
+
+    Why not start every chain at the best mode: when two modes hold comparable mass (e.g. with two
+    judges, "judge 1 is the perturbed one" against "judge 2 is": measured on GPQA-like replicates),
+    NUTS cannot cross the valley between them; chains started in both make R-hat report that
+    instead of hiding it. Why not random starts: on the stress case (K = 50, J = 5, M = 5) random
+    starts settle in modes 150-300 log units below the best one (R-hat 2.1), modes without mass;
+    there the runner-up mode found by the optimiser had a Laplace mass 16 log units (a factor of
+    10^7) below the best, so it gets no chain either.
+    """
+    best = modes[0]
+    ref = best.log_mass if math.isfinite(best.log_mass) else best.logp
+    kept = [m for m in modes
+            if (m.log_mass if math.isfinite(m.log_mass) else m.logp) >= ref - negligible] or [best]
+    kept = kept[:chains]
+    return [(m.point, len(range(i, chains, len(kept)))) for i, m in enumerate(kept)]
