@@ -256,11 +256,13 @@ def add_ternary_labels(fig: go.Figure, observed: NDArray[np.float64], shown: Seq
     markers = ternary_xy(observed)
     extra = {"subplot": subplot} if subplot else {}
     if mean is not None:
-        anchors, texts = _vertex_labels(mean, t_labels)
+        # vertices closer than about a label's height share one label (at least 0.07 of the side)
+        anchors, texts = _vertex_labels(mean, t_labels, merge_within=max(0.07, 1.5 * box["line_h"]))
         centre = ternary_xy(mean).mean(axis=0)
+        # a vertex label is never left out: rather just outside the triangle than over another label
         pos = place_labels(anchors, texts, lambda b: inside_triangle(b, 0.02), **box,
                            preferred=[outward_position(a, centre) for a in anchors], avoid=markers, taken=taken,
-                           required=True)  # a vertex label is never left out
+                           required=True, loose=lambda b: inside_triangle(b, 0.02 + box["line_h"]), overlap_cost=2000)
         fig.add_trace(go.Scatterternary(
             **ternary_abc(geometry.cartesian_to_simplex(anchors)), mode="text", text=texts, textposition=pos,
             cliponaxis=False, textfont=dict(color=color, size=font_sizes[0], shadow=LABEL_HALO), hoverinfo="skip",

@@ -201,7 +201,8 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
 
 def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, char_w: float, line_h: float,
                  gap: float, preferred: Sequence[str] | None = None, avoid: NDArray[np.float64] | None = None,
-                 taken: list | None = None, required: bool = False) -> list[str | None]:
+                 taken: list | None = None, required: bool = False, loose=None,
+                 overlap_cost: float = 10.0) -> list[str | None]:
     """Greedy label placement: for each point, the text position whose box stays ``inside`` the
     plot, overlaps no label placed before (nor the ``taken`` boxes) and covers no point of ``avoid``.
 
@@ -223,6 +224,12 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
     required : bool
         Always choose a position (the least bad: inside the plot first, then fewest overlaps);
         otherwise a label that fits nowhere gets ``None``.
+    loose : callable, optional
+        A wider area than ``inside`` that a required label may use rather than overlap another
+        (with ``overlap_cost`` above its cost).
+    overlap_cost : float
+        Cost of each overlap with a label placed before (leaving ``inside`` costs 1000, ``loose``
+        100 less).
 
     Returns
     -------
@@ -241,7 +248,8 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
             box = label_box(xy, text, pos, char_w=char_w, line_h=line_h, gap=gap)
             covered = ((marks[:, 0] > box[0] - r) & (marks[:, 0] < box[2] + r)
                        & (marks[:, 1] > box[1] - r) & (marks[:, 1] < box[3] + r))
-            cost = (0 if inside(box) else 1000) + 10 * sum(_overlap(box, b) > 0 for b in placed) + int(covered.sum())
+            out_cost = 0 if inside(box) else (900 if loose is not None and loose(box) else 1000)
+            cost = out_cost + overlap_cost * sum(_overlap(box, b) > 0 for b in placed) + int(covered.sum())
             if best_cost is None or cost < best_cost:
                 best, best_cost, best_box = pos, cost, box
             if cost == 0:
