@@ -83,7 +83,7 @@ def for_slides(fig: go.Figure, title: str, caption: str, size: str = "16:9") -> 
     top = (int(2.6 * base) + 40 if grid else max(int(margin.t or 0), 4 * base + 70)) + extra
     out.update_layout(
         width=width, height=height, font=dict(size=base),
-        title=dict(text=f"<b>{title}</b>", x=0.01, xanchor="left", y=0.98, yanchor="top", yref="container",
+        title=dict(text=f"<b>{title}</b>", x=0.01, xanchor="left", xref="container", y=0.98, yanchor="top", yref="container",
                    font=dict(size=base + 5), subtitle=dict(text=caption, font=dict(size=base - 1, color="#444444"))),
         # title, caption and the top axis title of a ternary (drawn above its domain) one under another
         margin=dict(t=top, l=margin.l, r=margin.r, b=margin.b),
