@@ -235,9 +235,10 @@ def _grid_text_boxes(page):
         x1, y0 = _px(page, t.domain.x[1], t.domain.y[1])
         side = x1 - x0
         assert abs((y1 - y0) - side * np.sqrt(3) / 2) < 1.0  # the domain is the triangle: Plotly fills it
-        A, T = f["axis"], f["tick"]
-        bpad = T + S.TICKLEN + 3
-        apad = max(T / 2, 0.75 * T + 0.87 * S.TICKLEN)
+        A = f["axis"]
+        assert not t.aaxis.showticklabels and not t.baxis.showticklabels and not t.caxis.showticklabels
+        bpad = S.TICKLEN + 3  # Plotly's, without tick labels
+        apad = 0.87 * S.TICKLEN
         levels = meta["levels"]
         boxes = {
             "a-title": _text_box((x0 + x1) / 2, y0 - A / 3 - apad - 0.9 * A, levels[2], A, True),
@@ -291,10 +292,11 @@ def test_judges_grid_text_neither_overlaps_nor_leaves_the_page(J, size):
     for k, (i, n1, a) in enumerate(outer):  # no two texts around the panels within 2 px
         for j, n2, b in outer[k + 1:]:
             assert _apart(a, b), (i, n1, a, j, n2, b)
-    for p in panels:  # nor a panel's text over another panel's triangle
+    for k, p in enumerate(panels):  # nor a panel's text over another panel's triangle or labels
         for i, name, b in outer:
             if name == "title":
                 assert _apart(b, p["domain"], 0.0)
+            assert all(_apart(b, box, 0.0) for _, box in p["inner"]), (k, i, name)
     if J == 1:
         return
     # the judges' shared model is said once, in the caption; the panels are titled by the rest

@@ -245,6 +245,12 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
                        show_names=show_names is None or show_names, box=box_metrics or TERNARY_LABEL_BOX, taken=taken)
 
 
+def _beside_a_side(box: tuple[float, float, float, float], room: float) -> bool:
+    """Whether a label box lies within ``room`` of the triangle beside its slanted sides, neither
+    below the base (the corners' level names are there) nor above the apex (the top one's)."""
+    return inside_triangle(box, 0.02 + room) and box[1] >= -0.02 and box[3] <= np.sqrt(3.0) / 2 + 0.02
+
+
 def add_ternary_labels(fig: go.Figure, observed: NDArray[np.float64], shown: Sequence[str], names: Sequence[str],
                        mean: NDArray[np.float64] | None, t_labels: Sequence[str], *, judge: str | None, color: str,
                        show_names: bool, box: Mapping[str, float], taken: list, subplot: str | None = None,
@@ -262,7 +268,7 @@ def add_ternary_labels(fig: go.Figure, observed: NDArray[np.float64], shown: Seq
         # a vertex label is never left out: rather just outside the triangle than over another label
         pos = place_labels(anchors, texts, lambda b: inside_triangle(b, 0.02), **box,
                            preferred=[outward_position(a, centre) for a in anchors], avoid=markers, taken=taken,
-                           required=True, loose=lambda b: inside_triangle(b, 0.02 + box["line_h"]), overlap_cost=2000)
+                           required=True, loose=lambda b: _beside_a_side(b, box["line_h"]), overlap_cost=2000)
         fig.add_trace(go.Scatterternary(
             **ternary_abc(geometry.cartesian_to_simplex(anchors)), mode="text", text=texts, textposition=pos,
             cliponaxis=False, textfont=dict(color=color, size=font_sizes[0], shadow=LABEL_HALO), hoverinfo="skip",

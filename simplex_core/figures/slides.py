@@ -228,13 +228,15 @@ def _ternary_pads(levels: Sequence[str], f: Mapping[str, int]) -> tuple[float, f
     """Room (left, right, top, bottom, px) a ternary panel needs around its triangle, from
     Plotly's placement of the axis titles (the lowest level's centred ``bpad`` left of the
     bottom-left corner, the middle level's right of the bottom-right one, the top level above the
-    apex) and of the tick labels along the sides; the panel title sits above the top level's name."""
-    bpad = f["tick"] + TICKLEN + 3
-    tick_out = TICKLEN + 3 + _text_w("80%", f["tick"])
+    apex; the panels have no tick labels, see :func:`layout_judges_grid`), plus room beside the
+    sides for a θ label that does not fit inside a narrow corner; the panel title sits above the
+    top level's name."""
+    bpad = TICKLEN + 3
+    side_room = 1.35 * f["vertex"]  # a θ label may stand out of a side by about its height
     b_w, c_w = (_text_w(x, f["axis"], bold=True) for x in levels[:2])
-    left = max(bpad + b_w / 2, tick_out) + 2
-    right = max(bpad + c_w / 2, tick_out) + 2
-    apad = max(f["tick"] / 2, 0.75 * f["tick"] + 0.87 * TICKLEN)
+    left = max(bpad + b_w / 2, side_room) + 2
+    right = max(bpad + c_w / 2, side_room) + 2
+    apad = 0.87 * TICKLEN
     top = f["axis"] / 3 + apad + 0.9 * f["axis"] + 1.3 * f["panel"] + 4
     bottom = 0.83 * f["axis"] + bpad + 0.3 * f["axis"] + 2
     return left, right, top, bottom
@@ -360,11 +362,10 @@ def layout_judges_grid(fig: go.Figure, size: str) -> None:
         else:
             t = fig.layout[f"ternary{k}"]
             t.domain = domain
-            # a small triangle keeps one tick label a side: four ran into each other below 190 px
-            ticks = [0.2, 0.4, 0.6, 0.8] if side >= 190 else [0.5]
+            # small multiples: grid lines every 20% and no tick labels (they ran into the θ labels that
+            # stand out of a narrow corner, and into each other in small triangles; hover gives values)
             for ax in ("aaxis", "baxis", "caxis"):
-                t[ax].update(tickfont=dict(size=f["tick"]), title=dict(font=dict(size=f["axis"])), ticklen=TICKLEN,
-                             tickvals=ticks)
+                t[ax].update(title=dict(font=dict(size=f["axis"])), ticklen=TICKLEN, showticklabels=False)
             _place_ternary_labels(fig, i, side, f)
         a = panel_titles.get(f"panel-title-{i}")
         if a is not None:  # centred at the cell's top, cut to its width
@@ -400,11 +401,13 @@ def _place_ternary_labels(fig: go.Figure, panel: int, side_px: float, f: Mapping
         t_labels = list(mean_t.meta.get("true_labels") or [])
         mean = levels_of(mean_t)[: len(t_labels)]
     px = max(side_px, 40.0)
-    box = {"char_w": CHAR_W * f["name"] / px, "line_h": 1.35 * f["name"] / px, "gap": 8.0 / px}
+    # a small triangle gets smaller labels (down to 9 px), so that its three θ labels still fit in it
+    vertex, name = (int(min(size, max(9, round(px / 15)))) for size in (f["vertex"], f["name"]))
+    box = {"char_w": CHAR_W * vertex / px, "line_h": 1.35 * vertex / px, "gap": 8.0 / px}
     add_ternary_labels(fig, observed, list(cand.text), list(cand.meta.get("names") or cand.text), mean, t_labels,
                        judge=cand.meta.get("judge"), color=mean_t.line.color if mean_t is not None else "#0072B2",
                        show_names=True, box=box, taken=[], subplot=cand.subplot, meta={"panel": panel},
-                       font_sizes=(f["vertex"], f["name"]))
+                       font_sizes=(vertex, name))
 
 
 def _place_segment_labels(fig: go.Figure, panel: int, width_px: float, f: Mapping[str, int]) -> None:
