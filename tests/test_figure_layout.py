@@ -372,3 +372,18 @@ def test_a_long_caption_wraps_to_the_page():
     assert " · ".join(lines) == caption  # broken at the separators, nothing lost
     assert "<br>" not in wide.layout.title.subtitle.text  # a slide holds it on one line
     assert paper.layout.margin.t > S.for_slides(fig, "T", "short", size="paper").layout.margin.t
+
+
+def test_a_long_figure_title_wraps_to_a_narrow_window():
+    from simplex_core.figures.style import NARROW_FIGURE_PX, wrap_title
+
+    title = "TriviaQA 'Judging the Judges' V1 · correctness: leaderboard (ω = 0, β_max = 5, shared-truth likelihood)"
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]), layout=dict(title_text=title, margin_t=60, font_size=12))
+    wrap_title(fig)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) >= 2 and " ".join(lines) == title  # nothing lost
+    assert all(len(l) * 0.55 * 1.4 * 12 <= NARROW_FIGURE_PX for l in lines)
+    assert fig.layout.margin.t > 60  # room for the added lines
+    short = go.Figure(layout=dict(title_text="Short", margin_t=60))
+    wrap_title(short)
+    assert short.layout.title.text == "Short" and short.layout.margin.t == 60

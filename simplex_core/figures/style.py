@@ -318,3 +318,26 @@ def inside_triangle(box: tuple[float, float, float, float], tol: float = 0.0) ->
         if y > np.sqrt(3.0) * x + 2 * tol or y > np.sqrt(3.0) * (1.0 - x) + 2 * tol:
             return False
     return True
+
+
+def wrap_title(fig, width_px: float = NARROW_FIGURE_PX) -> None:
+    """Break a figure's long one-line title into lines that fit ``width_px`` (by default the main
+    column of a 1024-px window, where long titles were cut at the figure's right edge), growing
+    the top margin by the added lines; in place. A title already broken with ``<br>`` is kept."""
+    text = fig.layout.title.text
+    if not text or "<br>" in text:
+        return
+    size = float(fig.layout.title.font.size or 1.4 * float(fig.layout.font.size or 12))
+    max_chars = max(int(width_px / (0.55 * size)), 20)
+    if len(text) <= max_chars:
+        return
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > max_chars:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    fig.update_layout(title_text="<br>".join(lines),
+                      margin_t=int((fig.layout.margin.t or 80) + (len(lines) - 1) * 1.25 * size))
