@@ -387,3 +387,20 @@ def test_a_long_figure_title_wraps_to_a_narrow_window():
     short = go.Figure(layout=dict(title_text="Short", margin_t=60))
     wrap_title(short)
     assert short.layout.title.text == "Short" and short.layout.margin.t == 60
+
+
+@pytest.mark.parametrize("high", [[0.02, 0.18, 0.80], [0.3, 0.02, 0.68], [0.05, 0.05, 0.9], [0.01, 0.6, 0.39]])
+def test_theta_labels_keep_off_the_tick_labels(high):
+    """A vertex near a side puts its θ label inside, or beside the side between the tick labels,
+    never over a tick label ("θ: high (4-5)" was printed over "20%")."""
+    from simplex_core.figures.style import TERNARY_LABEL_BOX, ternary_tick_label_boxes
+
+    levels = ["low (1-2)", "mid (3)", "high (4-5)"]
+    observed, _, _ = _data(["Human", "GPT-2"])
+    observed.columns = levels
+    mean = np.array([[0.9, 0.08, 0.02], [0.3, 0.6, 0.1], high])
+    fig = F.ternary_judge_figure(observed, levels, theta_mean=mean)
+    (labels,) = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "vertex_labels"]
+    ticks = ternary_tick_label_boxes(**TERNARY_LABEL_BOX)
+    for box in _label_boxes(labels):
+        assert all(_apart(box, t, 0.0) for t in ticks), box

@@ -16,7 +16,7 @@ from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
     LABEL_HALO, TERNARY_LABEL_BOX, default_true_labels, distribution_hover, inside_triangle, outward_position,
     place_labels, require_columns, rgba,
-    safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_xy,
+    safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_tick_label_boxes, ternary_xy,
 )
 
 def _check_distributions(observed: pd.DataFrame, n_levels: int, what: str) -> NDArray[np.float64]:
@@ -375,7 +375,8 @@ def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
     _add_judge_ternary_traces(fig, data, labels, true_labels, judge=judge, color=JUDGE_COLOR,
                               point_colors=colors, symbols=symbols, max_draws=max_draws,
                               draw_indices=draw_indices, max_candidate_draws=max_candidate_draws,
-                              show_names=show_names, candidate_keys=True, taken=[], box_metrics=label_box)
+                              show_names=show_names, candidate_keys=True,
+                              taken=ternary_tick_label_boxes(**(label_box or TERNARY_LABEL_BOX)), box_metrics=label_box)
     default = f"Judge {safe_text(judge)} on the simplex" if judge else "Candidates on the simplex"
     _simplex_layout(fig, labels, title if title is not None else default, len(observed_distributions) + 3)
     return fig
@@ -408,7 +409,7 @@ def ternary_judges_overlay_figure(judges: Mapping[str, JudgeSimplex], level_labe
     if not judges:
         raise ValueError("no judges to draw: pass at least one judge.")
     fig = go.Figure()
-    taken: list = []
+    taken: list = ternary_tick_label_boxes(**TERNARY_LABEL_BOX)  # labels keep off the tick labels
     for (name, data), color, symbol in zip(judges.items(), series_colors(len(judges)), cycle(MARKER_SYMBOLS, len(judges))):
         if max_candidate_draws == 0:
             data = JudgeSimplex(data.observed, data.counts, data.theta_draws, data.theta_mean, None)

@@ -341,3 +341,21 @@ def wrap_title(fig, width_px: float = NARROW_FIGURE_PX) -> None:
     lines.append(line)
     fig.update_layout(title_text="<br>".join(lines),
                       margin_t=int((fig.layout.margin.t or 80) + (len(lines) - 1) * 1.25 * size))
+
+
+def ternary_tick_label_boxes(char_w: float, line_h: float, gap: float,
+                             ticks: Sequence[float] = (0.2, 0.4, 0.6, 0.8)) -> list[tuple[float, float, float, float]]:
+    """Boxes (side units) of a ternary's tick labels ("80%") outside its three sides, as
+    :func:`ternary_layout` draws them: the top level's along the left side, the middle level's along
+    the right side, the lowest level's under the base. A label placed with these in ``taken`` keeps
+    off them."""
+    h = np.sqrt(3.0) / 2.0
+    w, off = 3.2 * char_w, 0.6 * gap + 0.012  # "80%", and the tick's length plus a margin
+    boxes = []
+    for v in ticks:
+        y = v * h  # left side: top level v
+        boxes.append((0.5 * v - off - w, y - line_h / 2, 0.5 * v - off, y + line_h / 2))
+        x, y = 0.5 + 0.5 * v, (1 - v) * h  # right side: middle level v
+        boxes.append((x + off, y - line_h / 2, x + off + w, y + line_h / 2))
+        boxes.append((1 - v - w / 2, -off - line_h, 1 - v + w / 2, -off))  # base: lowest level v
+    return boxes
