@@ -404,3 +404,19 @@ def test_theta_labels_keep_off_the_tick_labels(high):
     ticks = ternary_tick_label_boxes(**TERNARY_LABEL_BOX)
     for box in _label_boxes(labels):
         assert all(_apart(box, t, 0.0) for t in ticks), box
+
+
+def test_subplot_titles_wrap_so_that_neighbours_never_meet():
+    from plotly.subplots import make_subplots
+
+    from simplex_core.figures.style import NARROW_FIGURE_PX, wrap_subplot_titles
+
+    titles = ("relaxing constancy: ω (β_max = 5)", "judge-quality prior: β_max (ω = 0)")
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles)
+    fig.update_layout(margin_t=60)
+    wrap_subplot_titles(fig)
+    left, right = fig.layout.annotations
+    half = lambda a: max(len(l) for l in a.text.split("<br>")) * 0.55 * 1.1 * 12 / 2  # noqa: E731
+    assert (right.x - left.x) * NARROW_FIGURE_PX >= half(left) + half(right)  # apart on a 560-px figure
+    assert [a.text.replace("<br>", " ") for a in (left, right)] == list(titles)
+    assert fig.layout.margin.t > 60

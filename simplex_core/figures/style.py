@@ -359,3 +359,33 @@ def ternary_tick_label_boxes(char_w: float, line_h: float, gap: float,
         boxes.append((x + off, y - line_h / 2, x + off + w, y + line_h / 2))
         boxes.append((1 - v - w / 2, -off - line_h, 1 - v + w / 2, -off))  # base: lowest level v
     return boxes
+
+
+def wrap_subplot_titles(fig, width_px: float = NARROW_FIGURE_PX) -> None:
+    """Break subplot titles (``make_subplots``' centred annotations above the panels) into lines
+    that fit their panel's share of ``width_px``, so that titles of neighbouring panels never run
+    into each other in a narrow window; the top margin grows by the added lines. In place."""
+    anns = [a for a in fig.layout.annotations
+            if a.xref == "paper" and a.yref == "paper" and a.yanchor == "bottom" and a.xanchor == "center"
+            and not a.showarrow and a.text and "<br>" not in a.text]
+    added = 0
+    for a in anns:
+        row = sorted(float(b.x) for b in anns if abs(float(b.y) - float(a.y)) < 1e-6)
+        gaps = [abs(x - float(a.x)) for x in row if abs(x - float(a.x)) > 1e-6]
+        share = min(gaps) if gaps else 1.0  # the distance to the next title's centre
+        size = float(a.font.size or fig.layout.font.size or 12) * 1.1
+        max_chars = max(int(0.85 * share * width_px / (0.55 * size)), 10)
+        if len(a.text) <= max_chars:
+            continue
+        lines, line = [], ""
+        for word in a.text.split(" "):
+            if line and len(line) + 1 + len(word) > max_chars:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+        a.text = "<br>".join(lines)
+        added = max(added, int((len(lines) - 1) * 1.25 * size))
+    if added:
+        fig.update_layout(margin_t=int((fig.layout.margin.t or 80) + added))
