@@ -147,10 +147,14 @@ MEAN_LINE_WIDTH = 3.5
 DRAW_LINE_WIDTH = 1.0
 
 
-def _vertex_labels(mean: NDArray[np.float64], t_labels: Sequence[str], merge_within: float = 0.07
-                   ) -> tuple[NDArray[np.float64], list[str]]:
+SUBSCRIPTS = "₁₂₃₄₅₆₇₈₉"
+
+
+def _vertex_labels(mean: NDArray[np.float64], t_labels: Sequence[str], merge_within: float = 0.07,
+                   short: bool = False) -> tuple[NDArray[np.float64], list[str]]:
     """One label per posterior-mean vertex; vertices closer than ``merge_within`` (side units)
-    share one label ("θ: a = b"), so two labels never sit on top of each other."""
+    share one label ("θ: a = b"), so two labels never sit on top of each other. ``short``: "θ₁"
+    (the vertex of the first true level; "θ₁,₂" shared) for triangles too small for level names."""
     xy = ternary_xy(mean)
     groups: list[list[int]] = []
     for i in range(len(xy)):
@@ -161,7 +165,10 @@ def _vertex_labels(mean: NDArray[np.float64], t_labels: Sequence[str], merge_wit
         else:
             groups.append([i])
     anchors = np.array([xy[g].mean(axis=0) for g in groups])
-    texts = ["θ: " + " = ".join(safe_text(t_labels[i]) for i in g) for g in groups]
+    if short:
+        texts = ["θ" + ",".join(SUBSCRIPTS[i] for i in g) for g in groups]
+    else:
+        texts = ["θ: " + " = ".join(safe_text(t_labels[i]) for i in g) for g in groups]
     return anchors, texts
 
 
@@ -254,7 +261,8 @@ def _beside_a_side(box: tuple[float, float, float, float], room: float) -> bool:
 def add_ternary_labels(fig: go.Figure, observed: NDArray[np.float64], shown: Sequence[str], names: Sequence[str],
                        mean: NDArray[np.float64] | None, t_labels: Sequence[str], *, judge: str | None, color: str,
                        show_names: bool, box: Mapping[str, float], taken: list, subplot: str | None = None,
-                       meta: Mapping | None = None, font_sizes: tuple[int, int] = (12, 11)) -> None:
+                       meta: Mapping | None = None, font_sizes: tuple[int, int] = (12, 11),
+                       short_vertex_labels: bool = False) -> None:
     """Add the text traces of one judge's simplex: the posterior-mean vertices ("θ: level", never
     left out) and the candidates' names where they fit, placed with the label metrics ``box`` (in
     side units of the triangle, e.g. :data:`~simplex_core.figures.style.TERNARY_LABEL_BOX`) so that
@@ -263,7 +271,8 @@ def add_ternary_labels(fig: go.Figure, observed: NDArray[np.float64], shown: Seq
     extra = {"subplot": subplot} if subplot else {}
     if mean is not None:
         # vertices closer than about a label's height share one label (at least 0.07 of the side)
-        anchors, texts = _vertex_labels(mean, t_labels, merge_within=max(0.07, 1.5 * box["line_h"]))
+        anchors, texts = _vertex_labels(mean, t_labels, merge_within=max(0.07, 1.5 * box["line_h"]),
+                                        short=short_vertex_labels)
         centre = ternary_xy(mean).mean(axis=0)
         # a vertex label is never left out: rather just outside the triangle than over another label
         pos = place_labels(anchors, texts, lambda b: inside_triangle(b, 0.02), **box,

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from simplex_core.figures.simplex import JudgeSimplex, segment_judge_figure, ternary_judge_figure
+from simplex_core.figures.simplex import SUBSCRIPTS, JudgeSimplex, segment_judge_figure, ternary_judge_figure
 from simplex_core.figures.style import safe_text, ternary_layout
 
 #: Page sizes in CSS pixels (PNG files are written at twice this): a 16:9 slide and a paper figure
@@ -71,6 +71,7 @@ def for_slides(fig: go.Figure, title: str, caption: str, size: str = "16:9") -> 
         raise ValueError(f"size must be one of {', '.join(PAGE_SIZES)}; got {size!r}.")
     width, height = PAGE_SIZES[size]
     out = go.Figure(fig)
+    original_caption = caption
     grid = (out.layout.meta or {}).get("judges_grid") if isinstance(out.layout.meta, dict) else None
     base = 15 if size == "16:9" else 11
     if grid and grid.get("prefix"):  # the judges' shared name, cut from the panel titles
@@ -90,6 +91,9 @@ def for_slides(fig: go.Figure, title: str, caption: str, size: str = "16:9") -> 
     )
     if grid:  # the panels laid out again for this page under its title
         layout_judges_grid(out, size)
+        key = out.layout.meta["judges_grid"].get("vertex_key")
+        if key and key not in original_caption:  # small triangles name their vertices θ₁, θ₂, θ₃: the caption says which is which
+            return for_slides(fig, title, f"{original_caption} · {key}", size)
     return out
 
 
@@ -341,6 +345,7 @@ def layout_judges_grid(fig: go.Figure, size: str) -> None:
     x_off = (plot_w - cols * cell_w) / 2
     y_off = (plot_h - rows * cell_h) / 2
     panel_titles = {a.name: a for a in fig.layout.annotations if (a.name or "").startswith("panel-title-")}
+    short = False
     for i in range(n):
         r, c = divmod(i, cols)
         in_row = min(cols, n - r * cols)  # a last, shorter row is centred too
@@ -366,7 +371,7 @@ def layout_judges_grid(fig: go.Figure, size: str) -> None:
             # stand out of a narrow corner, and into each other in small triangles; hover gives values)
             for ax in ("aaxis", "baxis", "caxis"):
                 t[ax].update(title=dict(font=dict(size=f["axis"])), ticklen=TICKLEN, showticklabels=False)
-            _place_ternary_labels(fig, i, side, f)
+            short = _place_ternary_labels(fig, i, side, f) or short
         a = panel_titles.get(f"panel-title-{i}")
         if a is not None:  # centred at the cell's top, cut to its width
             full = str(meta["titles"][i])
@@ -374,11 +379,21 @@ def layout_judges_grid(fig: go.Figure, size: str) -> None:
             a.font = dict(size=f["panel"])
             a.x = (cx0 + cell_w / 2) / plot_w
             a.y = 1 - (cy0 + PANEL_GAP / 2) / plot_h
+    key = None
+    if short:  # which θ is which, said once
+        mean_t = next(t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "theta_mean")
+        names = list(mean_t.meta.get("true_labels") or [])
+        key = ", ".join(f"θ{SUBSCRIPTS[k]}: {safe_text(x)}" for k, x in enumerate(names)) + " (a judge's vertex per true level)"
     fig.layout.meta = {"judges_grid": {**meta, "size": size, "layout_cols": cols, "panel_px": [draw_w, draw_h],
-                                       "pads": list(pads), "cell_px": [cell_w, cell_h]}}
+                                       "pads": list(pads), "cell_px": [cell_w, cell_h], "vertex_key": key}}
 
 
-def _place_ternary_labels(fig: go.Figure, panel: int, side_px: float, f: Mapping[str, int]) -> None:
+#: Triangles narrower than this (px) name their vertices θ₁, θ₂, θ₃ (the caption says which is which):
+#: "θ: high (4-5)" took most of their width and stood out over their neighbours.
+SHORT_LABELS_BELOW_PX = 140
+
+
+def _place_ternary_labels(fig: go.Figure, panel: int, side_px: float, f: Mapping[str, int]) -> bool:
     """Place panel ``panel``'s θ and name labels again for a triangle ``side_px`` wide (the label
     metrics in side units shrink as the triangle grows); names that do not fit are left to the legend."""
     from simplex_core.figures.simplex import add_ternary_labels
@@ -388,7 +403,7 @@ def _place_ternary_labels(fig: go.Figure, panel: int, side_px: float, f: Mapping
     cand = next((t for t in mine if t.meta.get("role") == "candidates"), None)
     mean_t = next((t for t in mine if t.meta.get("role") == "theta_mean"), None)
     if cand is None:
-        return
+        return False
     fig.data = tuple(t for t in fig.data if not (isinstance(t.meta, dict) and t.meta.get("panel") == panel
                                                 and t.meta.get("role") in ("vertex_labels", "candidate_labels")))
 
@@ -407,7 +422,8 @@ def _place_ternary_labels(fig: go.Figure, panel: int, side_px: float, f: Mapping
     add_ternary_labels(fig, observed, list(cand.text), list(cand.meta.get("names") or cand.text), mean, t_labels,
                        judge=cand.meta.get("judge"), color=mean_t.line.color if mean_t is not None else "#0072B2",
                        show_names=True, box=box, taken=[], subplot=cand.subplot, meta={"panel": panel},
-                       font_sizes=(vertex, name))
+                       font_sizes=(vertex, name), short_vertex_labels=px < SHORT_LABELS_BELOW_PX)
+    return px < SHORT_LABELS_BELOW_PX
 
 
 def _place_segment_labels(fig: go.Figure, panel: int, width_px: float, f: Mapping[str, int]) -> None:
