@@ -199,6 +199,8 @@ def _grid_judges(J, levels, K=7, prefix="gpt-3.5-turbo-0613/"):
     for j in range(J):
         shares = rng.dirichlet([2] * L, size=K)
         base = np.eye(L) * 0.6 + 0.4 / L
+        if j % 3 == 1:  # two vertices close together at a corner (HANNA's ChatGPT)
+            base = np.array([[0.9, 0.07, 0.03], [0.82, 0.15, 0.03], [0.1, 0.2, 0.7]])[:L, :L] if L == 3 else base
         draws = np.stack([[rng.dirichlet(40 * row) for row in base] for _ in range(6)])
         out[f"{prefix}prompt_{j}_{'x' * (j % 4 * 6)}"] = F.JudgeSimplex(
             pd.DataFrame(shares, index=names, columns=levels), None, draws, draws.mean(axis=0), None)
@@ -283,6 +285,8 @@ def test_judges_grid_text_neither_overlaps_nor_leaves_the_page(J, size):
         # the panel title sits above the top level's name, which sits above the triangle and its θ labels
         assert p["boxes"]["title"][3] <= p["boxes"]["a-title"][1] + 1
         assert all(p["boxes"]["title"][3] <= b[1] for _, b in p["inner"])
+        for _, a in p["inner"]:  # θ and name labels: off the panel's own title and level names
+            assert all(_apart(a, b, 0.0) for b in p["boxes"].values()), (i, a)
         for k, (_, a) in enumerate(p["inner"]):  # θ and name labels: apart from each other
             for _, b in p["inner"][k + 1:]:
                 assert _apart(a, b, 0.0), (i, a, b)

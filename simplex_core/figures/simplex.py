@@ -270,8 +270,9 @@ def add_ternary_labels(fig: go.Figure, observed: NDArray[np.float64], shown: Seq
     markers = ternary_xy(observed)
     extra = {"subplot": subplot} if subplot else {}
     if mean is not None:
-        # vertices closer than about a label's height share one label (at least 0.07 of the side)
-        anchors, texts = _vertex_labels(mean, t_labels, merge_within=max(0.07, 1.5 * box["line_h"]),
+        # vertices closer than about two labels' height share one label (at least 0.07 of the side):
+        # two labels at one corner had no room but outside the triangle, over the corner's level name
+        anchors, texts = _vertex_labels(mean, t_labels, merge_within=max(0.07, 2.5 * box["line_h"]),
                                         short=short_vertex_labels)
         centre = ternary_xy(mean).mean(axis=0)
         # a vertex label is never left out: rather just outside the triangle than over another label
