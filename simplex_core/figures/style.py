@@ -340,7 +340,7 @@ def wrap_title(fig, width_px: float = NARROW_FIGURE_PX) -> None:
             line = f"{line} {word}" if line else word
     lines.append(line)
     fig.update_layout(title_text="<br>".join(lines),
-                      margin_t=int((fig.layout.margin.t or 80) + (len(lines) - 1) * 1.25 * size))
+                      margin_t=int((fig.layout.margin.t or 80) + (len(lines) - 1) * 1.3 * size + 8))
 
 
 def ternary_tick_label_boxes(char_w: float, line_h: float, gap: float,
@@ -386,6 +386,6 @@ def wrap_subplot_titles(fig, width_px: float = NARROW_FIGURE_PX) -> None:
                 line = f"{line} {word}" if line else word
         lines.append(line)
         a.text = "<br>".join(lines)
-        added = max(added, int((len(lines) - 1) * 1.25 * size))
+        added = max(added, int((len(lines) - 1) * 1.3 * size + 8))
     if added:
         fig.update_layout(margin_t=int((fig.layout.margin.t or 80) + added))
