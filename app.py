@@ -26,10 +26,6 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-with st.sidebar:  # first of all: the browser starts on Plotly's script while the page is computed
-    from app_support.preload import preload_plotly
-
-    preload_plotly()
 setup_session()
 draw_sidebar()
 with entry_frame():
