@@ -132,8 +132,12 @@ def netcdf_button(idata: Any, file_name: str, *, key: str, label: str = "Posteri
 
 def show_figure(fig: Any, file_name: str, *, key: str, height: int | None = None) -> None:
     """Draw a Plotly figure with our own colours (not the Streamlit theme) and its download buttons."""
+    from simplex_core.figures.style import wrap_subplot_titles, wrap_title
+
     if height is not None:
         fig.update_layout(height=height)
+    wrap_title(fig)  # a long title in lines that fit a narrow window, never cut at the figure's edge
+    wrap_subplot_titles(fig)  # ... and the panels' titles never run into each other
     st.plotly_chart(fig, theme=None, key=f"{key}-chart", config={"displaylogo": False,
                                                                   "toImageButtonOptions": {"filename": slug(file_name)}})
     figure_buttons(fig, file_name, key=key)

@@ -195,6 +195,20 @@ def wait_for_grid(browser, url: str, timeout: float) -> str:
     return f"background grid after {time.perf_counter() - t0:.0f} s: {said}"
 
 
+def _print_pages(fresh: list[dict], passes: list[list[dict]]) -> None:
+    """Median and max per page over the warm passes (``--pages-only``)."""
+    print(f"\n| page | fresh: content (s) | fresh: figure (s) | warm ×{len(passes)}: content median / max (s) | "
+          "warm: figure median / max (s) | error alerts |")
+    print("|---|---|---|---|---|---|")
+    for i, f in enumerate(fresh):
+        c = np.array([p[i]["content"] for p in passes])
+        g = np.array([p[i]["figure"] for p in passes])
+        fig = "–" if np.isnan(g).all() else f"{np.nanmedian(g):.2f} / {np.nanmax(g):.2f}"
+        print(f"| {f['page']} | {f['content']:.2f} | {f['figure']:.2f} | {np.median(c):.2f} / {c.max():.2f} | {fig} | "
+              f"{len(f['errors']) + sum(len(p[i]['errors']) for p in passes)} |")
+    print(f"# load after: {uptime()}")
+
+
 def main(argv: list[str] | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -204,12 +218,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--grid-wait", type=float, default=900.0, help="at most this many seconds for the background grid")
     p.add_argument("--fast", action="store_true", help="small fits (SIMPLEX_JUDGE_FAST=1)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--pages-only", type=int, default=0, metavar="N",
+                   help="only time first content / first figure per page: one fresh pass, then N warm passes "
+                        "(background grid off); prints median and max per page")
     args = p.parse_args(argv)
     print(f"# bench.app_latency  {time.strftime('%Y-%m-%d %H:%M:%S')}  moves={args.moves} fast={args.fast}  "
           f"({os.cpu_count()} CPUs)")
     print(f"# load before: {uptime()}")
     with tempfile.TemporaryDirectory(prefix="app-latency-") as cache:
-        env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache, SIMPLEX_JUDGE_BACKGROUND_GRID="1")
+        env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache,
+                   SIMPLEX_JUDGE_BACKGROUND_GRID="0" if args.pages_only else "1")
         if args.fast:
             env["SIMPLEX_JUDGE_FAST"] = "1"
         else:
@@ -225,6 +243,11 @@ def main(argv: list[str] | None = None) -> None:
                 fresh = open_pages(browser, url)
                 for r in fresh:
                     print(f"  fresh {r['page']}: content {r['content']:.2f} s, figure {r['figure']:.2f} s", flush=True)
+                if args.pages_only:
+                    passes = [open_pages(browser, url) for _ in range(args.pages_only)]
+                    browser.close()
+                    _print_pages(fresh, passes)
+                    return
                 print(f"# load: {uptime()}; waiting up to {args.grid_wait:g} s for the background grid", flush=True)
                 print(f"# {wait_for_grid(browser, url, args.grid_wait)}; load: {uptime()}", flush=True)
                 moves = slider_moves(browser, url, args.moves, args.seed)

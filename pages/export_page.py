@@ -205,6 +205,26 @@ def _slide_figure(which: str):
     return fig, "Judges on the simplex: posterior judge triangles", caption
 
 
+@st.cache_data(max_entries=16, show_spinner="Drawing the page as it will be saved…")
+def _page_png(spec: str) -> bytes:
+    import plotly.io as pio
+
+    return pio.from_json(spec).to_image(format="png", scale=1)
+
+
+def _preview(page) -> None:
+    """The page as its file will look: an image scaled to the column. Drawn by Plotly in the page, a
+    1280-px slide squeezed into a 560-px column ran its panels and labels into each other."""
+    if static_export_available():
+        try:
+            st.image(_page_png(page.to_json()), width="stretch",
+                     caption=f"Preview of the {page.layout.width} × {page.layout.height} px page")
+            return
+        except Exception:  # noqa: BLE001 — the exporter failed: the interactive figure instead
+            pass
+    st.plotly_chart(page, theme=None, key="slide-preview", width="content", config={"displaylogo": False})
+
+
 with guard("preparing the figures for slides"):
     from app_support.downloads import slug
     from simplex_core.figures import slides as S
@@ -218,7 +238,7 @@ with guard("preparing the figures for slides"):
         fig, title, caption = drawn
         page = S.for_slides(fig, title, caption, size=size)
         name = f"{label}-{which}-{size.replace(':', 'x')}"
-        st.plotly_chart(page, theme=None, key="slide-preview", config={"displaylogo": False})
+        _preview(page)
         b = st.columns(3)
         b[0].download_button("HTML", data=lambda: page.to_html(include_plotlyjs=True, full_html=True),
                              file_name=f"{slug(name)}.html", mime="text/html", key="dl-slide-html", on_click="ignore",

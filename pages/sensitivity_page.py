@@ -52,7 +52,11 @@ if base is None:
     st.info("The base fit (ω = 0, β_max = 5) is not ready yet: the sweep curves appear as soon as it and another "
             "setting are fitted.", icon=":material/hourglass_top:")
 else:
-    with guard("comparing the settings with the base"):
+    # said at once; the curves (reweighting the fits on a fine grid) take a moment
+    slot = st.empty()
+    slot.caption(f"Drawing the sweep's curves: Spearman with the base ranking along ω and β_max, from {len(ready)} "
+                 "fitted settings…")
+    with guard("comparing the settings with the base"), slot.container():
         from simplex_core.figures import rank_interval_shift_figure, sensitivity_curve_figure
         from simplex_core.figures.style import safe_text
 

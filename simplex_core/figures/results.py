@@ -323,12 +323,15 @@ def rank_interval_shift_figure(tables: Mapping[str, pd.DataFrame] | pd.DataFrame
         ))
     K = len(order)
     x_hi = max(float(K), float(np.nanmax(long[["rank_median", "rank_hi"]].to_numpy(dtype=float))))
+    n_settings = sum(1 for t in fig.data if t.showlegend is not False)
+    legend_h = 22 * int(np.ceil((n_settings + 1) / 3))  # rows of about three settings in a narrow window
     fig.update_layout(
         title=dict(text=title or "Rank intervals across settings"),
         xaxis=dict(title="rank (1 = best)", range=[0.4, x_hi + 0.6], dtick=1 if K <= 25 else 5),
         yaxis=dict(tickvals=list(range(K)), ticktext=safe_texts(order), autorange="reversed", showgrid=False, zeroline=False),
-        legend=dict(title=dict(text="setting"), orientation="h", yanchor="bottom", y=1.01, x=0.0),
-        template="plotly_white", height=max(380, 30 * K + 160),
+        # the legend under the axis title: above the plot its rows ran into the figure's title
+        legend=dict(title=dict(text="setting"), orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
+        margin=dict(t=70, b=60 + legend_h), template="plotly_white", height=max(380, 30 * K + 160) + legend_h,
     )
     return fig
 

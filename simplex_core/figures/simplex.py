@@ -16,7 +16,7 @@ from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
     LABEL_HALO, TERNARY_LABEL_BOX, default_true_labels, distribution_hover, inside_triangle, outward_position,
     place_labels, require_columns, rgba,
-    safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_xy,
+    safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_tick_label_boxes, ternary_xy,
 )
 
 def _check_distributions(observed: pd.DataFrame, n_levels: int, what: str) -> NDArray[np.float64]:
@@ -147,10 +147,14 @@ MEAN_LINE_WIDTH = 3.5
 DRAW_LINE_WIDTH = 1.0
 
 
-def _vertex_labels(mean: NDArray[np.float64], t_labels: Sequence[str], merge_within: float = 0.07
-                   ) -> tuple[NDArray[np.float64], list[str]]:
+SUBSCRIPTS = "₁₂₃₄₅₆₇₈₉"
+
+
+def _vertex_labels(mean: NDArray[np.float64], t_labels: Sequence[str], merge_within: float = 0.07,
+                   short: bool = False) -> tuple[NDArray[np.float64], list[str]]:
     """One label per posterior-mean vertex; vertices closer than ``merge_within`` (side units)
-    share one label ("θ: a = b"), so two labels never sit on top of each other."""
+    share one label ("θ: a = b"), so two labels never sit on top of each other. ``short``: "θ₁"
+    (the vertex of the first true level; "θ₁,₂" shared) for triangles too small for level names."""
     xy = ternary_xy(mean)
     groups: list[list[int]] = []
     for i in range(len(xy)):
@@ -161,7 +165,10 @@ def _vertex_labels(mean: NDArray[np.float64], t_labels: Sequence[str], merge_wit
         else:
             groups.append([i])
     anchors = np.array([xy[g].mean(axis=0) for g in groups])
-    texts = ["θ: " + " = ".join(safe_text(t_labels[i]) for i in g) for g in groups]
+    if short:
+        texts = ["θ" + ",".join(SUBSCRIPTS[i] for i in g) for g in groups]
+    else:
+        texts = ["θ: " + " = ".join(safe_text(t_labels[i]) for i in g) for g in groups]
     return anchors, texts
 
 
@@ -169,7 +176,8 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
                               true_labels: Sequence[str] | None, *, judge: str | None, color: str,
                               point_colors: Sequence[str], symbols: Sequence[str], max_draws: int,
                               draw_indices: Sequence[int] | None, max_candidate_draws: int,
-                              show_names: bool | None, candidate_keys: bool, taken: list) -> None:
+                              show_names: bool | None, candidate_keys: bool, taken: list,
+                              box_metrics: Mapping[str, float] | None = None) -> None:
     """Add one judge's traces, bottom to top: draw outlines, the bold mean, the candidates' posterior
     positions, the candidates' observed points, then the text labels (placed so that none overlaps
     another or leaves the triangle; ``taken`` collects the label boxes used so far)."""
@@ -210,7 +218,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
             line=dict(color=color, width=MEAN_LINE_WIDTH), marker=dict(size=8, color=color, symbol="circle"),
             name=f"{prefix}posterior mean {shape_word}", legendgroup=f"{group}-mean",
             hovertemplate="<b>%{text}</b> (posterior mean vertex)<br>" + distribution_hover(level_labels) + "<extra></extra>",
-            meta={"role": "theta_mean", "judge": judge},
+            meta={"role": "theta_mean", "judge": judge, "true_labels": [str(t) for t in t_labels[:n_true]]},
         ))
     if post is not None:
         if post.shape[1] != K:
@@ -230,7 +238,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
         marker=dict(size=10, color=list(point_colors), symbol=list(symbols), line=dict(color="white", width=1)),
         name=f"{prefix}candidates (observed scores)", legendgroup=f"{group}-cand", showlegend=not candidate_keys,
         hovertemplate=_candidate_hover(level_labels, data.counts is not None, judge),
-        meta={"role": "candidates", "judge": judge},
+        meta={"role": "candidates", "judge": judge, "names": names},
     ))
     if candidate_keys:  # one legend key per candidate: the name is on the figure even when its label is not
         for name, c, s in zip(shown, point_colors, symbols):
@@ -240,31 +248,57 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
                 hoverinfo="skip", meta={"role": "candidate_key", "candidate": name},
             ))
     # labels last, above every mark
+    add_ternary_labels(fig, observed, shown, names, mean, t_labels, judge=judge, color=color,
+                       show_names=show_names is None or show_names, box=box_metrics or TERNARY_LABEL_BOX, taken=taken)
+
+
+def _beside_a_side(box: tuple[float, float, float, float], room: float) -> bool:
+    """Whether a label box lies within ``room`` of the triangle beside its slanted sides, neither
+    below the base (the corners' level names are there) nor above the apex (the top one's)."""
+    return inside_triangle(box, 0.02 + room) and box[1] >= -0.02 and box[3] <= np.sqrt(3.0) / 2 + 0.02
+
+
+def add_ternary_labels(fig: go.Figure, observed: NDArray[np.float64], shown: Sequence[str], names: Sequence[str],
+                       mean: NDArray[np.float64] | None, t_labels: Sequence[str], *, judge: str | None, color: str,
+                       show_names: bool, box: Mapping[str, float], taken: list, subplot: str | None = None,
+                       meta: Mapping | None = None, font_sizes: tuple[int, int] = (12, 11),
+                       short_vertex_labels: bool = False) -> None:
+    """Add the text traces of one judge's simplex: the posterior-mean vertices ("θ: level", never
+    left out) and the candidates' names where they fit, placed with the label metrics ``box`` (in
+    side units of the triangle, e.g. :data:`~simplex_core.figures.style.TERNARY_LABEL_BOX`) so that
+    none overlaps another or leaves the triangle; ``taken`` collects the boxes used."""
     markers = ternary_xy(observed)
-    box = TERNARY_LABEL_BOX
+    extra = {"subplot": subplot} if subplot else {}
     if mean is not None:
-        anchors, texts = _vertex_labels(mean, t_labels)
+        # vertices closer than about two labels' height share one label (at least 0.07 of the side):
+        # two labels at one corner had no room but outside the triangle, over the corner's level name
+        anchors, texts = _vertex_labels(mean, t_labels, merge_within=max(0.07, 2.5 * box["line_h"]),
+                                        short=short_vertex_labels)
         centre = ternary_xy(mean).mean(axis=0)
+        # a vertex label is never left out: rather just outside the triangle than over another label
         pos = place_labels(anchors, texts, lambda b: inside_triangle(b, 0.02), **box,
                            preferred=[outward_position(a, centre) for a in anchors], avoid=markers, taken=taken,
-                           required=True)  # a vertex label is never left out
+                           required=True, loose=lambda b: _beside_a_side(b, box["line_h"]), overlap_cost=2000)
         fig.add_trace(go.Scatterternary(
             **ternary_abc(geometry.cartesian_to_simplex(anchors)), mode="text", text=texts, textposition=pos,
-            cliponaxis=False, textfont=dict(color=color, size=12, shadow=LABEL_HALO), hoverinfo="skip", showlegend=False,
-            meta={"role": "vertex_labels", "judge": judge, "xy": anchors.tolist(), "positions": pos},
+            cliponaxis=False, textfont=dict(color=color, size=font_sizes[0], shadow=LABEL_HALO), hoverinfo="skip",
+            showlegend=False, **extra,
+            meta={**(meta or {}), "role": "vertex_labels", "judge": judge, "xy": anchors.tolist(), "positions": pos,
+                  "box": dict(box)},
         ))
-    if show_names is None or show_names:
+    if show_names:
         avoid = markers if mean is None else np.vstack([markers, ternary_xy(mean)])
-        pos = place_labels(markers, shown, lambda b: inside_triangle(b, 0.02), **box, preferred=["top center"] * K,
+        pos = place_labels(markers, shown, lambda b: inside_triangle(b, 0.02), **box, preferred=["top center"] * len(shown),
                            avoid=avoid, taken=taken)
         keep = [i for i, p in enumerate(pos) if p is not None]
         if keep:
             fig.add_trace(go.Scatterternary(
                 **ternary_abc(observed[keep]), mode="text", text=[shown[i] for i in keep],
-                textposition=[pos[i] for i in keep], cliponaxis=False, textfont=dict(size=11, color="#222222", shadow=LABEL_HALO),
-                hoverinfo="skip", showlegend=False,
-                meta={"role": "candidate_labels", "judge": judge, "candidates": [names[i] for i in keep],
-                      "xy": markers[keep].tolist(), "positions": [pos[i] for i in keep]},
+                textposition=[pos[i] for i in keep], cliponaxis=False,
+                textfont=dict(size=font_sizes[1], color="#222222", shadow=LABEL_HALO),
+                hoverinfo="skip", showlegend=False, **extra,
+                meta={**(meta or {}), "role": "candidate_labels", "judge": judge, "candidates": [names[i] for i in keep],
+                      "xy": markers[keep].tolist(), "positions": [pos[i] for i in keep], "box": dict(box)},
             ))
 
 
@@ -293,7 +327,7 @@ def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
                          counts: pd.DataFrame | None = None, true_labels: Sequence[str] | None = None,
                          judge: str | None = None, max_draws: int = 40,
                          draw_indices: Sequence[int] | None = None, max_candidate_draws: int = 40,
-                         show_names: bool | None = None) -> go.Figure:
+                         show_names: bool | None = None, label_box: Mapping[str, float] | None = None) -> go.Figure:
     """One judge on the 3-level simplex: candidates, posterior judge triangles and their mean.
 
     Bottom to top: ``max_draws`` evenly spaced posterior draws of the judge's matrix as thin
@@ -332,6 +366,9 @@ def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
         Posterior positions drawn per candidate.
     show_names : bool, optional
         Print candidate names next to the points where they fit (default: yes).
+    label_box : mapping, optional
+        Label metrics in side units of the triangle (``char_w``, ``line_h``, ``gap``); default
+        :data:`~simplex_core.figures.style.TERNARY_LABEL_BOX` (a triangle about 330 px wide).
 
     Returns
     -------
@@ -348,7 +385,8 @@ def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
     _add_judge_ternary_traces(fig, data, labels, true_labels, judge=judge, color=JUDGE_COLOR,
                               point_colors=colors, symbols=symbols, max_draws=max_draws,
                               draw_indices=draw_indices, max_candidate_draws=max_candidate_draws,
-                              show_names=show_names, candidate_keys=True, taken=[])
+                              show_names=show_names, candidate_keys=True,
+                              taken=ternary_tick_label_boxes(**(label_box or TERNARY_LABEL_BOX)), box_metrics=label_box)
     default = f"Judge {safe_text(judge)} on the simplex" if judge else "Candidates on the simplex"
     _simplex_layout(fig, labels, title if title is not None else default, len(observed_distributions) + 3)
     return fig
@@ -381,7 +419,7 @@ def ternary_judges_overlay_figure(judges: Mapping[str, JudgeSimplex], level_labe
     if not judges:
         raise ValueError("no judges to draw: pass at least one judge.")
     fig = go.Figure()
-    taken: list = []
+    taken: list = ternary_tick_label_boxes(**TERNARY_LABEL_BOX)  # labels keep off the tick labels
     for (name, data), color, symbol in zip(judges.items(), series_colors(len(judges)), cycle(MARKER_SYMBOLS, len(judges))):
         if max_candidate_draws == 0:
             data = JudgeSimplex(data.observed, data.counts, data.theta_draws, data.theta_mean, None)

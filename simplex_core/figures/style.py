@@ -201,7 +201,8 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
 
 def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, char_w: float, line_h: float,
                  gap: float, preferred: Sequence[str] | None = None, avoid: NDArray[np.float64] | None = None,
-                 taken: list | None = None, required: bool = False) -> list[str | None]:
+                 taken: list | None = None, required: bool = False, loose=None,
+                 overlap_cost: float = 10.0) -> list[str | None]:
     """Greedy label placement: for each point, the text position whose box stays ``inside`` the
     plot, overlaps no label placed before (nor the ``taken`` boxes) and covers no point of ``avoid``.
 
@@ -223,6 +224,12 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
     required : bool
         Always choose a position (the least bad: inside the plot first, then fewest overlaps);
         otherwise a label that fits nowhere gets ``None``.
+    loose : callable, optional
+        A wider area than ``inside`` that a required label may use rather than overlap another
+        (with ``overlap_cost`` above its cost).
+    overlap_cost : float
+        Cost of each overlap with a label placed before (leaving ``inside`` costs 1000, ``loose``
+        100 less).
 
     Returns
     -------
@@ -241,7 +248,8 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
             box = label_box(xy, text, pos, char_w=char_w, line_h=line_h, gap=gap)
             covered = ((marks[:, 0] > box[0] - r) & (marks[:, 0] < box[2] + r)
                        & (marks[:, 1] > box[1] - r) & (marks[:, 1] < box[3] + r))
-            cost = (0 if inside(box) else 1000) + 10 * sum(_overlap(box, b) > 0 for b in placed) + int(covered.sum())
+            out_cost = 0 if inside(box) else (900 if loose is not None and loose(box) else 1000)
+            cost = out_cost + overlap_cost * sum(_overlap(box, b) > 0 for b in placed) + int(covered.sum())
             if best_cost is None or cost < best_cost:
                 best, best_cost, best_box = pos, cost, box
             if cost == 0:
@@ -310,3 +318,74 @@ def inside_triangle(box: tuple[float, float, float, float], tol: float = 0.0) ->
         if y > np.sqrt(3.0) * x + 2 * tol or y > np.sqrt(3.0) * (1.0 - x) + 2 * tol:
             return False
     return True
+
+
+def wrap_title(fig, width_px: float = NARROW_FIGURE_PX) -> None:
+    """Break a figure's long one-line title into lines that fit ``width_px`` (by default the main
+    column of a 1024-px window, where long titles were cut at the figure's right edge), growing
+    the top margin by the added lines; in place. A title already broken with ``<br>`` is kept."""
+    text = fig.layout.title.text
+    if not text or "<br>" in text:
+        return
+    size = float(fig.layout.title.font.size or 1.4 * float(fig.layout.font.size or 12))
+    max_chars = max(int(width_px / (0.55 * size)), 20)
+    if len(text) <= max_chars:
+        return
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > max_chars:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    fig.update_layout(title_text="<br>".join(lines),
+                      margin_t=int((fig.layout.margin.t or 80) + (len(lines) - 1) * 1.3 * size + 8))
+
+
+def ternary_tick_label_boxes(char_w: float, line_h: float, gap: float,
+                             ticks: Sequence[float] = (0.2, 0.4, 0.6, 0.8)) -> list[tuple[float, float, float, float]]:
+    """Boxes (side units) of a ternary's tick labels ("80%") outside its three sides, as
+    :func:`ternary_layout` draws them: the top level's along the left side, the middle level's along
+    the right side, the lowest level's under the base. A label placed with these in ``taken`` keeps
+    off them."""
+    h = np.sqrt(3.0) / 2.0
+    w, off = 3.2 * char_w, 0.6 * gap + 0.012  # "80%", and the tick's length plus a margin
+    boxes = []
+    for v in ticks:
+        y = v * h  # left side: top level v
+        boxes.append((0.5 * v - off - w, y - line_h / 2, 0.5 * v - off, y + line_h / 2))
+        x, y = 0.5 + 0.5 * v, (1 - v) * h  # right side: middle level v
+        boxes.append((x + off, y - line_h / 2, x + off + w, y + line_h / 2))
+        boxes.append((1 - v - w / 2, -off - line_h, 1 - v + w / 2, -off))  # base: lowest level v
+    return boxes
+
+
+def wrap_subplot_titles(fig, width_px: float = NARROW_FIGURE_PX) -> None:
+    """Break subplot titles (``make_subplots``' centred annotations above the panels) into lines
+    that fit their panel's share of ``width_px``, so that titles of neighbouring panels never run
+    into each other in a narrow window; the top margin grows by the added lines. In place."""
+    anns = [a for a in fig.layout.annotations
+            if a.xref == "paper" and a.yref == "paper" and a.yanchor == "bottom" and a.xanchor == "center"
+            and not a.showarrow and a.text and "<br>" not in a.text]
+    added = 0
+    for a in anns:
+        row = sorted(float(b.x) for b in anns if abs(float(b.y) - float(a.y)) < 1e-6)
+        gaps = [abs(x - float(a.x)) for x in row if abs(x - float(a.x)) > 1e-6]
+        share = min(gaps) if gaps else 1.0  # the distance to the next title's centre
+        size = float(a.font.size or fig.layout.font.size or 12) * 1.1
+        max_chars = max(int(0.85 * share * width_px / (0.55 * size)), 10)
+        if len(a.text) <= max_chars:
+            continue
+        lines, line = [], ""
+        for word in a.text.split(" "):
+            if line and len(line) + 1 + len(word) > max_chars:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+        a.text = "<br>".join(lines)
+        added = max(added, int((len(lines) - 1) * 1.3 * size + 8))
+    if added:
+        fig.update_layout(margin_t=int((fig.layout.margin.t or 80) + added))
