@@ -26,7 +26,9 @@ TRUTH_PAIRS = ("triviaqa-v1:correctness", "triviaqa-v2:correctness", "topical-ch
                "topical-chat:engagingness", "topical-chat:naturalness", "topical-chat:groundedness",
                "hanna:relevance", "hanna:coherence", "hanna:empathy", "hanna:surprise", "hanna:engagement",
                "hanna:complexity")
-OTHER = ("wildbench-v2:overall", "wildbench-v2:overall:no-exclusion", "simulated:gpqa-like-3-judges")
+# WildBench with self-family exclusion on leaves gpt-3.5-turbo-0125 with no judgment at all (the data
+# loader refuses it with a message), so WildBench runs with exclusion off, as issue 12 asks.
+OTHER = ("wildbench-v2:overall:no-exclusion", "simulated:gpqa-like-3-judges")
 GRID_OMEGAS = (0.0, 1.0, 2.0, 4.0, 8.0)
 GRID_BETAS = (0.0, 1.0, 5.0, 10.0, 20.0)
 
