@@ -53,6 +53,7 @@ from .baselines import (
 )
 from .data import JudgmentTable, count_tensor
 from .evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, resampled_views
+from .fit_identity import fit_key
 from .model import PRIORS, FitSettings
 from .scale import Scale
 
