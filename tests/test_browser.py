@@ -167,7 +167,8 @@ def _figure_data(page, title_part: str) -> str | None:
         """(part) => {
             for (const d of document.querySelectorAll('.js-plotly-plot')) {
                 const t = (d.layout && d.layout.title && (d.layout.title.text || d.layout.title)) || '';
-                if (String(t).includes(part)) {
+                // a long title wraps to the column with <br> (figures.style): compare its words
+                if (String(t).replace(/<br>/g, ' ').replace(/\s+/g, ' ').toLowerCase().includes(part.toLowerCase())) {
                     return JSON.stringify(d.data);  // box traces carry their quartiles (q1, median, ...), not x
                 }
             }
