@@ -140,9 +140,11 @@ def _progress(args: argparse.Namespace):
 
 
 def convergence_action(settings: FitSettings) -> str:
-    """The command line's one action for a fit that has not converged: the next, longer run (twice
-    the draws and warm-up asked for, so never the advice already followed)."""
-    return f"Sample longer: --draws {2 * settings.draws} --tune {2 * max(settings.tune, 1)}."
+    """The command line's one action for a fit that has not converged: the next, longer run, beyond
+    what was tried (engine ``fast``'s extra rounds already ran chains twice as long as asked; so
+    four times the draws and warm-up then, else twice: never the advice already followed)."""
+    factor = 4 if settings.engine == "fast" and settings.extra_rounds > 0 else 2
+    return f"Sample longer: --draws {factor * settings.draws} --tune {factor * max(settings.tune, 1)}."
 
 
 def convergence_note(diagnostics, settings: FitSettings) -> str | None:
