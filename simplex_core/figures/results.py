@@ -688,7 +688,10 @@ def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | Non
     fig.update_xaxes(title_text="ω (random-effects weight)", row=1, col=1)
     fig.update_xaxes(title_text="β_max (judge discrimination)", row=1, col=2)
     fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"), template="plotly_white",
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0))
+                      # the legend at the figure's bottom edge, in pixels below the axis titles (a
+                      # legend placed by plot fraction ran into them in a short figure)
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
+                      margin=dict(b=110))
     return fig
 
 
