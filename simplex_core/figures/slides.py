@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from simplex_core.figures.simplex import SUBSCRIPTS, JudgeSimplex, segment_judge_figure, ternary_judge_figure
-from simplex_core.figures.style import safe_text, ternary_layout
+from simplex_core.figures.style import safe_text, ternary_layout, wrap_words
 
 #: Page sizes in CSS pixels (PNG files are written at twice this): a 16:9 slide and a paper figure
 #: (about 6.5 x 4.2 inches at 100 px per inch, one text width).
@@ -106,14 +106,7 @@ def wrap_caption(caption: str, max_chars: int) -> str:
         if lines and len(lines[-1]) + 3 + len(part) <= max_chars:
             lines[-1] += " · " + part
             continue
-        words, line = part.split(" "), ""
-        for w in words:  # a part longer than a line breaks at spaces
-            if line and len(line) + 1 + len(w) > max_chars:
-                lines.append(line)
-                line = w
-            else:
-                line = f"{line} {w}" if line else w
-        lines.append(line)
+        lines += wrap_words(part, max_chars)  # a part longer than a line breaks at spaces
     return "<br>".join(lines)
 
 

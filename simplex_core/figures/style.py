@@ -320,6 +320,20 @@ def inside_triangle(box: tuple[float, float, float, float], tol: float = 0.0) ->
     return True
 
 
+def wrap_words(text: str, max_chars: int) -> list[str]:
+    """``text`` broken at spaces into lines of at most ``max_chars`` characters (a longer word keeps
+    its own line)."""
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > max_chars:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return lines
+
+
 def wrap_title(fig, width_px: float = NARROW_FIGURE_PX) -> None:
     """Break a figure's long one-line title into lines that fit ``width_px`` (by default the main
     column of a 1024-px window, where long titles were cut at the figure's right edge), growing
@@ -331,14 +345,7 @@ def wrap_title(fig, width_px: float = NARROW_FIGURE_PX) -> None:
     max_chars = max(int(width_px / (0.55 * size)), 20)
     if len(text) <= max_chars:
         return
-    lines, line = [], ""
-    for word in text.split(" "):
-        if line and len(line) + 1 + len(word) > max_chars:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    lines.append(line)
+    lines = wrap_words(text, max_chars)
     fig.update_layout(title_text="<br>".join(lines),
                       margin_t=int((fig.layout.margin.t or 80) + (len(lines) - 1) * 1.3 * size + 8))
 
@@ -377,14 +384,7 @@ def wrap_subplot_titles(fig, width_px: float = NARROW_FIGURE_PX) -> None:
         max_chars = max(int(0.85 * share * width_px / (0.55 * size)), 10)
         if len(a.text) <= max_chars:
             continue
-        lines, line = [], ""
-        for word in a.text.split(" "):
-            if line and len(line) + 1 + len(word) > max_chars:
-                lines.append(line)
-                line = word
-            else:
-                line = f"{line} {word}" if line else word
-        lines.append(line)
+        lines = wrap_words(a.text, max_chars)
         a.text = "<br>".join(lines)
         added = max(added, int((len(lines) - 1) * 1.3 * size + 8))
     if added:
