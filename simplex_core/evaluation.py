@@ -18,7 +18,7 @@ The self-preference and prior experiments will live here too (``experiments``), 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -105,6 +105,12 @@ def true_ranks(view: pd.DataFrame) -> pd.Series:
     return pd.Series(
         rank_scores(means.to_numpy()), index=pd.Index(candidates, name="candidate"), name="true_rank"
     )
+
+
+def rank_correlation(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman correlation of two rankings given in the same candidate order (NaN when either is
+    constant): :func:`spearman` without the matching by name."""
+    return spearman(pd.Series(np.asarray(a, dtype=float)), pd.Series(np.asarray(b, dtype=float)))
 
 
 def spearman(point_ranks: pd.Series, true_ranks: pd.Series) -> float:

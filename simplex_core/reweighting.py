@@ -350,7 +350,7 @@ def reweighted_sweep(sources: Sequence[PriorDraws], base_expected: np.ndarray, b
         ``base_expected``, the base fit's means), ``khat``, ``ess``, ``source_omega``,
         ``source_beta_max``; NaN where no source has the target's structure.
     """
-    from simplex_core.sensitivity import spearman
+    from simplex_core.evaluation import rank_correlation as spearman
 
     rows = []
     for which, grid in (("omega", omegas), ("beta_max", beta_maxes)):

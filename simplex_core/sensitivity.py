@@ -105,10 +105,11 @@ class SensitivityResult:
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    """Spearman correlation of two rankings (NaN when either is constant)."""
-    from simplex_core.evaluation import spearman as matched_spearman
+    """Spearman correlation of two rankings (NaN when either is constant):
+    :func:`simplex_core.evaluation.rank_correlation`."""
+    from simplex_core.evaluation import rank_correlation
 
-    return matched_spearman(pd.Series(np.asarray(a, dtype=float)), pd.Series(np.asarray(b, dtype=float)))
+    return rank_correlation(a, b)
 
 
 def _point_ranks_in_data_order(summary: pd.DataFrame, candidates: Sequence[str]) -> np.ndarray:
