@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 __all__ = [
     "TRUE_SCORE",
+    "ranks_from_scores",
     "MethodResult",
     "Method",
     "ScoreArray",
@@ -174,6 +175,15 @@ def rank_scores(scores: np.ndarray, *, nan_last: bool = False) -> np.ndarray:
         out[ok] = stats.rankdata(-scores[ok], method="average")
         return out
     return np.apply_along_axis(rank_scores, -1, scores)
+
+
+def ranks_from_scores(scores: np.ndarray) -> np.ndarray:
+    """Rank of each candidate per draw: 1 + number of candidates with a strictly larger score.
+
+    ``scores`` is ``[..., K]``; the result has the same shape (int64), rank 1 = best.
+    """
+    scores = np.asarray(scores, dtype=float)
+    return 1 + (scores[..., None, :] > scores[..., :, None]).sum(axis=-1).astype(np.int64)
 
 
 def rank_interval(draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

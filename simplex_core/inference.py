@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from simplex_core.baselines import ranks_from_scores  # noqa: F401 — the rank rule lives with the other rank rules
 from simplex_core.fit_identity import data_hash
 from simplex_core.model import (CountsLike, FitSettings, SamplerSettings, build_model, check_data_view, model_data,
                                 structure_key)
@@ -144,15 +145,6 @@ class FitResult:
 
 
 # -- ranks and diagnostics -----------------------------------------------------------------------
-
-def ranks_from_scores(scores: np.ndarray) -> np.ndarray:
-    """Rank of each candidate per draw: 1 + number of candidates with a strictly larger score.
-
-    ``scores`` is ``[..., K]``; the result has the same shape (int64), rank 1 = best.
-    """
-    scores = np.asarray(scores, dtype=float)
-    return 1 + (scores[..., None, :] > scores[..., :, None]).sum(axis=-1).astype(np.int64)
-
 
 def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = None) -> Diagnostics:
     """Convergence diagnostics of a posterior (see :class:`Diagnostics`)."""

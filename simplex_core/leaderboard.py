@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.baselines import rank_interval
+from simplex_core.baselines import rank_interval, ranks_from_scores
 
 __all__ = ["CREDIBLE", "LEADERBOARD_COLUMNS", "credibly_ahead", "leaderboard", "leaderboard_from_fit",
            "leaderboard_records", "tiers", "weighted_pairwise", "systematic_resample"]
@@ -115,8 +115,6 @@ def systematic_resample(weights: np.ndarray, n: int | None = None, seed: int = 0
 
 
 def _ranks(e: np.ndarray) -> np.ndarray:
-    from simplex_core.inference import ranks_from_scores
-
     return ranks_from_scores(e)
 
 

@@ -1,0 +1,81 @@
+"""The core's import graph has no circle, function-level imports included (issue 15: "no circle"),
+and never reaches the front ends (the app or the command line)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parent.parent / "simplex_core"
+
+
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(CORE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ``simplex_core`` module this file imports, at load time or inside a function."""
+    module = _module_of(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            if base == "simplex_core":  # from simplex_core import fast_density, ...
+                out.update(f"simplex_core.{a.name}" for a in node.names)
+            elif base.startswith("simplex_core."):
+                out.add(base)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("simplex_core."))
+    return out
+
+
+def _unit(module: str) -> str:
+    """The unit of the graph: a top-level module, or a sub-package as a whole (figures, jobs, cli)."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in CORE.rglob("*.py"):
+        unit = _unit(_module_of(path))
+        if unit == "simplex_core":  # the package's own __init__ / __main__
+            continue
+        graph.setdefault(unit, set()).update(_unit(m) for m in _imports(path) if _unit(m) != unit)
+    return graph
+
+
+def test_core_import_graph_has_no_cycle():
+    graph = _graph()
+    assert "simplex_core.inference" in graph and "simplex_core.reweighting" in graph["simplex_core.inference"]
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nb in sorted(graph.get(node, ())):
+            if state.get(nb) == 1:
+                raise AssertionError("import circle: " + " → ".join(path[path.index(nb):] + [nb]))
+            if nb in graph and state.get(nb) is None:
+                visit(nb)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if state.get(node) is None:
+            visit(node)
+
+
+def test_only_the_command_line_imports_the_command_line_and_nothing_imports_the_app():
+    for path in CORE.rglob("*.py"):
+        text = path.read_text()
+        assert "import streamlit" not in text and "from streamlit" not in text, path
+        assert "app_support" not in {m.split(".")[0] for m in _imports(path)}, path
+        if _unit(_module_of(path)) not in ("simplex_core.cli", "simplex_core", "simplex_core.__main__"):
+            assert not any(_unit(m) == "simplex_core.cli" for m in _imports(path)), path
