@@ -123,17 +123,11 @@ def result_json(result: Any, key: str, counts: Any, command_line: str | None = N
 
 def sweep(fits: dict[tuple[float, float], Any], base: Any, counts: Any) -> Any:
     """The paper's sensitivity sweep over the settings already fitted (``{(ω, β_max): result}``,
-    base included): :func:`simplex_core.sensitivity.sensitivity_sweep` reading those fits instead
-    of fitting. Returns its :class:`~simplex_core.sensitivity.SensitivityResult`."""
-    from simplex_core.sensitivity import sensitivity_sweep
+    base included): :func:`simplex_core.sensitivity.summarize_sweep` of those fits. Returns its :class:`~simplex_core.sensitivity.SensitivityResult`."""
+    from simplex_core.sensitivity import summarize_sweep
 
-    base_key = (base.omega, base.beta_max)
+    if (base.omega, base.beta_max) not in fits:
+        raise KeyError("the base fit is not available")
     omegas = sorted(o for (o, b) in fits if b == base.beta_max)
     betas = sorted(b for (o, b) in fits if o == base.omega)
-
-    def lookup(_counts: Any, settings: Any, progress_callback: Any = None) -> Any:
-        return fits[(settings.omega, settings.beta_max)]
-
-    if base_key not in fits:
-        raise KeyError("the base fit is not available")
-    return sensitivity_sweep(counts, base, omegas=omegas, beta_maxes=betas, fit_fn=lookup)
+    return summarize_sweep(counts, base, fits, omegas, betas)

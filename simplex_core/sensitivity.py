@@ -193,7 +193,30 @@ def sensitivity_sweep(
         results = map_tasks(_fit_setting, [(fit_fn, counts, base.replace(omega=o, beta_max=b)) for o, b in distinct],
                             client=client, labels=[f"ω = {o:g}, β_max = {b:g}" for o, b in distinct], on_result=done)
         fits = dict(zip(distinct, results))
-    summaries = {key: candidate_summary(fit) for key, fit in fits.items()}  # the base is in both sweeps
+    result = summarize_sweep(counts, base, fits, omegas, beta_maxes, keep_fits=keep_fits)
+    if progress_callback is not None:
+        progress_callback("sensitivity sweep done", 1.0)
+    return result
+
+
+def summarize_sweep(counts: CountsLike, base: FitSettings, fits: dict[tuple[float, float], FitResult],
+                    omegas: Sequence[float], beta_maxes: Sequence[float], keep_fits: bool = False) -> SensitivityResult:
+    """The sweep's summary from fits already made (``{(ω, β_max): fit}``, the base and every point of
+    the ω sweep at the base β_max and of the β_max sweep at the base ω): Spearman of each setting's
+    point ranks with the base's, and its candidate summary. The app calls this with the fits of its
+    background grid; :func:`sensitivity_sweep` with the fits it made.
+
+    Raises
+    ------
+    KeyError
+        When a fit the plan needs is missing (naming the setting).
+    """
+    plan: list[tuple[str, float, float]] = [("omega", float(o), base.beta_max) for o in omegas]
+    plan += [("beta_max", base.omega, float(b)) for b in beta_maxes]
+    missing = [(o, b) for o, b in [(base.omega, base.beta_max)] + [(o, b) for _, o, b in plan] if (o, b) not in fits]
+    if missing:
+        raise KeyError(f"the sweep has no fit at ω = {missing[0][0]:g}, β_max = {missing[0][1]:g}")
+    summaries = {key: candidate_summary(fits[key]) for key in dict.fromkeys([(base.omega, base.beta_max)] + [(o, b) for _, o, b in plan])}
     base_ranks = _point_ranks_in_data_order(summaries[(base.omega, base.beta_max)], counts.candidates)
     rows = []
     for sweep, o, b in plan:
@@ -208,6 +231,4 @@ def sensitivity_sweep(
             timing=dict(fit.timing),
             fit=fit if keep_fits else None,
         ))
-    if progress_callback is not None:
-        progress_callback("sensitivity sweep done", 1.0)
     return SensitivityResult(base=base, rows=rows)

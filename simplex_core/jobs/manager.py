@@ -305,7 +305,7 @@ class FitManager:
         except Exception as exc:  # noqa: BLE001 — every failure becomes a message on the jobs
             message = (f"The fit workers could not be started ({exc}). Try again later." if not self.scheduler else
                        f"The Dask scheduler at {self.scheduler} cannot be reached ({exc}).")
-            log.error("fit manager: %s", message)
+            log.error("fit manager: %s", message, exc_info=True)
             self._client_error = (time.monotonic(), message)
             self._fail_queued(message)
             return False
