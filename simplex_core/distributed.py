@@ -18,15 +18,20 @@ fit cache, see its folder.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
+import time
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 __all__ = ["default_workers", "start_client", "open_client", "map_tasks", "describe"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: Tries to start a LocalCluster before giving up (see start_client).
+START_ATTEMPTS = 2
 
 #: ``progress(message)``: one line per finished task.
 TaskProgress = Callable[[str], None]
@@ -68,14 +73,27 @@ def start_client(scheduler: str | None = None, n_workers: int | None = None,
     # The scheduler's HTTP server (dashboard, health checks) on a free port: two studies at once, or
     # another Dask program, would otherwise clash on 8787. Worker warnings at shutdown (a worker
     # still inside a compiled sampler gets killed) are not the user's business.
-    with dask.config.set(config or {}):
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                               silence_logs=logging.ERROR)
-    try:
-        return Client(cluster), cluster
-    except BaseException:
-        cluster.close()
-        raise
+    # On a busy machine (measured: the test suite beside a browser) starting the worker processes can
+    # overrun distributed's start-up waits; the start is then cancelled inside distributed.utils.sync,
+    # which surfaces as "cannot access local variable 'result'". Longer waits and a second attempt.
+    settings = {"distributed.comm.timeouts.connect": "90s", **(config or {})}
+    for attempt in range(START_ATTEMPTS):
+        cluster = None
+        try:
+            with dask.config.set(settings):
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                       silence_logs=logging.ERROR)
+                return Client(cluster, timeout="90s"), cluster
+        except (Exception, asyncio.CancelledError):
+            if cluster is not None:
+                try:
+                    cluster.close()
+                except Exception:  # noqa: BLE001 — a half-started cluster may not close cleanly
+                    pass
+            if attempt + 1 == START_ATTEMPTS:
+                raise
+            time.sleep(2.0)
+    raise AssertionError("unreachable")
 
 
 @contextlib.contextmanager
