@@ -82,6 +82,12 @@ def start_in_background() -> threading.Thread:
         except Exception:  # noqa: BLE001 — the first visitor then does the work, and sees any error
             _LOG.exception("warm-up failed; the first visitor will load the default view instead")
 
+    # Dask first, here on the starting thread: imported for the first time by two threads at once
+    # (this warm-up through xarray, a visitor's first fit through the fit manager) it came out
+    # half-initialised ("cannot import name 'annotate' from partially initialized module
+    # 'dask.base'", seen in a browser test's server log) and no fit could start in that process.
+    importlib.import_module("dask")
+    importlib.import_module("distributed")
     thread = threading.Thread(target=run, name="simplex-judge-warmup", daemon=True)
     thread.start()
     return thread

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
 import time
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
@@ -32,6 +33,7 @@ R = TypeVar("R")
 
 #: Tries to start a LocalCluster before giving up (see start_client).
 START_ATTEMPTS = 2
+_IMPORT_LOCK = threading.Lock()
 
 #: ``progress(message)``: one line per finished task.
 TaskProgress = Callable[[str], None]
@@ -57,8 +59,9 @@ def start_client(scheduler: str | None = None, n_workers: int | None = None,
     ValueError
         When the scheduler cannot be reached (naming the address), or ``n_workers < 1``.
     """
-    import dask
-    from distributed import Client, LocalCluster
+    with _IMPORT_LOCK:  # two threads importing Dask for the first time at once can half-initialise it
+        import dask
+        from distributed import Client, LocalCluster
 
     if scheduler:
         try:
