@@ -3,6 +3,8 @@ leave the plot, user names printed as text (never markup), and the slide/paper p
 
 from __future__ import annotations
 
+import io
+
 import json
 
 import numpy as np
@@ -395,6 +397,26 @@ def test_a_long_figure_title_wraps_to_a_narrow_window():
     short = go.Figure(layout=dict(title_text="Short", margin_t=60))
     wrap_title(short)
     assert short.layout.title.text == "Short" and short.layout.margin.t == 60
+
+
+def test_a_wrapped_title_anchored_at_the_top_stays_inside_the_figure():
+    """Plotly lifts a several-line title anchored at its top by part of a line per added line: the
+    first line of a wrapped ranking title was cut at the figure's top edge. Measured in pixels on
+    the exported image."""
+    pytest.importorskip("kaleido")
+    from PIL import Image
+
+    from simplex_core.figures.style import wrap_title
+
+    title = "TriviaQA 'Judging the Judges' V1 · correctness: rank distributions (ω = 0, β_max = 5, shared-truth likelihood)"
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
+    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", y=1.0, yref="container", yanchor="top",
+                                 pad=dict(t=10)), width=700, height=400, margin=dict(t=60))
+    wrap_title(fig, 700)
+    assert len(fig.layout.title.text.split("<br>")) == 2
+    image = np.asarray(Image.open(io.BytesIO(fig.to_image(format="png"))).convert("L"))
+    first_ink = int(np.where((image < 200).any(axis=1))[0][0])
+    assert first_ink >= 5, f"the title starts {first_ink} px below the top edge"
 
 
 @pytest.mark.parametrize("high", [[0.02, 0.18, 0.80], [0.3, 0.02, 0.68], [0.05, 0.05, 0.9], [0.01, 0.6, 0.39]])

@@ -348,6 +348,11 @@ def wrap_title(fig, width_px: float = NARROW_FIGURE_PX) -> None:
     lines = wrap_words(text, max_chars)
     fig.update_layout(title_text="<br>".join(lines),
                       margin_t=int((fig.layout.margin.t or 80) + (len(lines) - 1) * 1.3 * size + 8))
+    if fig.layout.title.yanchor == "top":
+        # Plotly places a several-line title anchored at the top about 0.7 of a line per added line
+        # too high (measured: the first line of a two-line title cut at the figure's top edge)
+        pad = fig.layout.title.pad.t or 0
+        fig.update_layout(title_pad_t=int(pad + (len(lines) - 1) * 0.75 * size + 2))
 
 
 def ternary_tick_label_boxes(char_w: float, line_h: float, gap: float,
