@@ -29,8 +29,6 @@ TRUTH_PAIRS = ("triviaqa-v1:correctness", "triviaqa-v2:correctness", "topical-ch
 # WildBench with self-family exclusion on leaves gpt-3.5-turbo-0125 with no judgment at all (the data
 # loader refuses it with a message), so WildBench runs with exclusion off, as issue 12 asks.
 OTHER = ("wildbench-v2:overall:no-exclusion", "simulated:gpqa-like-3-judges")
-GRID_OMEGAS = (0.0, 1.0, 2.0, 4.0, 8.0)
-GRID_BETAS = (0.0, 1.0, 5.0, 10.0, 20.0)
 
 
 def case_counts(case: str):
@@ -77,9 +75,11 @@ def main(argv: list[str] | None = None) -> None:
     settings = [FitSettings(omega=0.0, beta_max=5.0, likelihood=args.likelihood)]
     if args.integrated:
         settings.append(FitSettings(integrated=True, likelihood=args.likelihood))
-    if args.grid:
-        settings += [FitSettings(omega=o, beta_max=b, likelihood=args.likelihood)
-                     for o in GRID_OMEGAS for b in GRID_BETAS if (o, b) != (0.0, 5.0)]
+    if args.grid:  # the app's grid, from the protocol's owner
+        from simplex_core.sensitivity import base_settings, grid_settings
+
+        base = base_settings(FitSettings(likelihood=args.likelihood))
+        settings += [s for s in grid_settings(base) if (s.omega, s.beta_max) != (base.omega, base.beta_max)]
     tasks = [(case, s) for case in args.cases.split(",") for s in settings]
     print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}")
     print(f"# load before: {uptime()}", flush=True)

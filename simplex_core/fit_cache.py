@@ -122,9 +122,10 @@ class FitCache:
 
     def contains(self, counts: CountsLike, settings: FitSettings) -> bool:
         """Whether a complete entry (or an in-memory fit) exists; a broken entry is quarantined."""
-        if (str(self.root), fit_key(counts, settings)) in _MEMORY:
+        key = fit_key(counts, settings)  # hashes the counts and patterns: once
+        if (str(self.root), key) in _MEMORY:
             return True
-        p = self.path(counts, settings)
+        p = self.fits_dir / key
         if not p.exists():
             return False
         try:

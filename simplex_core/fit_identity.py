@@ -36,9 +36,10 @@ __all__ = ["KEY_FORMAT", "MODEL_FIELDS", "counts_hash", "data_hash", "data_key",
 #: Bump when what a key covers changes (every cached fit is then fitted again).
 KEY_FORMAT = 1
 
-#: The settings that define the model (the rest say how long, with which seed and engine it was
-#: sampled). Kept here until FitSettings splits model settings from sampler settings.
-MODEL_FIELDS = ("omega", "beta_max", "integrated", "prior", "delta", "self_exclusion", "likelihood")
+#: The settings that define the model and the data view it reads (the rest say how long, with which
+#: seed and engine it was sampled): ``model.MODEL_FIELDS + model.DATA_VIEW_FIELDS``, written out so
+#: that this module imports nothing of the project (a test holds the two equal).
+MODEL_FIELDS = ("omega", "beta_max", "integrated", "prior", "delta", "likelihood", "self_exclusion")
 
 
 def _update(h: Any, a: np.ndarray, dtype: Any) -> None:

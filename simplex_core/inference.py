@@ -568,7 +568,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             done_chains += n_chains
 
     sample_round(0, 0.05, 0.90 if len(groups) == 1 else 0.30, "")
-    idata = runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
+    idata = _pooled(runs)
     diagnostics = diagnose(idata, tuple(counts.candidates))
     rounds, tempered_s, tempering_load_s = 1, 0.0, 0.0
     longer = settings.replace(draws=2 * settings.draws, tune=2 * settings.tune)  # the extra rounds' chains
@@ -600,7 +600,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
                          f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): "
                          "chains twice as long, ", base=longer)
             rounds += 1
-            idata = runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
+            idata = _pooled(runs)
             diagnostics = diagnose(idata, tuple(counts.candidates))
     target_accept_used = float(settings.target_accept)
     for retry_accept in DIVERGENCE_RETRY_ACCEPT:
@@ -623,7 +623,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         else:
             runs.clear()
             sample_round(0, 0.9, 0.95, "", base=retry)
-            again = runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
+            again = _pooled(runs)
             again_diagnostics = diagnose(again, tuple(counts.candidates))
         if again_diagnostics.divergences < diagnostics.divergences:
             idata, diagnostics, target_accept_used = again, again_diagnostics, retry_accept
@@ -645,6 +645,13 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
 
 _FAST_LOADED = threading.Event()
+
+
+def _pooled(runs: list):
+    """The sampling runs as one posterior, their chains side by side."""
+    import arviz as az
+
+    return runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
 
 #: Acceptance targets of the fresh runs after divergent transitions (engine ``'fast'``), tried in turn
 #: while divergences remain; the run with the fewest divergences is kept.

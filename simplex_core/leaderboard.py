@@ -114,10 +114,6 @@ def systematic_resample(weights: np.ndarray, n: int | None = None, seed: int = 0
     return np.minimum(np.searchsorted(np.cumsum(w), u), w.size - 1)
 
 
-def _ranks(e: np.ndarray) -> np.ndarray:
-    return ranks_from_scores(e)
-
-
 def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> np.ndarray:
     order = np.argsort(x, axis=0, kind="stable")
     xs = np.take_along_axis(x, order, axis=0)
@@ -157,7 +153,7 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
     S, K = e.shape
     w = _weights(weights, S)
     names = [str(c) for c in candidates]
-    ranks = _ranks(e)
+    ranks = ranks_from_scores(e)
     mean = w @ e
     alpha = (1 - INTERVAL) / 2
     if weights is None:

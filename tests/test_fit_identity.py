@@ -74,3 +74,9 @@ def test_identity_imports_nothing_of_the_caches_jobs_or_app():
             "print(sorted(m for m in sys.modules if m.startswith(('simplex_core', 'app_support', 'streamlit'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert eval(out) == ["simplex_core", "simplex_core.fit_identity"]
+
+
+def test_identity_model_fields_are_the_models_own():
+    from simplex_core import fit_identity, model
+
+    assert fit_identity.MODEL_FIELDS == model.MODEL_FIELDS + model.DATA_VIEW_FIELDS

@@ -8,6 +8,8 @@ Ternary drawings place the levels as :mod:`simplex_core.geometry` does: lowest l
 
 from __future__ import annotations
 
+import textwrap
+
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -323,15 +325,7 @@ def inside_triangle(box: tuple[float, float, float, float], tol: float = 0.0) ->
 def wrap_words(text: str, max_chars: int) -> list[str]:
     """``text`` broken at spaces into lines of at most ``max_chars`` characters (a longer word keeps
     its own line)."""
-    lines, line = [], ""
-    for word in text.split(" "):
-        if line and len(line) + 1 + len(word) > max_chars:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    lines.append(line)
-    return lines
+    return textwrap.wrap(text, max_chars, break_long_words=False, break_on_hyphens=False) or [text]
 
 
 def wrap_title(fig, width_px: float = NARROW_FIGURE_PX) -> None:

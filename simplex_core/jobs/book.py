@@ -18,7 +18,7 @@ import heapq
 import itertools
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable
 
 from .status import FINAL_STATES, INTERACTIVE, GroupProgress, JobState, JobStatus
@@ -56,13 +56,10 @@ class Job:
     finished_at: float | None = None
 
     def snapshot(self, queue_position: int | None = None) -> JobStatus:
-        return JobStatus(
-            job_id=self.job_id, key=self.key, state=self.state, priority=self.priority, label=self.label,
-            group=self.group, draws_done=self.draws_done, draws_total=self.draws_total, phase=self.phase,
-            stage=self.stage, reported_fraction=self.reported_fraction, from_cache=self.from_cache,
-            message=self.message, submitted_at=self.submitted_at, started_at=self.started_at,
-            finished_at=self.finished_at, queue_position=queue_position,
-        )
+        # every field of the snapshot from this record's field of the same name (a new JobStatus
+        # field fails here until the record has it)
+        return JobStatus(**{f.name: getattr(self, f.name) for f in fields(JobStatus) if f.name != "queue_position"},
+                         queue_position=queue_position)
 
 
 class JobBook:
