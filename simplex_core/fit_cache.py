@@ -51,6 +51,35 @@ log = logging.getLogger(__name__)
 _SWEPT: set[str] = set()
 _MEMORY: "OrderedDict[tuple[str, str], Any]" = OrderedDict()
 _LOCK = threading.Lock()
+# HDF5 (under h5netcdf / h5py) is not safe for concurrent use by threads of one process: in the app
+# (page script, warm-up and prefetch threads) a read racing another read or write failed with "Failed
+# to find converter … PYTHON:OBJECT" and healthy entries were quarantined. Every NetCDF read and write
+# of the project goes through read_netcdf / write_netcdf, which take this lock.
+HDF5_LOCK = threading.RLock()
+
+
+def read_netcdf(path: str | Path) -> Any:
+    """An InferenceData read fully from a NetCDF file (the file is closed on return)."""
+    import arviz as az
+
+    with HDF5_LOCK, az.rc_context({"data.load": "eager"}):
+        return az.from_netcdf(str(path))
+
+
+def write_netcdf(idata: Any, path: str | Path) -> None:
+    """Write an InferenceData as NetCDF."""
+    with HDF5_LOCK:
+        idata.to_netcdf(str(path))
+
+
+def _read_twice(path: Path) -> Any:
+    """read_netcdf, tried a second time before the entry is called broken: a fit costs seconds to
+    minutes, so one failed read (a file system hiccup) must not throw it away."""
+    try:
+        return read_netcdf(path)
+    except Exception:  # noqa: BLE001 — the second failure is the one reported
+        time.sleep(0.05)
+        return read_netcdf(path)
 
 
 class CacheEntryError(Exception):
@@ -138,8 +167,6 @@ class FitCache:
     def get(self, counts: CountsLike, settings: FitSettings) -> "FitResult | None":
         """The cached fit for these counts and settings, or None. An entry that does not read back
         is quarantined (with a warning), so that the next request fits again."""
-        import arviz as az
-
         from simplex_core.inference import Diagnostics, FitResult
 
         key = fit_key(counts, settings)
@@ -155,8 +182,7 @@ class FitCache:
             if summary.get("format") != _FORMAT or summary.get("settings") != settings.to_dict():
                 raise CacheEntryError("it was written for other settings or an older format")
             try:
-                with az.rc_context({"data.load": "eager"}):  # read fully, close the file
-                    idata = az.from_netcdf(str(p / "posterior.nc"))
+                idata = _read_twice(p / "posterior.nc")
                 diag = Diagnostics(**summary["diagnostics_full"])
                 timing = dict(summary["timing"])
             except Exception as exc:  # noqa: BLE001 — any failure to read back means a broken entry
@@ -218,7 +244,7 @@ class FitCache:
         self.fits_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.{uuid.uuid4().hex[:8]}.", dir=self.fits_dir))
         try:
-            fit.idata.to_netcdf(str(tmp / "posterior.nc"))
+            write_netcdf(fit.idata, tmp / "posterior.nc")
             summary: dict[str, Any] = {
                 "format": _FORMAT,
                 "counts_hash": counts_hash(fit.counts),
