@@ -56,12 +56,13 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
         raise ValueError(f"interval must be in (0, 1); got {interval}.")
     order = [str(c) for c in candidate_order]
     frame = rank_draws.assign(candidate=rank_draws["candidate"].astype(str))
-    unknown = sorted(set(frame["candidate"]) - set(order))
+    unknown = sorted(set(frame["candidate"].unique()) - set(order))
     shown = {c: safe_text(c) for c in order}  # names are data, never markup
     if unknown:
         raise ValueError(f"rank_draws has candidates missing from candidate_order: {unknown}.")
-    methods = list(method_order) if method_order is not None else list(dict.fromkeys(frame["method"]))
-    missing = [m for m in methods if m not in set(frame["method"])]
+    present = list(frame["method"].unique())  # order of appearance
+    methods = list(method_order) if method_order is not None else present
+    missing = [m for m in methods if m not in set(present)]
     if missing:
         raise ValueError(f"method_order names methods with no rows: {missing}.")
     uses_labels = dict(uses_labels or {})
@@ -92,7 +93,8 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
             ))
             n_boxes += 1
         else:
-            sub = sub.set_index("candidate").reindex([c for c in order if c in set(sub["candidate"])])
+            have = set(sub["candidate"].unique())
+            sub = sub.set_index("candidate").reindex([c for c in order if c in have])
             symbol = next(point_symbols)
             fig.add_trace(go.Scatter(
                 x=sub["rank"].to_numpy(dtype=float), y=[shown[c] for c in sub.index], mode="markers", name=name,
