@@ -149,7 +149,13 @@ def label_suggestions_panel(table, view, source_label: str) -> None:
     """Answers whose true score would most reduce the ranking's uncertainty (simplex_core.labelling)."""
     if view is None or view.result is None or view.result_settings is None:
         return
-    with st.expander("What to label next"):
+    # computed only while open (on_change="rerun" gives the expander an .open state): the suggestions
+    # cost seconds of server CPU per fit, which every visitor would otherwise pay on each new fit
+    panel = st.expander("What to label next", key="exp_label_next", on_change="rerun")
+    with panel:
+        if not panel.open:
+            st.caption("Open to compute the suggestions.")
+            return
         if view.result_settings.likelihood != "shared-truth":
             st.caption("Label suggestions reweight the draws of the shared-truth model: they need a fit with the "
                        "shared-truth likelihood.")

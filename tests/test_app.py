@@ -378,6 +378,19 @@ def test_opening_the_app_shows_the_precomputed_fit_without_fitting():
     assert _bayes_boxes(at)  # the Bayesian rank distributions are on the first page
 
 
+def test_label_suggestions_are_computed_only_when_their_panel_is_opened():
+    at = new_app()
+    assert "Open to compute the suggestions." in texts(at)
+    assert not any("expected_reduction" in d.value.columns for d in at.dataframe)
+    at.session_state["exp_label_next"] = True  # what clicking the expander does
+    at.run()
+    assert_clean(at)
+    tables = [d.value for d in at.dataframe if "expected_reduction" in d.value.columns]
+    assert len(tables) == 1 and len(tables[0]) == 20  # the default budget
+    assert {"item", "candidate"} <= set(tables[0].columns)
+    assert (tables[0]["expected_reduction"] >= 0).all() and tables[0]["expected_reduction"].iloc[0] > 0
+
+
 def test_the_precomputed_assets_are_small_and_describe_themselves():
     from app_support.precomputed import ASSETS, META_FILE, POSTERIOR_FILE
 
