@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -72,14 +73,33 @@ def write_netcdf(idata: Any, path: str | Path) -> None:
         idata.to_netcdf(str(path))
 
 
+class ProcessExiting(Exception):
+    """A read failed while this process shuts down: says nothing about the entry."""
+
+
+def _process_exiting() -> bool:
+    # At exit h5py unregisters its type converters (an atexit hook) while other threads may still
+    # read: reads then fail ("Failed to find converter", h5netcdf assertions) on healthy files.
+    # threading._shutdown has run by then, so the main thread no longer counts as alive.
+    return sys.is_finalizing() or not threading.main_thread().is_alive()
+
+
 def _read_twice(path: Path) -> Any:
     """read_netcdf, tried a second time before the entry is called broken: a fit costs seconds to
-    minutes, so one failed read (a file system hiccup) must not throw it away."""
+    minutes, so one failed read (a file system hiccup) must not throw it away; nor a read that
+    failed because the process is exiting (ProcessExiting)."""
     try:
         return read_netcdf(path)
     except Exception:  # noqa: BLE001 — the second failure is the one reported
+        if _process_exiting():
+            raise ProcessExiting(str(path)) from None
         time.sleep(0.05)
-        return read_netcdf(path)
+        try:
+            return read_netcdf(path)
+        except Exception:  # noqa: BLE001
+            if _process_exiting():
+                raise ProcessExiting(str(path)) from None
+            raise
 
 
 class CacheEntryError(Exception):
@@ -185,8 +205,12 @@ class FitCache:
                 idata = _read_twice(p / "posterior.nc")
                 diag = Diagnostics(**summary["diagnostics_full"])
                 timing = dict(summary["timing"])
+            except ProcessExiting:
+                return None  # the entry is fine; this process is going away
             except Exception as exc:  # noqa: BLE001 — any failure to read back means a broken entry
-                raise CacheEntryError(f"it does not read back ({type(exc).__name__})") from None
+                log.warning("fit cache entry %s does not read back", key, exc_info=True)
+                why = f"{type(exc).__name__}: {exc}".strip().rstrip(":")[:300]
+                raise CacheEntryError(f"it does not read back ({why})") from None
         except CacheEntryError as exc:
             self._quarantine(p, str(exc))
             return None

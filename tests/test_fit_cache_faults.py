@@ -121,3 +121,22 @@ def test_a_cache_folder_that_cannot_be_written_keeps_fits_in_memory(tmp_path):
     other = make_fit(settings=fit.settings.replace(seed=5))
     with pytest.warns(RuntimeWarning):
         assert store.save(other.counts, other.settings, other) is False  # the worker then sends it back
+
+
+def test_a_read_that_fails_while_the_process_exits_leaves_the_entry_alone(tmp_path, monkeypatch):
+    # at exit h5py unregisters its converters while other threads may still read healthy files
+    cache = fit_cache.FitCache(tmp_path)
+    fit = make_fit()
+    entry = cache.put(fit)
+
+    def failing_read(path):
+        raise AssertionError("h5netcdf: chunks of a scalar")
+
+    monkeypatch.setattr(fit_cache, "read_netcdf", failing_read)
+    monkeypatch.setattr(fit_cache, "_process_exiting", lambda: True)
+    assert cache.get(fit.counts, fit.settings) is None
+    assert entry.exists() and not cache.quarantine_dir.exists()
+    monkeypatch.setattr(fit_cache, "_process_exiting", lambda: False)  # the same failure otherwise: broken
+    with pytest.warns(RuntimeWarning, match="does not read back \\(AssertionError: h5netcdf"):
+        assert cache.get(fit.counts, fit.settings) is None
+    assert not entry.exists()
