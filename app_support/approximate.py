@@ -168,7 +168,8 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
 def approximate(view: fits.FitView) -> Approximate | None:
     """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
     available, or the requested fit is already shown)."""
-    from simplex_core.reweighting import best_source, reweighted_leaderboard
+    from simplex_core.leaderboard import leaderboard
+    from simplex_core.reweighting import best_source
 
     target = view.requested
     if view.current or target.integrated:
@@ -179,7 +180,8 @@ def approximate(view: fits.FitView) -> Approximate | None:
     if found is None:
         return None
     i, rw = found
-    return Approximate(reweighted_leaderboard(sources[i][1], rw), rw, sources[i][0])
+    draws = sources[i][1]
+    return Approximate(leaderboard(draws.expected_score, draws.candidates, weights=rw.weights), rw, sources[i][0])
 
 
 def approximate_section(view: fits.FitView | None) -> Approximate | None:
@@ -224,7 +226,7 @@ def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted
     """The sensitivity curves on the fine grid, reweighted from the sweep's fits (``ready``), with
     the fitted points marked and a band where k̂ > 0.7; None when no fit can be reweighted."""
     from simplex_core.figures import reweighted_sensitivity_figure
-    from simplex_core.reweighting import reweighted_sweep
+    from simplex_core.sensitivity import reweighted_sweep
 
     memo = _draws_memo()
     sources = [d for d in (memo.get(fit_key(v.counts, v.requested), v.result) for v in ready) if d is not None]

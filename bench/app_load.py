@@ -69,8 +69,8 @@ def label(omega: float, beta: float) -> str:
     return f"ω = {omega:g}, β_max = {beta:g}"
 
 
-def stored_fits(cache: Path) -> dict[tuple[float, float], tuple[float, dict]]:
-    """(ω, β_max) -> (time stored, summary.json) of every fit in the cache."""
+def stored_fits(cache: Path) -> dict[tuple[float, float], tuple[float, Path]]:
+    """(ω, β_max) -> (time stored, folder) of every fit in the cache."""
     out = {}
     for d in (cache / "fits").glob("*"):
         if d.name.startswith(".") or not (d / "summary.json").exists():
@@ -79,17 +79,17 @@ def stored_fits(cache: Path) -> dict[tuple[float, float], tuple[float, dict]]:
         s = summary["settings"]
         if s.get("integrated"):
             continue
-        out[(float(s["omega"]), float(s["beta_max"]))] = ((d / "posterior.nc").stat().st_mtime, summary)
+        out[(float(s["omega"]), float(s["beta_max"]))] = ((d / "posterior.nc").stat().st_mtime, d)
     return out
 
 
-def expected_line(summary: dict) -> str:
-    import pandas as pd
+def expected_line(folder: Path) -> str:
+    """The ranking line the page should show for the fit stored in ``folder``."""
+    import arviz as az
 
-    from simplex_core.summaries import ranking_sentence
+    from simplex_core.summaries import candidate_summary, ranking_sentence
 
-    table = pd.DataFrame(summary["candidates"])
-    return ranking_sentence(table).replace("**", "")
+    return ranking_sentence(candidate_summary(az.from_netcdf(str(folder / "posterior.nc")))).replace("**", "")
 
 
 def first_paint(browser, url: str) -> float:

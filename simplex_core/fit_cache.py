@@ -207,8 +207,6 @@ class FitCache:
     def _put(self, fit: "FitResult", final: Path) -> Path:
         from dataclasses import asdict
 
-        from simplex_core.summaries import candidate_summary
-
         if final.exists():
             try:
                 self._check(final)
@@ -227,7 +225,6 @@ class FitCache:
                 "diagnostics": fit.diagnostics.to_dict(),
                 "diagnostics_full": asdict(fit.diagnostics),
                 "timing": {k: v for k, v in fit.timing.items() if k != "from_cache"},
-                "candidates": json.loads(candidate_summary(fit).to_json(orient="records")),
                 "posterior_bytes": (tmp / "posterior.nc").stat().st_size,
             }
             (tmp / "summary.json").write_text(json.dumps(summary, indent=1))
