@@ -98,19 +98,17 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
     from disk takes ~0.3 s, so the others are not read."""
     from simplex_core.reweighting import structure_problem
 
-    from . import precomputed
-
     memo = _draws_memo()
     found: list[tuple[FitSettings, Any, str]] = []  # (settings, result or None: read when needed, memo key)
     for s in grid_settings(settings.replace(integrated=False)):
         found.append((s, None, fit_key(counts, s)))
     for s, result in shown or []:
         if result is not None:
-            found.append((s, result, fit_key(counts, s) + (":pre" if isinstance(result, precomputed.PrecomputedResult) else "")))
-    for pre in precomputed.reweighting_sources(counts):
+            found.append((s, result, fit_key(counts, s) + (":pre" if result.timing.get("read_only") else "")))
+    for pre in fits.shipped_fits(counts):
         # shipped fits carry the sampler sizes they were made with: compare the model fields only
-        s = settings.replace(**{k: getattr(pre.settings, k) for k in ("omega", "beta_max")})
-        if pre.meta.get("model_key") == model_key(counts, s):
+        s = settings.replace(omega=pre.settings.omega, beta_max=pre.settings.beta_max)
+        if model_key(counts, pre.settings) == model_key(counts, s):
             found.append((s, pre, fit_key(counts, s) + ":pre"))
     found = [f for f in found if structure_problem(f[0], settings) is None]
     # k̂ grows fast with the distance in ω (a ratio of Beta priors), less so in β_max
