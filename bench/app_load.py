@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.app_latency import MAIN_TEXT  # noqa: E402
 from bench.speed import uptime  # noqa: E402
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _wait_healthy  # noqa: E402
+from tests.streamlit_server import streamlit_server  # noqa: E402
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 #: (ω, β_max) of the eight sessions: the paper's two sweeps around the shipped default (0, 5).
 SETTINGS = [(1.0, 5.0), (2.0, 5.0), (4.0, 5.0), (8.0, 5.0), (0.0, 0.0), (0.0, 1.0), (0.0, 10.0), (0.0, 20.0)]
@@ -127,14 +127,8 @@ def main(argv: list[str] | None = None) -> None:
         env.pop("SIMPLEX_JUDGE_FAST", None)
         if args.fast:
             env["SIMPLEX_JUDGE_FAST"] = "1"
-        log = open(cache / "server.log", "w")
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true",
-                                 "--server.port", str(args.port), "--browser.gatherUsageStats", "false"],
-                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{args.port}"
         sessions, paints = [], []
-        try:
-            _wait_healthy(url, proc)
+        with open(cache / "server.log", "w") as log, streamlit_server("serve.py", args.port, env, log, stop_timeout=60) as url:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
                 paints.append(("before the sessions", first_paint(browser, url)))
@@ -168,13 +162,6 @@ def main(argv: list[str] | None = None) -> None:
                     s["stored"] = entry[0] if entry else None
                     s["correct"] = bool(entry and s["line"] and expected_line(entry[1]) in s["line"].replace("\u2060", ""))
                 browser.close()
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
     print("\n| session | setting | shown after open (s) | stored → shown (s) | own correct result | error alerts |")
     print("|---|---|---|---|---|---|")
     lags = []

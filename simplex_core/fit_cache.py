@@ -148,14 +148,18 @@ class FitCache:
         key = fit_key(counts, settings)  # hashes the counts and patterns: once
         if (str(self.root), key) in _MEMORY:
             return True
-        p = self.fits_dir / key
-        if p.exists():
-            try:
-                self._check(p)
-                return True
-            except CacheEntryError as exc:
-                self._quarantine(p, str(exc))
-        return self._stand_in(counts, settings) is not None
+        return self._complete(self.fits_dir / key) or self._stand_in(counts, settings) is not None
+
+    def _complete(self, p: Path) -> bool:
+        """Whether the entry at ``p`` is there and complete; a broken one is quarantined."""
+        if not p.exists():
+            return False
+        try:
+            self._check(p)
+            return True
+        except CacheEntryError as exc:
+            self._quarantine(p, str(exc))
+            return False
 
     def get(self, counts: CountsLike, settings: FitSettings) -> "FitResult | None":
         """The cached fit for these counts and settings, or None. An entry that does not read back
@@ -265,12 +269,8 @@ class FitCache:
     def _put(self, fit: "FitResult", final: Path) -> Path:
         from dataclasses import asdict
 
-        if final.exists():
-            try:
-                self._check(final)
-                return final
-            except CacheEntryError as exc:
-                self._quarantine(final, str(exc))
+        if self._complete(final):
+            return final
         self.fits_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.{uuid.uuid4().hex[:8]}.", dir=self.fits_dir))
         try:
