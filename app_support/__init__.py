@@ -5,9 +5,8 @@
 - :mod:`app_support.sidebar`: the shared controls and the analysis context pages read;
 - :mod:`app_support.data_access`: cached wrappers around the catalogue, loading, collapsing,
   distributions and baselines;
-- :mod:`app_support.fits`: the process-wide fit manager, cached fit results, progress panels and the
-  background grid;
-- :mod:`app_support.precomputed`: the precomputed default result shipped in ``assets/precomputed/``;
+- :mod:`app_support.fits`: the process-wide fit manager, cached fit results (the fits shipped in
+  ``assets/precomputed/`` are the fit cache's read-only layer), progress panels and the background grid;
 - :mod:`app_support.results`: cached posterior tables (through :mod:`simplex_core.summaries`);
 - :mod:`app_support.page_parts`: headers and "nothing yet" states several pages share;
 - :mod:`app_support.downloads`: download buttons (CSV, HTML, PNG/SVG, NetCDF, JSON);

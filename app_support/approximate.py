@@ -98,19 +98,17 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
     from disk takes ~0.3 s, so the others are not read."""
     from simplex_core.reweighting import structure_problem
 
-    from . import precomputed
-
     memo = _draws_memo()
     found: list[tuple[FitSettings, Any, str]] = []  # (settings, result or None: read when needed, memo key)
     for s in grid_settings(settings.replace(integrated=False)):
         found.append((s, None, fit_key(counts, s)))
     for s, result in shown or []:
         if result is not None:
-            found.append((s, result, fit_key(counts, s) + (":pre" if isinstance(result, precomputed.PrecomputedResult) else "")))
-    for pre in precomputed.reweighting_sources(counts):
+            found.append((s, result, fit_key(counts, s) + (":pre" if result.timing.get("read_only") else "")))
+    for pre in fits.shipped_fits(counts):
         # shipped fits carry the sampler sizes they were made with: compare the model fields only
-        s = settings.replace(**{k: getattr(pre.settings, k) for k in ("omega", "beta_max")})
-        if pre.meta.get("model_key") == model_key(counts, s):
+        s = settings.replace(omega=pre.settings.omega, beta_max=pre.settings.beta_max)
+        if model_key(counts, pre.settings) == model_key(counts, s):
             found.append((s, pre, fit_key(counts, s) + ":pre"))
     found = [f for f in found if structure_problem(f[0], settings) is None]
     # k̂ grows fast with the distance in ω (a ratio of Beta priors), less so in β_max
@@ -168,7 +166,8 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
 def approximate(view: fits.FitView) -> Approximate | None:
     """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
     available, or the requested fit is already shown)."""
-    from simplex_core.reweighting import best_source, reweighted_leaderboard
+    from simplex_core.leaderboard import leaderboard
+    from simplex_core.reweighting import best_source
 
     target = view.requested
     if view.current or target.integrated:
@@ -179,7 +178,8 @@ def approximate(view: fits.FitView) -> Approximate | None:
     if found is None:
         return None
     i, rw = found
-    return Approximate(reweighted_leaderboard(sources[i][1], rw), rw, sources[i][0])
+    draws = sources[i][1]
+    return Approximate(leaderboard(draws.expected_score, draws.candidates, weights=rw.weights), rw, sources[i][0])
 
 
 def approximate_section(view: fits.FitView | None) -> Approximate | None:
@@ -224,7 +224,7 @@ def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted
     """The sensitivity curves on the fine grid, reweighted from the sweep's fits (``ready``), with
     the fitted points marked and a band where k̂ > 0.7; None when no fit can be reweighted."""
     from simplex_core.figures import reweighted_sensitivity_figure
-    from simplex_core.reweighting import reweighted_sweep
+    from simplex_core.sensitivity import reweighted_sweep
 
     memo = _draws_memo()
     sources = [d for d in (memo.get(fit_key(v.counts, v.requested), v.result) for v in ready) if d is not None]

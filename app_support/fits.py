@@ -1,9 +1,10 @@
-"""Fits in the app: the process-wide fit manager, cached results, progress panels, the precomputed
-default result and the background ω × β_max grid.
+"""Fits in the app: the process-wide fit manager, cached results, progress panels and the
+background ω × β_max grid.
 
 Pages call :func:`get_fit` for the settings they show. It never blocks: a result comes from the
-in-memory memo, the on-disk fit cache (through the manager, without starting a worker) or the
-precomputed default; otherwise an interactive fit is queued for the manager's Dask workers and
+in-memory memo or the fit store (through the manager, without starting a worker): the on-disk fit
+cache, then the fits shipped in ``assets/precomputed/`` as its read-only layer (the default fit,
+shown on opening whatever the app's sampler sizes); otherwise an interactive fit is queued for the manager's Dask workers and
 the page draws :func:`fit_status_panel`, a fragment that polls the job every second, shows
 progress with a Cancel button, and reruns the page when the result is ready. While a fit runs the
 page may show the last result of the same data (``FitView.origin == "stale"``), marked as such.
@@ -21,13 +22,13 @@ import streamlit as st
 
 from simplex_core.data import Counts, JudgmentTable, count_tensor
 from simplex_core.fit_identity import data_key, fit_key
-from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitManager, JobStatus, format_duration
+from simplex_core.fit_cache import SHIPPED_DIR
+from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitCacheStore, FitManager, JobStatus, format_duration
 from simplex_core import sensitivity
 from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
 from . import data_access as da
-from . import precomputed
 from .safe_text import md
 from .state import BETA_MAX_GRID, OMEGA_GRID, K
 
@@ -45,7 +46,22 @@ def fit_manager() -> FitManager:
     ``SIMPLEX_JUDGE_SCHEDULER`` / ``serve.py --scheduler``). The fits of a session that has left
     are cancelled (:func:`owner_alive`)."""
     warm = os.environ.get("SIMPLEX_JUDGE_WARM_WORKER", "1") not in ("0", "false", "no")
-    return FitManager(warm=warm, owner_alive=owner_alive)
+    return FitManager(store=fit_store(), warm=warm, owner_alive=owner_alive)
+
+
+def fit_store() -> FitCacheStore:
+    """The app's fit store: the fit cache, with the fits shipped with the app as a read-only layer."""
+    return FitCacheStore(read_only=(str(SHIPPED_DIR),))
+
+
+def shipped_fits(counts: Counts) -> list[Any]:
+    """The fits shipped with the app for these data (the default and the ω = 1 reweighting source)."""
+    return fit_store().read_only_fits(counts)
+
+
+def origin_of(result: Any) -> str:
+    """``"precomputed"`` for a fit shipped with the app, else ``"cache"``."""
+    return "precomputed" if result.timing.get("read_only") else "cache"
 
 
 # Fit owner (K.FIT_OWNER) -> the Streamlit session it belongs to. A module global, not a cached
@@ -207,11 +223,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     view = FitView(requested=settings, counts=counts, key=key)
     result = cached_result(counts, settings)
     if result is not None:
-        view.result, view.result_settings, view.origin = result, settings, "cache"
-        return view
-    pre = precomputed.match(counts, settings)
-    if pre is not None:
-        view.result, view.result_settings, view.origin = pre, settings, "precomputed"
+        view.result, view.result_settings, view.origin = result, settings, origin_of(result)
         return view
     manager = fit_manager()
     job = manager.find(counts, settings)
@@ -248,7 +260,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((data_key(counts), purpose))
     if shown is not None:
         old_settings = FitSettings.from_dict(shown)
-        old = cached_result(counts, old_settings) or precomputed.match(counts, old_settings)
+        old = cached_result(counts, old_settings)
         if old is not None:
             view.result, view.result_settings, view.origin = old, old_settings, "stale"
     return view

@@ -3,7 +3,7 @@
 
 Every wrapper takes the result (not hashed) and a key naming the fit (hashed), so a table is
 computed once per fit and server process. A result is a :class:`simplex_core.inference.FitResult`
-or the precomputed default (same attributes: ``idata``, ``diagnostics``, ``settings``).
+(fitted, or the shipped default read from the fit cache's read-only layer).
 """
 
 from __future__ import annotations

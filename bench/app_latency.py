@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +43,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.speed import uptime  # noqa: E402
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, PAGES, _wait_healthy  # noqa: E402
+from tests.streamlit_server import streamlit_server  # noqa: E402
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, PAGES  # noqa: E402
 
 MAIN_TEXT = "() => (document.querySelector('[data-testid=\"stMain\"]') || {innerText: ''}).innerText"
 SIDEBAR_TEXT = "() => (document.querySelector('[data-testid=\"stSidebar\"]') || {innerText: ''}).innerText"
@@ -232,12 +232,7 @@ def main(argv: list[str] | None = None) -> None:
             env["SIMPLEX_JUDGE_FAST"] = "1"
         else:
             env.pop("SIMPLEX_JUDGE_FAST", None)
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true",
-                                 "--server.port", str(args.port), "--browser.gatherUsageStats", "false"],
-                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{args.port}"
-        try:
-            _wait_healthy(url, proc)
+        with streamlit_server("serve.py", args.port, env) as url:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
                 fresh = open_pages(browser, url)
@@ -254,9 +249,6 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"# load: {uptime()}", flush=True)
                 warm = open_pages(browser, url)
                 browser.close()
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
     print("\n| page | fresh: content (s) | fresh: figure (s) | warm: content (s) | warm: figure (s) | error alerts |")
     print("|---|---|---|---|---|---|")
     for f, w in zip(fresh, warm):

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,7 +44,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.app_latency import MAIN_TEXT  # noqa: E402
 from bench.speed import uptime  # noqa: E402
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _wait_healthy  # noqa: E402
+from tests.streamlit_server import streamlit_server  # noqa: E402
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 #: (ω, β_max) of the eight sessions: the paper's two sweeps around the shipped default (0, 5).
 SETTINGS = [(1.0, 5.0), (2.0, 5.0), (4.0, 5.0), (8.0, 5.0), (0.0, 0.0), (0.0, 1.0), (0.0, 10.0), (0.0, 20.0)]
@@ -76,8 +76,8 @@ def label(omega: float, beta: float) -> str:
     return f"ω = {omega:g}, β_max = {beta:g}"
 
 
-def stored_fits(cache: Path) -> dict[tuple[float, float], tuple[float, dict]]:
-    """(ω, β_max) -> (time stored, summary.json) of every fit in the cache."""
+def stored_fits(cache: Path) -> dict[tuple[float, float], tuple[float, Path]]:
+    """(ω, β_max) -> (time stored, folder) of every fit in the cache."""
     out = {}
     for d in (cache / "fits").glob("*"):
         if d.name.startswith(".") or not (d / "summary.json").exists():
@@ -86,17 +86,17 @@ def stored_fits(cache: Path) -> dict[tuple[float, float], tuple[float, dict]]:
         s = summary["settings"]
         if s.get("integrated"):
             continue
-        out[(float(s["omega"]), float(s["beta_max"]))] = ((d / "posterior.nc").stat().st_mtime, summary)
+        out[(float(s["omega"]), float(s["beta_max"]))] = ((d / "posterior.nc").stat().st_mtime, d)
     return out
 
 
-def expected_line(summary: dict) -> str:
-    import pandas as pd
+def expected_line(folder: Path) -> str:
+    """The ranking line the page should show for the fit stored in ``folder``."""
+    import arviz as az
 
-    from simplex_core.summaries import ranking_sentence
+    from simplex_core.summaries import candidate_summary, ranking_sentence
 
-    table = pd.DataFrame(summary["candidates"])
-    return ranking_sentence(table).replace("**", "")
+    return ranking_sentence(candidate_summary(az.from_netcdf(str(folder / "posterior.nc")))).replace("**", "")
 
 
 def niced_chromium(folder: Path, nice: int) -> Path:
@@ -146,14 +146,8 @@ def main(argv: list[str] | None = None) -> None:
         env.pop("SIMPLEX_JUDGE_FAST", None)
         if args.fast:
             env["SIMPLEX_JUDGE_FAST"] = "1"
-        log = open(cache / "server.log", "w")
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true",
-                                 "--server.port", str(args.port), "--browser.gatherUsageStats", "false"],
-                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{args.port}"
         sessions, paints = [], []
-        try:
-            _wait_healthy(url, proc)
+        with open(cache / "server.log", "w") as log, streamlit_server("serve.py", args.port, env, log, stop_timeout=60) as url:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
                 sessions_browser = pw.chromium.launch(executable_path=str(niced_chromium(cache, args.sessions_nice)),
@@ -190,13 +184,6 @@ def main(argv: list[str] | None = None) -> None:
                     s["correct"] = bool(entry and s["line"] and expected_line(entry[1]) in s["line"].replace("\u2060", ""))
                 sessions_browser.close()
                 browser.close()
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
     print("\n| session | setting | shown after open (s) | stored → shown (s) | own correct result | error alerts |")
     print("|---|---|---|---|---|---|")
     lags = []

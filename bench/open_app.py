@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,8 @@ from bench.speed import uptime
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.test_browser import BAYESIAN_DRAWN as RANKING_READY  # noqa: E402
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy  # noqa: E402
+from tests.streamlit_server import free_port, streamlit_server  # noqa: E402
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 HEADLINE_READY = ("() => (document.querySelector('[data-testid=\"stMain\"]') || {innerText: ''})"
                   ".innerText.includes('Bayesian ranking (best first')")
@@ -49,17 +49,12 @@ HEADLINE_READY = ("() => (document.querySelector('[data-testid=\"stMain\"]') || 
 def one_server(visits: int, entry: str = "serve.py", first_visit_after: float = 0.0) -> tuple[float, list[dict]]:
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="open-app-") as cache:
         env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache, SIMPLEX_JUDGE_BACKGROUND_GRID="0")
         env.pop("SIMPLEX_JUDGE_FAST", None)
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", entry, "--server.headless", "true",
-                                 "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            _wait_healthy(url, proc)
+        with streamlit_server(entry, port, env) as url:
             healthy = time.perf_counter() - t0
             time.sleep(first_visit_after)
             rows = []
@@ -78,9 +73,6 @@ def one_server(visits: int, entry: str = "serve.py", first_visit_after: float = 
                     rows.append({"title": title, "headline": headline, "ranking": time.perf_counter() - t1})
                     ctx.close()
                 browser.close()
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
     return healthy, rows
 
 

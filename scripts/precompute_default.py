@@ -4,15 +4,17 @@ Writes ``assets/precomputed/default_posterior.nc`` (the posterior of ``pi``, ``e
 ``rank``, ``theta`` and ``rho``, thinned to at most ``--keep-draws`` draws so the file stays small)
 and ``assets/precomputed/default_fit.json`` (what was fitted: dataset, criterion, data hash and
 key, settings; the diagnostics and timing of the fit; the candidate summary of the *full*
-posterior, which ``tests/test_app.py`` compares with a fresh fit).
+posterior, which ``tests/test_app.py`` compares with a fresh fit): a read-only entry of the fit
+cache (:func:`simplex_core.fit_cache.write_read_only`), which the app's cache finds by its model
+key whatever the app's sampler sizes.
 
 Run from the repository root whenever the default dataset, the model or the default settings change::
 
     .venv/bin/python scripts/precompute_default.py            # 4 chains x 1000 draws, seed 0
     .venv/bin/python scripts/precompute_default.py --omega 1 --stem omega1   # the reweighting source
 
-The second writes ``omega1_posterior.nc`` / ``omega1_fit.json``: a fit at ω = 1 that the app never
-shows as a fit but reweights (:mod:`app_support.approximate`) to any ω > 0 at once, since the
+The second writes ``omega1_posterior.nc`` / ``omega1_fit.json``: a fit at ω = 1, marked
+``reweighting_only``, that the app never shows as a fit but reweights (:mod:`app_support.approximate`) to any ω > 0 at once, since the
 default fit at ω = 0 has no random effects and cannot stand in for ω > 0.
 """
 
@@ -27,20 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-OUT = ROOT / "assets" / "precomputed"
 KEEP_VARS = ("pi", "expected_score", "rank", "theta", "rho", "Z", "R", "W", "boost_log")  # boost_log: for reweighting
 SOURCE_VARS = ("expected_score", "rho", "R", "W", "boost_log")  # all that reweighting reads (simplex_core.reweighting)
-
-
-def thin_posterior(idata, keep_draws: int, keep_vars: tuple[str, ...] = KEEP_VARS):
-    """Only the variables the app draws, every k-th draw so that chains × draws ≤ keep_draws."""
-    import arviz as az
-
-    post = idata.posterior[[v for v in keep_vars if v in idata.posterior]]
-    total = post.sizes["chain"] * post.sizes["draw"]
-    step = max(1, -(-total // keep_draws))
-    post = post.isel(draw=slice(None, None, step))
-    return az.InferenceData(posterior=post), step
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep-draws", type=int, default=2000, help="posterior draws kept in the asset (thinned)")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=None, help="folder (default: simplex_core.fit_cache.SHIPPED_DIR)")
     parser.add_argument("--omega", type=float, default=0.0)
     parser.add_argument("--beta-max", type=float, default=5.0)
     parser.add_argument("--stem", default="default", help="file names: <stem>_posterior.nc, <stem>_fit.json")
@@ -60,9 +50,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from simplex_core import datasets, summaries
     from simplex_core.data import count_tensor
-    from simplex_core.fit_identity import data_key, model_key
+    from simplex_core.fit_cache import READ_ONLY_META, SHIPPED_DIR, write_read_only
     from simplex_core.inference import fit_model
     from simplex_core.model import FitSettings
+
+    out = args.out or SHIPPED_DIR
 
     name = datasets.DEFAULT_DATASET
     info = datasets.get_dataset(name)
@@ -70,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = FitSettings(omega=args.omega, beta_max=args.beta_max, chains=args.chains, draws=args.draws, tune=args.tune, seed=args.seed)
     counts = count_tensor(table, self_exclusion=settings.self_exclusion)
     if args.rekey:
-        return rekey(args.out / f"{args.stem}_fit.json")
+        return rekey(out / READ_ONLY_META.format(stem=args.stem))
     print(f"fitting {name} ({info.default_criterion}): {len(table.candidates)} candidates x {len(table.judges)} judges, "
           f"{settings.chains} chains x {settings.draws} draws (+{settings.tune} warm-up)", flush=True)
     started = time.time()
@@ -84,28 +76,19 @@ def main(argv: list[str] | None = None) -> int:
     result = fit_model(counts, settings, progress_callback=progress)
     print(f"done in {time.time() - started:.0f} s; {result.diagnostics.message}", flush=True)
 
-    summary = summaries.candidate_summary(result.idata)
-    thinned, step = thin_posterior(result.idata, args.keep_draws, KEEP_VARS if args.stem == "default" else SOURCE_VARS)
-    args.out.mkdir(parents=True, exist_ok=True)
-    nc = args.out / f"{args.stem}_posterior.nc"
-    thinned.to_netcdf(str(nc))
-    meta = {
-        "what": ("The default dataset fitted at the default settings; the app shows it on opening." if args.stem == "default"
+    default = args.stem == "default"
+    about = {
+        "what": ("The default dataset fitted at the default settings; the app shows it on opening." if default
                  else f"The default dataset fitted at omega = {args.omega:g}, beta_max = {args.beta_max:g}: a reweighting source."),
         "dataset": name,
         "criterion": info.default_criterion,
-        "data_hash": counts.data_hash,
-        "data_key": data_key(counts),
-        "model_key": model_key(counts, settings),  # how the app finds this fit (simplex_core.fit_identity)
-        "settings": settings.to_dict(),
-        "diagnostics": result.diagnostics.to_dict() if hasattr(result.diagnostics, "to_dict") else dict(result.diagnostics),
-        "timing": {k: (v if isinstance(v, str) else float(v)) for k, v in dict(getattr(result, "timing", {}) or {}).items()},
-        "thinning": {"every": step, "kept_draws": int(thinned.posterior.sizes["chain"] * thinned.posterior.sizes["draw"])},
-        "candidates": json.loads(summary.to_json(orient="records")),
+        # the candidate summary of the *full* posterior, which tests/test_app.py compares with a fresh fit
+        "candidates": json.loads(summaries.candidate_summary(result.idata).to_json(orient="records")),
         "command": "python scripts/precompute_default.py " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
-    (args.out / f"{args.stem}_fit.json").write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"wrote {nc} ({nc.stat().st_size / 1e6:.2f} MB) and {args.out / f'{args.stem}_fit.json'}")
+    meta_path = write_read_only(result, out, args.stem, keep_draws=args.keep_draws,
+                                variables=KEEP_VARS if default else SOURCE_VARS, reweighting_only=not default, about=about)
+    print(f"wrote {meta_path} and its posterior ({json.loads(meta_path.read_text())['thinning']})")
     return 0
 
 

@@ -4,7 +4,7 @@ One directory per fit under the cache root (default ``~/.cache/simplex_judge``, 
 variable ``SIMPLEX_JUDGE_CACHE``)::
 
     <root>/fits/<key>/posterior.nc    the InferenceData (NetCDF)
-    <root>/fits/<key>/summary.json    settings, diagnostics, timing, candidate summary
+    <root>/fits/<key>/summary.json    settings, keys, diagnostics, timing
 
 An entry is written into a temporary directory next to its final place and then renamed, so a
 reader never sees a half-written entry and concurrent writers of the same key are safe (the first
@@ -17,6 +17,15 @@ killed writer are removed when a cache is first used; the total size is kept und
 ``max_bytes`` (``SIMPLEX_JUDGE_CACHE_MAX_MB``, default 2000) by evicting the least recently used
 entries. When the folder cannot be written (read-only, full disk) the fit stays in this process's
 memory and a warning says so.
+
+Read-only layers (``FitCache(read_only=[folder, ...])``) are searched after the writable cache:
+folders of fits shipped with a program (the app's default fit in ``assets/precomputed/``, written
+by :func:`write_read_only`, as ``<stem>_fit.json`` + ``<stem>_posterior.nc``). Such an entry stands
+in for any fit of the same data and model settings whatever its sampler sizes, seed or engine (it
+is found by :func:`simplex_core.fit_identity.model_key`); one marked ``reweighting_only`` (a
+posterior thinned to what :mod:`simplex_core.reweighting` reads) is never returned as a fit, only
+by :meth:`FitCache.read_only_fits`. Read-only entries are never written, evicted or quarantined: a
+broken one is a miss, with a warning.
 """
 
 from __future__ import annotations
@@ -33,9 +42,9 @@ import uuid
 import warnings
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from simplex_core.fit_identity import counts_hash, data_hash, fit_key
+from simplex_core.fit_identity import counts_hash, data_hash, data_key, fit_key, model_key
 from simplex_core.model import CountsLike, FitSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,6 +56,11 @@ _FORMAT = 1  # bump when the stored layout changes (what a key covers: fit_ident
 _SUMMARY_FIELDS = ("format", "settings", "diagnostics_full", "timing")
 _STALE_TEMP_S = 15 * 60  # a temporary folder older than this belongs to a writer that died
 _MEMORY_ENTRIES = 32  # fits kept in memory per process when the folder cannot be written
+
+#: The fits shipped with the project (``scripts/precompute_default.py``): the app's read-only layer.
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "assets" / "precomputed"
+#: A read-only entry's two files, by its stem (``default``: the fit the app shows on opening).
+READ_ONLY_META, READ_ONLY_POSTERIOR = "{stem}_fit.json", "{stem}_posterior.nc"
 
 log = logging.getLogger(__name__)
 _SWEPT: set[str] = set()
@@ -102,6 +116,13 @@ def _read_twice(path: Path) -> Any:
             raise
 
 
+# Read-only entries read back, by file and its modification time (they never change under a
+# running program; a new shipped file is read again): meta path -> (mtime_ns, meta or None) and
+# posterior path -> (mtime_ns, (idata, diagnostics, timing, settings) or None = unreadable).
+_READ_ONLY_META: dict[str, tuple[int, dict | None]] = {}
+_READ_ONLY_FITS: dict[str, tuple[int, tuple | None]] = {}
+
+
 class CacheEntryError(Exception):
     """A cache entry that exists but does not read back."""
 
@@ -122,10 +143,14 @@ class FitCache:
     max_bytes
         Size limit of the stored fits; least recently used entries are evicted past it
         (default ``SIMPLEX_JUDGE_CACHE_MAX_MB`` MB, else 2000 MB).
+    read_only
+        Folders of read-only entries searched after the cache (e.g. :data:`SHIPPED_DIR`).
     """
 
-    def __init__(self, root: str | os.PathLike | None = None, max_bytes: int | None = None):
+    def __init__(self, root: str | os.PathLike | None = None, max_bytes: int | None = None,
+                 read_only: Iterable[str | os.PathLike] = ()):
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        self.read_only = tuple(Path(d).expanduser() for d in read_only)
         if max_bytes is None:
             try:
                 max_bytes = int(float(os.environ.get(SIZE_ENV_VAR, "2000")) * 1e6)
@@ -174,15 +199,18 @@ class FitCache:
         key = fit_key(counts, settings)  # hashes the counts and patterns: once
         if (str(self.root), key) in _MEMORY:
             return True
-        p = self.fits_dir / key
+        return self._complete(self.fits_dir / key) or self._stand_in(counts, settings) is not None
+
+    def _complete(self, p: Path) -> bool:
+        """Whether the entry at ``p`` is there and complete; a broken one is quarantined."""
         if not p.exists():
             return False
         try:
             self._check(p)
+            return True
         except CacheEntryError as exc:
             self._quarantine(p, str(exc))
             return False
-        return True
 
     def get(self, counts: CountsLike, settings: FitSettings) -> "FitResult | None":
         """The cached fit for these counts and settings, or None. An entry that does not read back
@@ -196,7 +224,7 @@ class FitCache:
             return mem
         p = self.fits_dir / key
         if not p.exists():
-            return None
+            return self._get_read_only(counts, settings)
         try:
             summary = self._check(p)
             if summary.get("format") != _FORMAT or summary.get("settings") != settings.to_dict():
@@ -213,13 +241,49 @@ class FitCache:
                 raise CacheEntryError(f"it does not read back ({why})") from None
         except CacheEntryError as exc:
             self._quarantine(p, str(exc))
-            return None
+            return self._get_read_only(counts, settings)
         timing["from_cache"] = True
         try:
             os.utime(p / "summary.json")  # last use, for the least-recently-used eviction
         except OSError:
             pass
         return FitResult(idata=idata, diagnostics=diag, timing=timing, settings=settings, counts=counts)
+
+    # -- read-only layers -----------------------------------------------------------------------
+    def _read_only_entries(self) -> list[tuple[Path, dict]]:
+        """``(meta path, meta)`` of every readable read-only entry, layer by layer."""
+        out = []
+        for folder in self.read_only:
+            try:
+                paths = sorted(folder.glob(READ_ONLY_META.format(stem="*")))
+            except OSError:
+                continue
+            for meta_path in paths:
+                meta = _read_only_meta(meta_path)
+                if meta is not None:
+                    out.append((meta_path, meta))
+        return out
+
+    def _stand_in(self, counts: CountsLike, settings: FitSettings) -> Path | None:
+        """The first read-only entry of these data and model settings that may be shown as a fit."""
+        if not self.read_only:
+            return None
+        key = model_key(counts, settings)
+        for meta_path, meta in self._read_only_entries():
+            if meta.get("model_key") == key and not meta.get("reweighting_only"):
+                return meta_path
+        return None
+
+    def _get_read_only(self, counts: CountsLike, settings: FitSettings) -> "FitResult | None":
+        meta_path = self._stand_in(counts, settings)
+        return None if meta_path is None else _read_only_fit(meta_path, counts)
+
+    def read_only_fits(self, counts: CountsLike) -> "list[FitResult]":
+        """Every read-only fit of these data (``reweighting_only`` ones included), each with the
+        settings it was made with: sources for :mod:`simplex_core.reweighting`."""
+        key = data_key(counts)
+        fits = (_read_only_fit(p, counts) for p, meta in self._read_only_entries() if meta.get("data_key") == key)
+        return [f for f in fits if f is not None]
 
     def _quarantine(self, p: Path, why: str) -> None:
         """Move a broken entry aside (kept for inspection, out of the way of the refit)."""
@@ -257,14 +321,8 @@ class FitCache:
     def _put(self, fit: "FitResult", final: Path) -> Path:
         from dataclasses import asdict
 
-        from simplex_core.summaries import candidate_summary
-
-        if final.exists():
-            try:
-                self._check(final)
-                return final
-            except CacheEntryError as exc:
-                self._quarantine(final, str(exc))
+        if self._complete(final):
+            return final
         self.fits_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.{uuid.uuid4().hex[:8]}.", dir=self.fits_dir))
         try:
@@ -277,7 +335,6 @@ class FitCache:
                 "diagnostics": fit.diagnostics.to_dict(),
                 "diagnostics_full": asdict(fit.diagnostics),
                 "timing": {k: v for k, v in fit.timing.items() if k != "from_cache"},
-                "candidates": json.loads(candidate_summary(fit).to_json(orient="records")),
                 "posterior_bytes": (tmp / "posterior.nc").stat().st_size,
             }
             (tmp / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -346,6 +403,107 @@ class FitCache:
         with _LOCK:
             for k in [k for k in _MEMORY if k[0] == str(self.root)]:
                 del _MEMORY[k]
+
+
+def _read_only_warning(path: Path, why: str) -> None:
+    msg = f"read-only fit {path.name} is not usable ({why}); it is skipped (fits of its settings run afresh)"
+    log.warning(msg)
+    warnings.warn(msg, RuntimeWarning, stacklevel=4)
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _read_only_meta(meta_path: Path) -> dict | None:
+    """A read-only entry's metadata (memoised by modification time), None when unreadable."""
+    mtime = _mtime(meta_path)
+    with _LOCK:
+        known = _READ_ONLY_META.get(str(meta_path))
+    if known is not None and known[0] == mtime:
+        return known[1]
+    try:
+        meta = json.loads(meta_path.read_text())
+        if not isinstance(meta, dict) or any(f not in meta for f in ("model_key", "data_key", "settings", "diagnostics")):
+            raise ValueError("a field is missing")
+    except (OSError, ValueError) as exc:
+        _read_only_warning(meta_path, f"{type(exc).__name__}: {exc}")
+        meta = None
+    with _LOCK:
+        _READ_ONLY_META[str(meta_path)] = (mtime or 0, meta)
+    return meta
+
+
+def _read_only_fit(meta_path: Path, counts: CountsLike) -> "FitResult | None":
+    """The read-only entry as a FitResult for ``counts`` (its posterior read once per file version;
+    ``timing`` has ``from_cache`` and ``read_only``); None, with a warning once, when unreadable."""
+    from simplex_core.inference import Diagnostics, FitResult
+
+    meta = _read_only_meta(meta_path)
+    post_path = meta_path.with_name(READ_ONLY_POSTERIOR.format(stem=meta_path.name.removesuffix(READ_ONLY_META.format(stem=""))))
+    mtime = _mtime(post_path)
+    with _LOCK:
+        known = _READ_ONLY_FITS.get(str(post_path))
+    if known is None or known[0] != mtime:
+        parts = None
+        if meta is not None:
+            try:
+                if mtime is None:
+                    raise FileNotFoundError(f"{post_path.name} is missing")
+                idata = read_netcdf(post_path)
+                known_fields = set(Diagnostics.__dataclass_fields__)
+                diag = Diagnostics(**{k: (float("nan") if v is None else v)
+                                      for k, v in meta["diagnostics"].items() if k in known_fields})
+                timing = {**meta.get("timing", {}), "from_cache": True, "read_only": True}
+                parts = (idata, diag, timing, FitSettings.from_dict(meta["settings"]))
+            except Exception as exc:  # noqa: BLE001 — a broken shipped file only costs a head start
+                _read_only_warning(post_path, f"{type(exc).__name__}: {exc}")
+        with _LOCK:
+            _READ_ONLY_FITS[str(post_path)] = known = (mtime or 0, parts)
+    if known[1] is None:
+        return None
+    idata, diag, timing, settings = known[1]
+    return FitResult(idata=idata, diagnostics=diag, timing=dict(timing), settings=settings, counts=counts)
+
+
+def write_read_only(fit: "FitResult", directory: str | os.PathLike, stem: str, *, keep_draws: int | None = None,
+                    variables: Sequence[str] | None = None, reweighting_only: bool = False,
+                    about: dict | None = None) -> Path:
+    """Write ``fit`` as a read-only entry ``<stem>_fit.json`` + ``<stem>_posterior.nc`` in ``directory``
+    (what :class:`FitCache` reads with ``read_only=[directory]``); returns the metadata's path.
+
+    The posterior keeps ``variables`` (default: all) and every k-th draw so that chains × draws ≤
+    ``keep_draws``; ``reweighting_only`` marks a posterior too thin to show; ``about`` (what it is,
+    the dataset, ...) heads the metadata.
+    """
+    import arviz as az
+
+    post = fit.idata.posterior
+    if variables is not None:
+        post = post[[v for v in variables if v in post]]
+    total = post.sizes["chain"] * post.sizes["draw"]
+    step = max(1, -(-total // keep_draws)) if keep_draws else 1
+    post = post.isel(draw=slice(None, None, step))
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    write_netcdf(az.InferenceData(posterior=post), directory / READ_ONLY_POSTERIOR.format(stem=stem))
+    meta = {
+        **(about or {}),
+        "data_hash": data_hash(fit.counts) or None,
+        "data_key": data_key(fit.counts),
+        "model_key": model_key(fit.counts, fit.settings),  # how FitCache finds it
+        "reweighting_only": bool(reweighting_only),
+        "settings": fit.settings.to_dict(),
+        "diagnostics": fit.diagnostics.to_dict(),
+        "timing": {k: (v if isinstance(v, str) else float(v)) for k, v in fit.timing.items() if k != "from_cache"},
+        "thinning": {"every": step, "kept_draws": int(post.sizes["chain"] * post.sizes["draw"])},
+    }
+    meta_path = directory / READ_ONLY_META.format(stem=stem)
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    return meta_path
 
 
 def fit_cached(

@@ -39,12 +39,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 from scipy.special import betaln, gammaln
 
 __all__ = ["KHAT_OK", "PriorDraws", "Reweighted", "ReweightError", "best_source", "boost_log_from_unconstrained",
-           "boosted_node_sizes", "log_prior_ratio", "prior_draws", "reweight", "reweighted_leaderboard",
-           "reweighted_sweep", "structure_problem"]
+           "boosted_node_sizes", "log_prior_ratio", "prior_draws", "reweight", "structure_problem"]
 
 #: PSIS k̂ at or below this: the reweighted answer is usable (Vehtari et al.'s threshold).
 KHAT_OK = 0.7
@@ -326,47 +324,3 @@ def best_source(candidates: Iterable[tuple[Any, PriorDraws]], target: Any) -> tu
         if best is None or score < best[0]:
             best = (score, key, rw)
     return None if best is None else (best[1], best[2])
-
-
-def reweighted_leaderboard(draws: PriorDraws, rw: Reweighted) -> pd.DataFrame:
-    """The leaderboard (:func:`simplex_core.leaderboard.leaderboard`) of the reweighted posterior."""
-    from simplex_core.leaderboard import leaderboard
-
-    return leaderboard(draws.expected_score, draws.candidates, weights=rw.weights)
-
-
-def reweighted_sweep(sources: Sequence[PriorDraws], base_expected: np.ndarray, base: Any, omegas: Iterable[float],
-                     beta_maxes: Iterable[float], nearest: int = 2) -> pd.DataFrame:
-    """The paper's two sensitivity sweeps on a fine grid, by reweighting the fits in ``sources``.
-
-    For each target (ω along the ω sweep at the base β_max, β_max along the β_max sweep at the base
-    ω) the ``nearest`` sources of the same structure (closest in the swept coordinate, on the sweep's
-    line when possible) are reweighted and the one with the lowest k̂ is kept.
-
-    Returns
-    -------
-    pd.DataFrame
-        ``sweep, omega, beta_max, spearman_vs_base`` (of the reweighted posterior means of E with
-        ``base_expected``, the base fit's means), ``khat``, ``ess``, ``source_omega``,
-        ``source_beta_max``; NaN where no source has the target's structure.
-    """
-    from simplex_core.evaluation import rank_correlation as spearman
-
-    rows = []
-    for which, grid in (("omega", omegas), ("beta_max", beta_maxes)):
-        for v in grid:
-            target = base.replace(**{which: float(v)})
-            fixed = "beta_max" if which == "omega" else "omega"
-            usable = [d for d in sources if structure_problem(d.settings, target) is None]
-            usable.sort(key=lambda d: (getattr(d.settings, fixed) != getattr(target, fixed),
-                                       abs(getattr(d.settings, which) - float(v))))
-            found = best_source(((i, d) for i, d in enumerate(usable[:nearest])), target)
-            row = {"sweep": which, "omega": target.omega, "beta_max": target.beta_max, "spearman_vs_base": np.nan,
-                   "khat": np.nan, "ess": np.nan, "source_omega": np.nan, "source_beta_max": np.nan}
-            if found is not None:
-                i, rw = found
-                d = usable[i]
-                row.update(spearman_vs_base=spearman(rw.weights @ d.expected_score, base_expected), khat=rw.khat,
-                           ess=rw.ess, source_omega=d.settings.omega, source_beta_max=d.settings.beta_max)
-            rows.append(row)
-    return pd.DataFrame(rows)

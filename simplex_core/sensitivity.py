@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,9 @@ import pandas as pd
 from simplex_core.inference import Diagnostics, FitResult, ProgressCallback, fit_model
 from simplex_core.model import CountsLike, FitSettings
 from simplex_core.summaries import candidate_summary, candidates_records
+
+if TYPE_CHECKING:  # pragma: no cover
+    from simplex_core.reweighting import PriorDraws
 
 DEFAULT_OMEGAS: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_BETA_MAXES: tuple[float, ...] = (0.0, 1.0, 5.0, 10.0, 20.0)
@@ -232,3 +235,40 @@ def summarize_sweep(counts: CountsLike, base: FitSettings, fits: dict[tuple[floa
             fit=fit if keep_fits else None,
         ))
     return SensitivityResult(base=base, rows=rows)
+
+
+def reweighted_sweep(sources: Sequence["PriorDraws"], base_expected: np.ndarray, base: Any, omegas: Iterable[float],
+                     beta_maxes: Iterable[float], nearest: int = 2) -> pd.DataFrame:
+    """The paper's two sensitivity sweeps on a fine grid, by reweighting the fits in ``sources``.
+
+    For each target (ω along the ω sweep at the base β_max, β_max along the β_max sweep at the base
+    ω) the ``nearest`` sources of the same structure (closest in the swept coordinate, on the sweep's
+    line when possible) are reweighted and the one with the lowest k̂ is kept.
+
+    Returns
+    -------
+    pd.DataFrame
+        ``sweep, omega, beta_max, spearman_vs_base`` (of the reweighted posterior means of E with
+        ``base_expected``, the base fit's means), ``khat``, ``ess``, ``source_omega``,
+        ``source_beta_max``; NaN where no source has the target's structure.
+    """
+    from simplex_core.reweighting import best_source, structure_problem
+
+    rows = []
+    for which, grid in (("omega", omegas), ("beta_max", beta_maxes)):
+        for v in grid:
+            target = base.replace(**{which: float(v)})
+            fixed = "beta_max" if which == "omega" else "omega"
+            usable = [d for d in sources if structure_problem(d.settings, target) is None]
+            usable.sort(key=lambda d: (getattr(d.settings, fixed) != getattr(target, fixed),
+                                       abs(getattr(d.settings, which) - float(v))))
+            found = best_source(((i, d) for i, d in enumerate(usable[:nearest])), target)
+            row = {"sweep": which, "omega": target.omega, "beta_max": target.beta_max, "spearman_vs_base": np.nan,
+                   "khat": np.nan, "ess": np.nan, "source_omega": np.nan, "source_beta_max": np.nan}
+            if found is not None:
+                i, rw = found
+                d = usable[i]
+                row.update(spearman_vs_base=spearman(rw.weights @ d.expected_score, base_expected), khat=rw.khat,
+                           ess=rw.ess, source_omega=d.settings.omega, source_beta_max=d.settings.beta_max)
+            rows.append(row)
+    return pd.DataFrame(rows)

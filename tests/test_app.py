@@ -366,10 +366,29 @@ def test_showing_a_first_fit_queues_the_rest_of_the_grid_in_the_background(monke
 
 # -- the precomputed default result ---------------------------------------------------------------
 
-def test_opening_the_app_shows_the_precomputed_fit_without_fitting():
-    from app_support import precomputed
+def _shipped(settings=None):
+    """The shipped default fit as the app's fit cache returns it (its read-only layer) for the
+    default data at ``settings`` (default: the app's own sampler sizes, not the shipped fit's), and
+    the default counts."""
+    from app_support.fits import fit_store
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.model import FitSettings
 
-    if precomputed.load() is None:
+    counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
+    settings = settings or FitSettings(chains=4, draws=1000, tune=1000, seed=7)
+    return fit_store().load(counts, settings), counts
+
+
+def _shipped_meta(stem="default"):
+    from simplex_core.fit_cache import READ_ONLY_META, SHIPPED_DIR
+
+    return json.loads((SHIPPED_DIR / READ_ONLY_META.format(stem=stem)).read_text())
+
+
+def test_opening_the_app_shows_the_precomputed_fit_without_fitting():
+    pre, _ = _shipped()
+    if pre is None or not pre.timing.get("read_only"):
         pytest.fail("assets/precomputed/ is missing: run scripts/precompute_default.py")
     at = new_app()
     assert_clean(at)
@@ -392,10 +411,11 @@ def test_label_suggestions_are_computed_only_when_their_panel_is_opened():
 
 
 def test_the_precomputed_assets_are_small_and_describe_themselves():
-    from app_support.precomputed import ASSETS, META_FILE, POSTERIOR_FILE
+    from simplex_core.fit_cache import READ_ONLY_POSTERIOR, SHIPPED_DIR
 
-    meta = json.loads((ASSETS / META_FILE).read_text())
-    assert (ASSETS / POSTERIOR_FILE).stat().st_size < 5e6
+    meta = _shipped_meta()
+    assert (SHIPPED_DIR / READ_ONLY_POSTERIOR.format(stem="default")).stat().st_size < 5e6
+    assert meta["reweighting_only"] is False and _shipped_meta("omega1")["reweighting_only"] is True
     from simplex_core import datasets
 
     assert meta["dataset"] == datasets.DEFAULT_DATASET
@@ -410,17 +430,14 @@ def test_the_precomputed_result_agrees_with_a_fresh_fit():
     import arviz as az
     import pandas as pd
 
-    from app_support.precomputed import load
-    from simplex_core import datasets, summaries
-    from simplex_core.data import count_tensor
+    from simplex_core import summaries
     from simplex_core.inference import fit_model
 
-    pre = load()
+    pre, counts = _shipped()
     assert pre is not None
-    table = datasets.load_dataset(pre.meta["dataset"])
     settings = pre.settings.replace(seed=pre.settings.seed + 1, chains=2, draws=600, tune=600)
-    fresh = fit_model(count_tensor(table, self_exclusion=settings.self_exclusion), settings)
-    a = pd.DataFrame(pre.meta["candidates"]).set_index("candidate")
+    fresh = fit_model(counts, settings)
+    a = pd.DataFrame(_shipped_meta()["candidates"]).set_index("candidate")
     b = summaries.candidate_summary(fresh.idata).set_index("candidate").loc[a.index]
     mcse_a = az.mcse(pre.idata, var_names=["expected_score"])["expected_score"].to_series()
     mcse_b = az.mcse(fresh.idata, var_names=["expected_score"])["expected_score"].to_series()
@@ -436,13 +453,9 @@ def test_the_export_files_of_the_default_fit_open_again(tmp_path):
     import arviz as az
 
     from app_support.downloads import netcdf_bytes
-    from app_support.precomputed import load
-    from simplex_core import datasets, summaries
-    from simplex_core.data import count_tensor
+    from simplex_core import summaries
 
-    pre = load()
-    table = datasets.load_dataset(pre.meta["dataset"])
-    counts = count_tensor(table, self_exclusion=True)
+    pre, counts = _shipped()
     path = tmp_path / "posterior.nc"
     path.write_bytes(netcdf_bytes(pre.idata))
     back = az.from_netcdf(str(path))
@@ -531,16 +544,13 @@ def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess()
 
 
 def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_only_as_a_source():
-    from app_support import precomputed
-    from simplex_core import datasets
-    from simplex_core.data import count_tensor
-    from simplex_core.model import FitSettings
+    from app_support.fits import shipped_fits
 
-    table = datasets.load_dataset(datasets.DEFAULT_DATASET)
-    counts = count_tensor(table)
-    default = precomputed.load()
-    assert precomputed.match(counts, default.settings) is default
-    assert precomputed.match(counts, default.settings.replace(likelihood="per-judge")) is None
-    assert precomputed.match(counts, default.settings.replace(omega=1.0)) is None  # never shown as a fit
-    sources = {(p.settings.omega, p.settings.beta_max) for p in precomputed.reweighting_sources(counts)}
+    default, counts = _shipped()  # (a seed no fit in the test cache has: only the shipped fit answers)
+    assert default.timing["read_only"] and default.settings.to_dict() == _shipped_meta()["settings"]
+    unused = default.settings.replace(seed=7, draws=300)
+    assert _shipped(unused)[0].idata is default.idata  # read once, the same posterior
+    assert _shipped(unused.replace(likelihood="per-judge"))[0] is None
+    assert _shipped(unused.replace(omega=1.0))[0] is None  # the ω = 1 fit is never shown as a fit
+    sources = {(p.settings.omega, p.settings.beta_max) for p in shipped_fits(counts)}
     assert sources == {(0.0, 5.0), (1.0, 5.0)}

@@ -11,16 +11,14 @@ malformed CSV to check the plain message. Skipped, with the reason printed, when
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+
+from tests.streamlit_server import free_port, streamlit_server
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -44,27 +42,6 @@ def _skip_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError("streamlit did not become healthy")
-
-
 @contextmanager
 def _running(entry: str, tmp_path_factory) -> Iterator[str]:
     """``streamlit run <entry>`` on a free port with small fits and a fresh fit cache; yields its URL."""
@@ -72,28 +49,17 @@ def _running(entry: str, tmp_path_factory) -> Iterator[str]:
     if reason:
         print(f"SKIP browser tests: {reason}")
         pytest.skip(reason)
-    port = int(os.environ.get("SIMPLEX_JUDGE_TEST_PORT") or 0) or _free_port()  # a fixed port on a shared machine
+    port = int(os.environ.get("SIMPLEX_JUDGE_TEST_PORT") or 0) or free_port()  # a fixed port on a shared machine
     cache = tmp_path_factory.mktemp("fit-cache")  # a fresh cache: the ω move must really refit
     # Small fits; no background grid (it would keep both cores busy for the rest of the tests: the grid is
     # checked by tests/test_app.py, tests/test_job_book.py and tests/test_fit_jobs.py).
     env = dict(os.environ, SIMPLEX_JUDGE_FAST="1", SIMPLEX_JUDGE_CACHE=str(cache), SIMPLEX_JUDGE_BACKGROUND_GRID="0",
                PYTHONUNBUFFERED="1")
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with open(log, "w") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", entry, "--server.headless", "true",
-                                 "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-                                cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc)
-        yield url
+        with open(log, "w") as fh, streamlit_server(entry, port, env, fh, stop_timeout=20) as url:
+            yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
         text = log.read_text(errors="replace")
         # The app logs failures with tracebacks server-side (never on the page): show them when a test fails.
         print(f"---- streamlit run {entry}: log (tail) ----\n" + text[-4000:])
@@ -297,7 +263,7 @@ def test_a_malformed_upload_shows_a_plain_message(server, page):
 def test_injected_names_render_as_text_and_fetch_nothing(server, page):
     """Names, cell values and notes that look like Markdown or HTML are shown as text: no image
     fetched, no link made from them (Plotly's labels are the figures' business, left out here)."""
-    trap = f"127.0.0.1:{_free_port()}"  # nobody listens: only a rendered image would ask for it
+    trap = f"127.0.0.1:{free_port()}"  # nobody listens: only a rendered image would ask for it
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url) if trap in r.url else None)
     img, link = f"![t](http://{trap}/x.png)", f"<a href='http://{trap}/a'>z</a>"

@@ -8,11 +8,12 @@ import json
 import os
 import time
 
+import numpy as np
 import pytest
 
 from simplex_core import fit_cache
 from simplex_core.jobs import FitCacheStore
-from tests.test_summaries import make_fit
+from tests.test_summaries import make_counts, make_fit
 
 
 @pytest.fixture
@@ -140,3 +141,57 @@ def test_a_read_that_fails_while_the_process_exits_leaves_the_entry_alone(tmp_pa
     with pytest.warns(RuntimeWarning, match="does not read back \\(AssertionError: h5netcdf"):
         assert cache.get(fit.counts, fit.settings) is None
     assert not entry.exists()
+
+
+# -- read-only layers (the fits shipped with the app) ---------------------------------------------
+
+def _shipped(tmp_path, fit, **kw):
+    folder = tmp_path / "shipped"
+    fit_cache.write_read_only(fit, folder, "default", about={"what": "a test fit"}, **kw)
+    return folder
+
+
+def test_a_read_only_entry_stands_in_for_any_sampler_size_and_is_never_written(tmp_path):
+    fit = make_fit()
+    folder = _shipped(tmp_path, fit)
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir())
+    cache = fit_cache.FitCache(tmp_path / "c", read_only=[folder])
+    other_sizes = fit.settings.replace(draws=999, chains=3, seed=11)
+    assert cache.contains(fit.counts, other_sizes)
+    got = cache.get(fit.counts, other_sizes)
+    assert got.timing["read_only"] and got.timing["from_cache"] and got.settings == fit.settings
+    np.testing.assert_array_equal(got.idata.posterior["rank"].values, fit.idata.posterior["rank"].values)
+    assert cache.get(fit.counts, fit.settings.replace(omega=1.0)) is None  # other model settings
+    assert fit_cache.FitCache(tmp_path / "c").get(fit.counts, other_sizes) is None  # only where asked for
+    # a fit of the same settings goes to the writable cache and is preferred from then on
+    refit = make_fit(settings=other_sizes)
+    assert cache.put(refit).parent == cache.fits_dir
+    assert not cache.get(fit.counts, other_sizes).timing.get("read_only")
+    cache.max_bytes = 0
+    cache.evict()
+    cache.clear()
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir()) == before  # never evicted nor cleared
+
+
+def test_a_reweighting_only_entry_is_never_a_fit_but_is_a_source(tmp_path):
+    fit = make_fit()
+    folder = _shipped(tmp_path, fit, reweighting_only=True, variables=("expected_score",), keep_draws=2)
+    cache = fit_cache.FitCache(tmp_path / "c", read_only=[folder])
+    assert not cache.contains(fit.counts, fit.settings) and cache.get(fit.counts, fit.settings) is None
+    (source,) = cache.read_only_fits(fit.counts)
+    assert list(source.idata.posterior.data_vars) == ["expected_score"]
+    assert source.idata.posterior.sizes["draw"] <= 2 and source.settings == fit.settings
+    other_counts = make_counts(N=make_counts().N + 1)
+    assert cache.read_only_fits(other_counts) == []  # another data set: no source
+
+
+def test_a_broken_read_only_entry_is_a_miss_with_a_warning_and_is_left_alone(tmp_path):
+    fit = make_fit()
+    folder = _shipped(tmp_path, fit)
+    nc = folder / "default_posterior.nc"
+    nc.write_bytes(b"\0" * nc.stat().st_size)
+    cache = fit_cache.FitCache(tmp_path / "c", read_only=[folder])
+    with pytest.warns(RuntimeWarning, match="read-only fit default_posterior.nc is not usable"):
+        assert cache.get(fit.counts, fit.settings) is None
+    assert nc.exists() and not cache.quarantine_dir.exists()
+    assert cache.read_only_fits(fit.counts) == []

@@ -59,10 +59,10 @@ def test_data_hash_is_the_tables_and_empty_for_hand_built_counts():
 
 
 def test_the_shipped_default_fit_is_found_by_its_model_key():
-    from app_support.precomputed import ASSETS, META_FILE
     from simplex_core import datasets
+    from simplex_core.fit_cache import READ_ONLY_META, SHIPPED_DIR
 
-    meta = json.loads((ASSETS / META_FILE).read_text())
+    meta = json.loads((SHIPPED_DIR / READ_ONLY_META.format(stem="default")).read_text())
     counts = count_tensor(datasets.load_dataset(meta["dataset"]))
     app_default = FitSettings(draws=1000, tune=1000, chains=2)  # other sampler sizes than the shipped fit
     assert meta["model_key"] == fid.model_key(counts, app_default)

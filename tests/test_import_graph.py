@@ -1,5 +1,6 @@
 """The core's import graph has no circle, function-level imports included (issue 15: "no circle"),
-and never reaches the front ends (the app or the command line)."""
+never runs up the declared layers (docs/ARCHITECTURE.md's picture), and never reaches the front
+ends (the app or the command line)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,24 @@ import ast
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "simplex_core"
+
+#: The core's layers, lowest first (docs/ARCHITECTURE.md's picture). A module imports only from its
+#: own layer or a lower one, function-level and type-checking imports included; a new module is
+#: placed here. ``simplex_core.cli`` sits above them all (and only it and ``__main__`` import it).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # foundations: levels, settings and the model's density, geometry, the cluster, status types, style
+    ("scale", "patterns", "geometry", "distributed", "priors", "model", "fast_density", "jobs.status",
+     "figures.style"),
+    # the data: tables and counts, built-in datasets, gold labels, simulated data, a fit's identity
+    ("data", "datasets", "gold", "simulate", "labelling", "fit_identity"),
+    # ranking methods and fitting: baselines, the engines, prior reweighting, the fit cache, one job
+    ("baselines", "reweighting", "fast_engine", "tempering", "inference", "fit_cache", "jobs.book", "jobs.worker"),
+    # what a fit is read into: tables, scores, the leaderboard, figures
+    ("summaries", "evaluation", "leaderboard", "figures", "figures.simplex", "figures.results",
+     "figures.geometry_lab", "calibration_figures"),
+    # studies and long-lived programs
+    ("experiments", "sensitivity", "posterior_views", "calibration", "jobs", "jobs.manager", "figures.slides"),
+)
 
 
 def _module_of(path: Path) -> str:
@@ -70,6 +89,35 @@ def test_core_import_graph_has_no_cycle():
     for node in sorted(graph):
         if state.get(node) is None:
             visit(node)
+
+
+def _layer_of() -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i, names in enumerate(LAYERS):
+        for name in names:
+            assert f"simplex_core.{name}" not in out, f"{name} is declared in two layers"
+            out[f"simplex_core.{name}"] = i
+    return out
+
+
+def test_no_module_imports_from_a_higher_layer():
+    layer = _layer_of()
+    undeclared, upward = [], []
+    for path in sorted(CORE.rglob("*.py")):
+        module = _module_of(path)
+        if module in ("simplex_core", "simplex_core.__main__") or _unit(module) == "simplex_core.cli":
+            continue
+        if module not in layer:
+            undeclared.append(module)
+            continue
+        for imported in sorted(_imports(path)):
+            if imported not in layer:  # e.g. ``simplex_core.cli``: the test below
+                continue
+            if layer.get(imported, -1) > layer[module]:
+                upward.append(f"{module} (layer {layer[module]}) imports {imported} (layer {layer[imported]})")
+    assert not undeclared, f"modules missing from LAYERS: {undeclared}"
+    assert not upward, "imports running up the layers:\n" + "\n".join(upward)
+    assert len(layer) == sum(len(names) for names in LAYERS)
 
 
 def test_only_the_command_line_imports_the_command_line_and_nothing_imports_the_app():

@@ -11,7 +11,7 @@ from simplex_core import fast_density
 from simplex_core.model import FitSettings
 from simplex_core.reweighting import (KHAT_OK, PriorDraws, ReweightError, boost_log_from_unconstrained,
                                       boosted_node_sizes, log_prior_ratio, prior_draws, reweight,
-                                      reweighted_leaderboard, structure_problem)
+                                      structure_problem)
 from simplex_core.scale import Scale
 from simplex_core.simulate import scenario
 
@@ -101,7 +101,7 @@ def test_reweighted_summaries_match_a_real_fit_at_the_target(data_counts, source
     import arviz as az
 
     from simplex_core.inference import fit_model
-    from simplex_core.leaderboard import leaderboard_from_fit
+    from simplex_core.leaderboard import leaderboard, leaderboard_from_fit
 
     assert "boost_log" in source_fit.idata.posterior  # the fast engine stores the β_max statistic
     target = source_fit.settings.replace(omega=omega, beta_max=beta, seed=9)
@@ -110,7 +110,7 @@ def test_reweighted_summaries_match_a_real_fit_at_the_target(data_counts, source
     assert rw.khat <= KHAT_OK, rw.describe()
     assert "approximate" in rw.describe() and "k̂" in rw.describe()
     draws = prior_draws(source_fit)
-    board = reweighted_leaderboard(draws, rw).set_index("candidate")
+    board = leaderboard(draws.expected_score, draws.candidates, weights=rw.weights).set_index("candidate")
     real = fit_model(data_counts, target)
     truth = leaderboard_from_fit(real).set_index("candidate")
     e_real = real.draws("expected_score")

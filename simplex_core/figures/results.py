@@ -625,7 +625,7 @@ def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | Non
     Parameters
     ----------
     fine : DataFrame
-        :func:`simplex_core.reweighting.reweighted_sweep`'s table (``sweep, omega, beta_max,
+        :func:`simplex_core.sensitivity.reweighted_sweep`'s table (``sweep, omega, beta_max,
         spearman_vs_base, khat``).
     fitted : DataFrame, optional
         The sweep of real fits (``omega, beta_max, spearman_vs_base`` and ``sweep``), drawn as markers.

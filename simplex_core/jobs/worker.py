@@ -53,21 +53,27 @@ class FitCacheStore:
     """The project's on-disk fit cache (:class:`simplex_core.fit_cache.FitCache`) as a :class:`FitStore`.
 
     ``directory=None`` uses the fit cache's default (``SIMPLEX_JUDGE_CACHE`` or
-    ``~/.cache/simplex_judge``), read where the store is used, in each process.
+    ``~/.cache/simplex_judge``), read where the store is used, in each process. ``read_only``:
+    folders of read-only fits searched after it (the app's: ``fit_cache.SHIPPED_DIR``).
     """
 
     directory: str | None = None
+    read_only: tuple[str, ...] = ()
 
     def _cache(self) -> Any:
         from simplex_core.fit_cache import FitCache
 
-        return FitCache(self.directory)
+        return FitCache(self.directory, read_only=self.read_only)
 
     def contains(self, counts: Any, settings: Any) -> bool:
         return self._cache().contains(counts, settings)
 
     def load(self, counts: Any, settings: Any) -> Any | None:
         return self._cache().get(counts, settings)
+
+    def read_only_fits(self, counts: Any) -> list[Any]:
+        """The read-only fits of these data (:meth:`simplex_core.fit_cache.FitCache.read_only_fits`)."""
+        return self._cache().read_only_fits(counts)
 
     def save(self, counts: Any, settings: Any, result: Any) -> bool:
         return self._cache().put(result).exists()  # a read-only folder keeps it in memory instead
