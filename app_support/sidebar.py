@@ -106,10 +106,14 @@ DRAWS_LABEL = "Draws per chain"
 
 def convergence_action() -> str:
     """The one thing to do in the app about a fit that has not converged: the next step of the
-    draws control beyond what was tried (the engine's extra rounds already ran chains twice as long
-    as the value chosen), or, at its end, where to read about it."""
+    draws control beyond what was tried (the engine's extra rounds may already have run chains
+    several times as long as the value chosen), or, at its end, where to read about it."""
+    from simplex_core.inference import longest_chains_factor
+    from simplex_core.model import FitSettings
+
     current = int(st.session_state.get(K.DRAWS, DRAWS_CHOICES[0]))
-    longer = [d for d in DRAWS_CHOICES if d > 2 * current]
+    factor = longest_chains_factor(FitSettings(**sampler_sizes()))
+    longer = [d for d in DRAWS_CHOICES if d > factor * current]
     if fast_mode() or not longer:
         return "The Guide explains when to distrust such a fit."
     return f"Set “{DRAWS_LABEL}” to {longer[0]:,} under Advanced model settings in the sidebar."

@@ -30,7 +30,7 @@ UPLOAD = "__upload__"  # the dataset choice meaning "the user's file"
 OMEGA_GRID: tuple[float, ...] = DEFAULT_OMEGAS
 BETA_MAX_GRID: tuple[float, ...] = DEFAULT_BETA_MAXES
 #: Draws per chain the app offers (warm-up as long): the first is the default.
-DRAWS_CHOICES: tuple[int, ...] = (1000, 2000, 4000)
+DRAWS_CHOICES: tuple[int, ...] = (1000, 2000, 4000, 8000)
 
 
 class K:

@@ -518,6 +518,13 @@ def _settings_attrs(settings: FitSettings) -> dict[str, str]:
             "settings_key": settings.key()}
 
 
+def longest_chains_factor(settings: FitSettings) -> int:
+    """How many times ``settings.draws`` the longest chains of a fit with these settings may be: the
+    fast engine's extra rounds double the chain length each (2^extra_rounds); else 1. Advice to
+    sample longer goes beyond this, never repeats what the engine already tried."""
+    return 2 ** int(settings.extra_rounds) if settings.engine == "fast" else 1
+
+
 def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | None,
               started: float | None = None) -> FitResult:
     """The ``'fast'`` engine: mode search, then nutpie over the numba log density, one sampling run
@@ -527,10 +534,10 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     sampled again by parallel tempering (:mod:`simplex_core.tempering`; ``timing['sampler']``),
     whose chains cross between modes. When chains from a single start have not converged and more
     draws can help (no divergences), up to ``settings.extra_rounds`` more rounds of
-    ``settings.chains`` chains twice as long (warm-up and draws) are sampled from the same start
-    with new seeds: the second round replaces the first, later ones are pooled with it, so the
-    posterior then has 2× the draws per chain and 1× or 2× the chains asked for
-    (``timing['rounds']`` says how many rounds ran)."""
+    ``settings.chains`` chains are sampled from the same start with new seeds, each round's chains
+    twice as long (warm-up and draws) as the last's and replacing them: after r extra rounds the
+    posterior has the chains asked for with 2^r times the draws (``timing['rounds']`` says how many
+    rounds ran; :func:`longest_chains_factor` the most it can be)."""
     import arviz as az
 
     t0 = time.perf_counter() if started is None else started  # from the import of fast_density on
@@ -571,7 +578,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     idata = _pooled(runs)
     diagnostics = diagnose(idata, tuple(counts.candidates))
     rounds, tempered_s, tempering_load_s = 1, 0.0, 0.0
-    longer = settings.replace(draws=2 * settings.draws, tune=2 * settings.tune)  # the extra rounds' chains
+    last = settings  # the settings of the last round sampled (its chain lengths)
     if not diagnostics.converged and len(groups) > 1:
         # Modes of comparable mass and chains that disagree: NUTS cannot cross between them (more
         # rounds make it worse, measured on GPQA-like replicates); parallel tempering can.
@@ -588,17 +595,18 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         tempered_s = time.perf_counter() - t2
         diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), len(groups), nuts_note)
     else:
-        # Later rounds run chains twice as long (warm-up and draws): a posterior that mixes slowly
-        # (measured on WildBench: 12 pooled chains of 1000 gave R-hat 1.013, 4 chains of 2000 after
-        # 2000 of warm-up 1.007) needs longer chains more than more of them. Round 1 replaces the
-        # first round's short chains (which would hold R-hat up); later rounds pool with it.
+        # Each extra round runs chains twice as long as the last (warm-up and draws) and replaces
+        # them: a posterior that mixes slowly needs longer chains more than more of them (measured on
+        # WildBench: 12 pooled chains of 1000 gave R-hat 1.013, 4 chains of 2000 after 2000 of
+        # warm-up 1.007; pooling a round with shorter chains held R-hat at 1.012), and short chains
+        # kept alongside would hold R-hat up.
         while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
             step = 0.1 / settings.extra_rounds
-            if rounds == 1:
-                runs.clear()
+            runs.clear()
+            last = settings.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
             sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
                          f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): "
-                         "chains twice as long, ", base=longer)
+                         f"chains {2**rounds} times as long, ", base=last)
             rounds += 1
             idata = _pooled(runs)
             diagnostics = diagnose(idata, tuple(counts.candidates))
@@ -612,7 +620,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         # sampled afresh with a higher acceptance target (smaller steps), never pooled with them.
         first = diagnostics.message.removeprefix("not converged: ").split(";")[0]
         _report(cb, f"{first}: sampling again with smaller steps (target acceptance {retry_accept:g})", 0.9)
-        retry = (longer if rounds > 1 else settings).replace(target_accept=retry_accept)
+        retry = last.replace(target_accept=retry_accept)
         if tempered_s:
             from simplex_core.tempering import TEMPERED_THIN, sample_tempered
 

@@ -326,8 +326,8 @@ class FitSettings(ModelSettings, SamplerSettings):
     extra_rounds
         Engine ``'fast'`` only: when the first ``chains`` chains, all started at the posterior's
         one mode, have not converged and more draws can help (no divergences), up to this many
-        more rounds of ``chains`` chains twice as long are sampled (0 = never): the first replaces
-        the short chains, later ones are pooled with it. (Chains started at separate modes that
+        more rounds of ``chains`` chains are sampled (0 = never), each round's chains twice as long
+        as the last's and replacing them. (Chains started at separate modes that
         disagree are replaced by parallel tempering instead.)
     """
 

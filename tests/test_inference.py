@@ -87,9 +87,9 @@ def test_convergence_problem_is_one_sentence_and_each_front_end_adds_one_new_act
     words = _words(problem)
     assert len(words) == len(set(words)), problem  # no word said twice ("not converged ... not converged")
     # the command line's action is the next step from the settings used, never the one already taken
-    # (engine fast's extra rounds already ran chains of 2 × 2000: the advice goes beyond them)
+    # (engine fast's two extra rounds may already have run chains of 4 × 2000: the advice goes beyond)
     note = convergence_note(d, FitSettings(draws=2000, tune=2000))
-    assert note.startswith(problem) and "--draws 8000 --tune 8000" in note and "--draws 4000 " not in note
+    assert note.startswith(problem) and "--draws 16000 --tune 16000" in note and "--draws 8000 " not in note
     note = convergence_note(d, FitSettings(draws=2000, tune=2000, extra_rounds=0))
     assert "--draws 4000 --tune 4000" in note and "--draws 2000 " not in note
     assert convergence_problem(diagnose(_idata(rng.normal(size=(4, 1000, 3)), np.zeros((4, 1000), bool)))) is None
@@ -173,9 +173,8 @@ def test_fast_engine_same_seed_same_output_and_progress(binary_counts, binary_se
 
 
 def test_fast_engine_runs_longer_chains_until_converged(binary_counts, binary_settings):
-    """Too few draws to converge: with extra rounds the engine runs chains twice as long (warm-up
-    and draws, new seeds); the second round replaces the short first one, a third is pooled with
-    it; with none it stops after one."""
+    """Too few draws to converge: each extra round runs chains twice as long as the last (warm-up
+    and draws, new seeds) and replaces them; with none it stops after one."""
     short = binary_settings.replace(omega=1.0, chains=2, draws=60, tune=150, likelihood="per-judge")
     once = fit_model(binary_counts, short.replace(extra_rounds=0))
     assert not once.diagnostics.converged, "the test needs a first round that does not converge"
@@ -183,8 +182,8 @@ def test_fast_engine_runs_longer_chains_until_converged(binary_counts, binary_se
     more = fit_model(binary_counts, short.replace(extra_rounds=2))
     rounds = more.timing["rounds"]
     assert rounds in (2, 3)
-    assert more.idata.posterior.sizes["draw"] == 2 * short.draws  # the longer chains, not the short ones
-    assert more.idata.posterior.sizes["chain"] == 2 * (rounds - 1)
+    assert more.idata.posterior.sizes["draw"] == 2 ** (rounds - 1) * short.draws  # the last, longest chains only
+    assert more.idata.posterior.sizes["chain"] == 2
     assert not np.array_equal(more.idata.posterior["expected_score"].values[:2, :60], once.idata.posterior["expected_score"].values)
     assert more.diagnostics.min_ess_bulk > once.diagnostics.min_ess_bulk
     with pytest.raises(ValueError, match="extra_rounds must be between 0 and 10"):

@@ -39,7 +39,8 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tune", type=int, default=500, help="warm-up iterations per chain (default 500)")
     g.add_argument("--fit-seed", type=int, default=0, help="seed of every fit (default 0)")
     g.add_argument("--extra-rounds", type=int, default=2, metavar="N",
-                   help="a fit that has not converged gets up to N more rounds of --chains chains where that can help "
+                   help="a fit that has not converged gets up to N more rounds of --chains chains, each twice as long as the "
+                        "last, where that can help "
                         "(default 2; 0 = never)")
     g.add_argument("--fit-cache", metavar="DIR", help="keep fits on disk in DIR and reuse them in later runs")
 

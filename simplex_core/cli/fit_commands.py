@@ -41,7 +41,7 @@ def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--extra-rounds", type=int, default=2, metavar="N",
                    help="if the chains have not converged and more draws can help, sample up to N more rounds of "
-                        "--chains chains and pool them (default 2; 0 = never)")
+                        "--chains chains, each twice as long as the last (default 2; 0 = never)")
     p.add_argument("--gold-fraction", type=float, default=None, metavar="F",
                    help="for experiments: mark a random share F (0-1) of the answers that have a true_score as gold "
                         "(their true level is observed by the shared-truth likelihood), drawn with --seed")
@@ -141,10 +141,12 @@ def _progress(args: argparse.Namespace):
 
 
 def convergence_action(settings: FitSettings) -> str:
-    """The command line's one action for a fit that has not converged: the next, longer run, beyond
-    what was tried (engine ``fast``'s extra rounds already ran chains twice as long as asked; so
-    four times the draws and warm-up then, else twice: never the advice already followed)."""
-    factor = 4 if settings.engine == "fast" and settings.extra_rounds > 0 else 2
+    """The command line's one action for a fit that has not converged: the next, longer run, twice
+    the longest chains that may have run (engine ``fast``'s extra rounds double the chain length
+    each: :func:`simplex_core.inference.longest_chains_factor`): never the advice already followed."""
+    from ..inference import longest_chains_factor
+
+    factor = 2 * longest_chains_factor(settings)
     return f"Sample longer: --draws {factor * settings.draws} --tune {factor * max(settings.tune, 1)}."
 
 
