@@ -226,12 +226,34 @@ def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted
     from simplex_core.figures import reweighted_sensitivity_figure
     from simplex_core.sensitivity import reweighted_sweep
 
-    memo = _draws_memo()
-    sources = [d for d in (memo.get(fit_key(v.counts, v.requested), v.result) for v in ready) if d is not None]
-    if not sources:
-        return None
     base = base_view.requested
-    base_e = base_view.result.idata.posterior["expected_score"].values
-    base_e = base_e.reshape(-1, base_e.shape[-1]).mean(axis=0)
-    fine = reweighted_sweep(sources, base_e, base, FINE_OMEGAS, FINE_BETA_MAXES)
+    keys = tuple(fit_key(v.counts, v.requested) for v in ready)
+    sweeps = _fine_sweeps()
+    memo_key = (keys, fit_key(base_view.counts, base))
+    with sweeps.lock:
+        fine = sweeps.items.get(memo_key)
+    if fine is None:  # ~1 s of reweighting: once per set of fits, not on every rerun of the page
+        memo = _draws_memo()
+        sources = [d for d in (memo.get(k, v.result) for k, v in zip(keys, ready)) if d is not None]
+        if not sources:
+            return None
+        base_e = base_view.result.idata.posterior["expected_score"].values
+        base_e = base_e.reshape(-1, base_e.shape[-1]).mean(axis=0)
+        fine = reweighted_sweep(sources, base_e, base, FINE_OMEGAS, FINE_BETA_MAXES)
+        with sweeps.lock:
+            sweeps.items[memo_key] = fine
+            while len(sweeps.items) > 16:
+                sweeps.items.popitem(last=False)
     return reweighted_sensitivity_figure(fine, fitted, title, base_omega=base.omega, base_beta_max=base.beta_max)
+
+
+@dataclass
+class _Memo:
+    lock: threading.Lock
+    items: OrderedDict
+
+
+@st.cache_resource(show_spinner=False)
+def _fine_sweeps() -> _Memo:
+    """Reweighted fine sweeps by (fit keys of the sources, fit key of the base), shared by sessions."""
+    return _Memo(threading.Lock(), OrderedDict())
