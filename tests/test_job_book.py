@@ -143,3 +143,31 @@ def test_old_finished_jobs_are_forgotten_but_live_ones_kept(book):
     assert {j.job_id for j in book.jobs()} == {done[-1].job_id, live.job_id}
     with pytest.raises(KeyError):
         book.get(done[0].job_id)
+
+
+def test_a_fit_worker_lowers_every_thread_of_its_process_and_those_made_later():
+    # Linux keeps a niceness per thread: os.nice alone would leave the worker's other threads (and the
+    # sampler threads they start) at the priority of the pages' server
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os, threading
+        from simplex_core.jobs import worker
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+        seen, go = {}, threading.Event()
+        def waiting():
+            go.wait(); seen["existing"] = os.getpriority(os.PRIO_PROCESS, 0) - base
+        t = threading.Thread(target=waiting); t.start()
+        worker.warm("simplex_core.inference:fit_model", 5)
+        go.set(); t.join()
+        def new(): seen["new"] = os.getpriority(os.PRIO_PROCESS, 0) - base
+        t = threading.Thread(target=new); t.start(); t.join()
+        seen["caller"] = os.getpriority(os.PRIO_PROCESS, 0) - base
+        print(seen)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    start = int(subprocess.run(["nice"], capture_output=True, text=True).stdout.strip() or 0)
+    want = min(19, start + 5) - start
+    assert out.stdout.strip().splitlines()[-1] == str({"existing": want, "new": want, "caller": want})

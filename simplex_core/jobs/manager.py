@@ -318,7 +318,7 @@ class FitManager:
         client.subscribe_topic(self._topic, self._on_event)
         self._client = client
         try:
-            client.run(warm, self.fit_function)  # import the model code on every worker now
+            client.run(warm, self.fit_function, self.worker_nice)  # import the model code on every worker now
         except Exception:  # noqa: BLE001 — a fit then reports the import error itself
             log.warning("warming the fit workers failed", exc_info=True)
 

@@ -100,8 +100,27 @@ def mark_cancelled(job_id: str) -> None:
             _CANCELLED.pop()
 
 
-def warm(fit_function: str) -> str:
-    """Run in each worker process at start: import the fit's code, so the first fit does not wait for it."""
+def _lower_priority(nice: int) -> None:
+    """Once per worker process: fits and their imports must not starve the process that serves the
+    pages. Linux keeps a niceness per thread (os.nice changes only the caller's; new threads inherit
+    their creator's), so every thread of the process is lowered, and threads made later inherit it."""
+    if nice and not _NICED[0]:
+        _NICED[0] = True
+        try:
+            tids = [int(t) for t in os.listdir("/proc/self/task")]
+        except OSError:  # not Linux: the process-wide call is the right one there
+            tids = [0]
+        for tid in tids:
+            try:
+                os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+            except OSError:
+                pass
+
+
+def warm(fit_function: str, nice: int = 0) -> str:
+    """Run in each worker process at start: import the fit's code (seconds of CPU, at the fits'
+    lower priority), so the first fit does not wait for it."""
+    _lower_priority(nice)
     resolve(fit_function)
     return fit_function
 
@@ -132,12 +151,7 @@ def plain_failure(exc: BaseException) -> str:
 def run_fit(job_id: str, counts: Any, settings: Any, store: FitStore, fit_function: str, topic: str,
             nice: int = 0) -> Any:
     """The Dask task of one fit: returns ``None`` when the store kept the result, else the result."""
-    if nice and not _NICED[0]:
-        _NICED[0] = True
-        try:  # fits must not starve the process that serves the pages (inherited by sampler threads)
-            os.nice(nice)
-        except OSError:
-            pass
+    _lower_priority(nice)
     _event(topic, {"job": job_id, "kind": "started"})
     fit = resolve(fit_function)
     last = [0.0]
