@@ -611,8 +611,12 @@ def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "p
             else:
                 omega = pm.Data("omega", data["omega"])
             Z = pm.Dirichlet("Z", a=pt.ones((K, 1)) * delta[None, :], dims=("candidate", "true_level"))
-            R = pm.Beta("R", alpha=omega * J, beta=float(J), dims="judge")
-            W = pm.Beta("W", alpha=omega * K, beta=float(K), dims="candidate")
+            if settings.integrated:
+                R = _augmented_beta("R", omega, J, "judge")
+                W = _augmented_beta("W", omega, K, "candidate")
+            else:
+                R = pm.Beta("R", alpha=omega * J, beta=float(J), dims="judge")
+                W = pm.Beta("W", alpha=omega * K, beta=float(K), dims="candidate")
             mix = R[:, None] * W[None, :]  # [J, K]
         else:
             Z = mix = None
@@ -631,6 +635,21 @@ def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "p
                 "y", n=counts_obs.sum(axis=-1), p=gamma, observed=counts_obs, dims=("judge", "candidate", "level")
             )
     return model
+
+
+def _augmented_beta(name: str, omega, n: int, dim: str):
+    """``name ~ Beta(ωn, n)`` (integrated mode) written exactly as ``logit = logit V − E/(ωn)`` with
+    ``V_<name> ~ Beta(1 + ωn, n)`` and ``E_<name> ~ Exponential(1)`` free, ``name`` a Deterministic.
+
+    Why: X ~ Gamma(a) is G·U^{1/a} with G ~ Gamma(a + 1), U ~ Uniform(0, 1) independent, so
+    Beta(a, b) = X/(X + Y) has log-odds log(G/Y) − (−log U)/a = logit V − E/a. V's prior stays
+    well-conditioned as ω → 0 and E's does not depend on ω: no funnel between ω and the variable."""
+    import pymc as pm
+
+    a = omega * n
+    V = pm.Beta(f"V_{name}", alpha=1.0 + a, beta=float(n), dims=dim)
+    E = pm.Exponential(f"E_{name}", 1.0, dims=dim)
+    return pm.Deterministic(name, pm.math.sigmoid(pm.math.logit(V) - E / a), dims=dim)
 
 
 def shared_truth_emission(theta, mix=None, Z=None):
