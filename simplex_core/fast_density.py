@@ -21,11 +21,11 @@ callback per gradient. Here
 The parameterisation is PyMC's own (every unconstrained coordinate is the value variable PyMC's
 default transforms give): Dirichlet variables through PyMC's simplex transform (the centred
 softmax ``p = softmax([y, −Σy])``, log-Jacobian ``log N + Σ log p``), Beta variables through the
-log-odds transform (in integrated mode R and W are non-centred, with the Jacobian: see below). So
-the log density equals PyMC's ``model.logp()`` up to an additive constant at every point (plus that
-Jacobian) and the posterior is the same distribution, not an approximation; that is checked
-point by point (value and gradient) against the PyMC model in ``tests/test_speed_equivalence.py``,
-with a Monte Carlo comparison of the two posteriors on top.
+log-odds transform, Exponential ones through the log. So the log density equals PyMC's
+``model.logp()`` up to an additive constant at every point and the posterior is the same
+distribution, not an approximation; that is checked point by point (value and gradient) against
+the PyMC model in ``tests/test_speed_equivalence.py`` and ``tests/test_shared_truth.py``, with a
+Monte Carlo comparison of the two posteriors on top.
 
 Layout of the unconstrained vector ``x`` (J judges, K candidates, M observed levels, T true
 levels, E = M(M−1)/2)::
@@ -36,22 +36,22 @@ levels, E = M(M−1)/2)::
     edges       J × (T−1) × E    node (t, m2), m2 = 0..M−2, in that order: M − m2 − 1 coordinates
                                  of its Dirichlet over the edges to (t+1, m2..M−1)
     Z           K × (T−1)        (random effects only) Z_k ~ Dirichlet(δ)
-    R           J                R_j ~ Beta(ωJ, J)
-    W           K                W_k ~ Beta(ωK, K)
+    R           J                fixed ω: R_j ~ Beta(ωJ, J) (log-odds)
+                2 × J            integrated: log-odds of V_j ~ Beta(1 + ωJ, J), then log of
+                                 E_j ~ Exponential(1); R_j = sigmoid(logit V_j − E_j/(ωJ))
+    W           K or 2 × K       likewise with K
     ω, β_max    2                (integrated mode only) Uniform(0, 8), Uniform(0, 20), PyMC's interval
                                  transform (value = upper · sigmoid(u))
 
-Integrated mode non-centres R and W (the one departure from PyMC's parameterisation): the
-coordinate of R_j is y_j with logit R_j = μ + σ y_j, μ and σ the mean ψ(ωJ) − ψ(J) and standard
-deviation √(ψ'(ωJ) + ψ'(J)) of logit R_j under its Beta(ωJ, J) prior (likewise W_k with K). With
-PyMC's log-odds, ω and the J + K variables it governs form a funnel: ω moves only as fast as all of
-them together, and per-judge fits on TriviaQA V1 had a chain stuck in a corner with hundreds of
-divergent transitions. The map is a bijection at every ω and its log-Jacobian (log σ per variable)
-is added, so the posterior is the same; the tests check the density against PyMC's plus that
-Jacobian, point by point.
+Integrated mode writes R and W by the exact augmentation of :func:`simplex_core.model.build_model`
+(``V_R``, ``E_R``, ``V_W``, ``E_W``): with PyMC's log-odds of R_j ~ Beta(ωJ, J), ω and the J + K
+variables it governs form a funnel as ω → 0 (the prior's log-odds scale grows like 1/ω), and on
+single-judge data, where W_k R_j is not identified, chains diverged there. V's prior stays
+well-conditioned at every ω ≥ 0 and E's does not depend on ω; as ω → 0, R → 0 through the shift
+E/(ωJ) (computed with a stable log-sigmoid; the interval transform keeps ω > 0).
 
 Multinomial coefficients and normalising constants that depend on data only are left out; in
-integrated mode the Beta normalisers of R and W depend on ω and are included (the Dirichlet
+integrated mode the Beta(1 + ωn, n) normalisers of V depend on ω and are included (the Dirichlet
 normalisers of the judge prior always are, since they depend on ρ_j β_max).
 """
 
