@@ -174,7 +174,8 @@ def _augmented_prior(u, e, a, b, out, shift):
 @njit(cache=True, error_model="numpy")
 def _augmented_grad(u, e, a, b, val, shift, gval, gu, ge):
     """The gradient of :func:`_augmented_prior`'s coordinates given ``gval`` = d(log density)/d value
-    from the likelihood; returns Σ (d log density / d logit value)·E/a, the factor of dω/ω."""
+    from the likelihood; returns Σ (d log density / d logit value)·E/a, which times (1 − s) is the
+    shifts' part of the gradient in ω's coordinate u (ω = upper·s, s = sigmoid(u): dω/du = ω(1 − s))."""
     dshift = 0.0
     for i in range(u.shape[0]):
         v = val[i]
