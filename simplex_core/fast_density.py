@@ -21,11 +21,11 @@ callback per gradient. Here
 The parameterisation is PyMC's own (every unconstrained coordinate is the value variable PyMC's
 default transforms give): Dirichlet variables through PyMC's simplex transform (the centred
 softmax ``p = softmax([y, −Σy])``, log-Jacobian ``log N + Σ log p``), Beta variables through the
-log-odds transform (in integrated mode R and W are non-centred, with the Jacobian: see below). So
-the log density equals PyMC's ``model.logp()`` up to an additive constant at every point (plus that
-Jacobian) and the posterior is the same distribution, not an approximation; that is checked
-point by point (value and gradient) against the PyMC model in ``tests/test_speed_equivalence.py``,
-with a Monte Carlo comparison of the two posteriors on top.
+log-odds transform, Exponential ones through the log. So the log density equals PyMC's
+``model.logp()`` up to an additive constant at every point and the posterior is the same
+distribution, not an approximation; that is checked point by point (value and gradient) against
+the PyMC model in ``tests/test_speed_equivalence.py`` and ``tests/test_shared_truth.py``, with a
+Monte Carlo comparison of the two posteriors on top.
 
 Layout of the unconstrained vector ``x`` (J judges, K candidates, M observed levels, T true
 levels, E = M(M−1)/2)::
@@ -36,22 +36,22 @@ levels, E = M(M−1)/2)::
     edges       J × (T−1) × E    node (t, m2), m2 = 0..M−2, in that order: M − m2 − 1 coordinates
                                  of its Dirichlet over the edges to (t+1, m2..M−1)
     Z           K × (T−1)        (random effects only) Z_k ~ Dirichlet(δ)
-    R           J                R_j ~ Beta(ωJ, J)
-    W           K                W_k ~ Beta(ωK, K)
+    R           J                fixed ω: R_j ~ Beta(ωJ, J) (log-odds)
+                2 × J            integrated: log-odds of V_j ~ Beta(1 + ωJ, J), then log of
+                                 E_j ~ Exponential(1); R_j = sigmoid(logit V_j − E_j/(ωJ))
+    W           K or 2 × K       likewise with K
     ω, β_max    2                (integrated mode only) Uniform(0, 8), Uniform(0, 20), PyMC's interval
                                  transform (value = upper · sigmoid(u))
 
-Integrated mode non-centres R and W (the one departure from PyMC's parameterisation): the
-coordinate of R_j is y_j with logit R_j = μ + σ y_j, μ and σ the mean ψ(ωJ) − ψ(J) and standard
-deviation √(ψ'(ωJ) + ψ'(J)) of logit R_j under its Beta(ωJ, J) prior (likewise W_k with K). With
-PyMC's log-odds, ω and the J + K variables it governs form a funnel: ω moves only as fast as all of
-them together, and per-judge fits on TriviaQA V1 had a chain stuck in a corner with hundreds of
-divergent transitions. The map is a bijection at every ω and its log-Jacobian (log σ per variable)
-is added, so the posterior is the same; the tests check the density against PyMC's plus that
-Jacobian, point by point.
+Integrated mode writes R and W by the exact augmentation of :func:`simplex_core.model.build_model`
+(``V_R``, ``E_R``, ``V_W``, ``E_W``): with PyMC's log-odds of R_j ~ Beta(ωJ, J), ω and the J + K
+variables it governs form a funnel as ω → 0 (the prior's log-odds scale grows like 1/ω), and on
+single-judge data, where W_k R_j is not identified, chains diverged there. V's prior stays
+well-conditioned at every ω ≥ 0 and E's does not depend on ω; as ω → 0, R → 0 through the shift
+E/(ωJ) (computed with a stable log-sigmoid; the interval transform keeps ω > 0).
 
 Multinomial coefficients and normalising constants that depend on data only are left out; in
-integrated mode the Beta normalisers of R and W depend on ω and are included (the Dirichlet
+integrated mode the Beta(1 + ωn, n) normalisers of V depend on ω and are included (the Dirichlet
 normalisers of the judge prior always are, since they depend on ρ_j β_max).
 """
 
@@ -136,45 +136,57 @@ def _sigmoid(u):
 
 
 @njit(cache=True, error_model="numpy")
-def _offsets(J, K, M, T, E):
-    """Where each block of the unconstrained vector starts (the layout of the module docstring)."""
+def _log_sigmoid(u):
+    """log sigmoid(u) without overflow or underflow to −inf for large |u|."""
+    if u >= 0:
+        return -math.log1p(math.exp(-u))
+    return u - math.log1p(math.exp(u))
+
+
+@njit(cache=True, error_model="numpy")
+def _offsets(J, K, M, T, E, per):
+    """Where each block of the unconstrained vector starts (the layout of the module docstring);
+    ``per``: coordinates per random-effect variable R_j, W_k (1, or 2 in integrated mode: V and E)."""
     o_pi = 0
     o_rho = o_pi + K * (T - 1)
     o_first = o_rho + J
     o_edge = o_first + J * (M - 1)
     o_Z = o_edge + J * (T - 1) * E
     o_R = o_Z + K * (T - 1)
-    o_W = o_R + J
+    o_W = o_R + per * J
     return o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W
 
 
 @njit(cache=True, error_model="numpy")
-def polygamma012(x):
-    """ψ(x), ψ'(x), ψ''(x) for x > 0: the recurrences ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(x + 1) − (−1)ⁿ n!/xⁿ⁺¹ up to
-    x ≥ 10, then the asymptotic (Bernoulli) series, accurate to about 1e-15 relative there."""
-    d0 = 0.0
-    d1 = 0.0
-    d2 = 0.0
-    while x < 10.0:
-        d0 -= 1.0 / x
-        d1 += 1.0 / (x * x)
-        d2 -= 2.0 / (x * x * x)
-        x += 1.0
-    z = 1.0 / (x * x)
-    d0 += math.log(x) - 0.5 / x - z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132)))))
-    d1 += 1.0 / x + 0.5 * z + (z / x) * (1.0 / 6 - z * (1.0 / 30 - z * (1.0 / 42 - z * (1.0 / 30 - z * (5.0 / 66)))))
-    d2 += -z - z / x - z * z * (0.5 - z * (1.0 / 6 - z * (1.0 / 6 - z * (3.0 / 10 - z * (5.0 / 6)))))
-    return d0, d1, d2
+def _augmented_prior(u, e, a, b, out, shift):
+    """Integrated mode: the log density of the coordinates ``u`` (log-odds of V ~ Beta(1 + a, b)) and
+    ``e`` (log of E ~ Exponential(1)), Jacobians included and V's normaliser left out; writes the
+    variable ``sigmoid(u − E/a)`` into ``out`` and ``E/a`` into ``shift``."""
+    lp = 0.0
+    for i in range(u.shape[0]):
+        ev = math.exp(e[i])
+        lp += (a + 1.0) * _log_sigmoid(u[i]) + b * _log_sigmoid(-u[i]) + e[i] - ev
+        shift[i] = ev / a  # a → 0 (ω → 0): the variable → 0, its log-odds → −∞
+        out[i] = _sigmoid(u[i] - shift[i])
+    return lp
 
 
 @njit(cache=True, error_model="numpy")
-def _logit_beta(a, b):
-    """Mean μ and standard deviation σ of logit(X) for X ~ Beta(a, b) (ψ(a) − ψ(b) and
-    √(ψ'(a) + ψ'(b))) and their derivatives in a: the non-centring of R and W in integrated mode."""
-    pa, pa1, pa2 = polygamma012(a)
-    pb, pb1, pb2 = polygamma012(b)
-    sd = math.sqrt(pa1 + pb1)
-    return pa - pb, sd, pa1, 0.5 * pa2 / sd
+def _augmented_grad(u, e, a, b, val, shift, gval, gu, ge):
+    """The gradient of :func:`_augmented_prior`'s coordinates given ``gval`` = d(log density)/d value
+    from the likelihood; returns Σ (d log density / d logit value)·E/a, which times (1 − s) is the
+    shifts' part of the gradient in ω's coordinate u (ω = upper·s, s = sigmoid(u): dω/du = ω(1 − s))."""
+    dshift = 0.0
+    for i in range(u.shape[0]):
+        v = val[i]
+        gz = gval[i] * v * (1.0 - v)  # d / d logit value; 0 when the value underflows to 0
+        s = _sigmoid(u[i])
+        gu[i] = gz + (a + 1.0) * (1.0 - s) - b * s
+        ge[i] = 1.0 - math.exp(e[i])
+        if gz != 0.0:
+            ge[i] -= gz * shift[i]
+            dshift += gz * shift[i]
+    return dshift
 
 
 @njit(cache=True, error_model="numpy")
@@ -190,10 +202,11 @@ def sizes(buf):
     J = int(buf[1]); K = int(buf[2]); M = int(buf[3]); T = int(buf[4]); P = int(buf[5])
     use_re = buf[6] > 0.5
     E = M * (M - 1) // 2
-    offsets = _offsets(J, K, M, T, E)
+    per = 2 if buf[12] > 0.5 else 1
+    offsets = _offsets(J, K, M, T, E, per)
     o_Z, o_W = offsets[4], offsets[6]
-    n = o_W + K if use_re else o_Z  # without random effects the vector ends where Z would start
-    if buf[12] > 0.5:
+    n = o_W + per * K if use_re else o_Z  # without random effects the vector ends where Z would start
+    if per == 2:
         n += 2  # integrated mode: ω, β_max after W
     return J, K, M, T, P, use_re, E, n
 
@@ -225,8 +238,8 @@ def tempered_logp_grad(x, g, buf, power):
     lp = 0.0
     lik = 0.0
     # offsets in x
-    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E)
-    o_hyp = o_W + K
+    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E, 2 if integrated else 1)
+    o_hyp = n - 2  # integrated mode: ω, β_max are the last two coordinates
     s_om = s_bm = 0.0
     if integrated:  # ω ~ Uniform(0, buf[13]), β_max ~ Uniform(0, buf[14]), PyMC's interval transform
         omega, s_om, l_om = _interval(x[o_hyp], buf[13])
@@ -299,7 +312,10 @@ def tempered_logp_grad(x, g, buf, power):
     W = np.zeros(K)
     gW = np.zeros(K)
     aJ, bJ, aK, bK = 0.0, 0.0, 0.0, 0.0
-    muJ = sdJ = dmuJ = dsdJ = muK = sdK = dmuK = dsdK = dom = 0.0
+    dom = 0.0  # d log density / dω at fixed coordinates (integrated mode), completed below
+    dom_u = 0.0  # terms of d / d u_ω computed directly (they would need 1/ω through dω)
+    cR = np.zeros(J)  # integrated mode: E_j/(ωJ), the shift of logit R_j below logit V_j
+    cW = np.zeros(K)
     if use_re:
         for k in range(K):
             lp += _simplex(x[o_Z + k * (T - 1): o_Z + (k + 1) * (T - 1)], Z[k])
@@ -309,38 +325,32 @@ def tempered_logp_grad(x, g, buf, power):
         aJ, bJ = omega * J, float(J)
         aK, bK = omega * K, float(K)
         if integrated:
-            # non-centred: x_R = μ + σ·y with μ, σ the prior mean and SD of logit R (likewise W), so
-            # the coordinates y keep their scale whatever ω (a bijection: the same posterior, with
-            # the log-Jacobian log σ per variable)
-            muJ, sdJ, dmuJ, dsdJ = _logit_beta(aJ, bJ)
-            muK, sdK, dmuK, dsdK = _logit_beta(aK, bK)
-            lp += J * math.log(sdJ) + K * math.log(sdK)
-        sum_log_R = 0.0
-        for j in range(J):
-            r = _sigmoid(muJ + sdJ * x[o_R + j] if integrated else x[o_R + j])
-            R[j] = r
-            lr = math.log(r)
-            sum_log_R += lr
-            lp += aJ * lr + bJ * math.log1p(-r)  # Beta + logit jacobian
-        sum_log_W = 0.0
-        for k in range(K):
-            w = _sigmoid(muK + sdK * x[o_W + k] if integrated else x[o_W + k])
-            W[k] = w
-            lw = math.log(w)
-            sum_log_W += lw
-            lp += aK * lw + bK * math.log1p(-w)
-        if integrated:
-            # the Beta normalisers −log B(ωJ, J) per R_j and −log B(ωK, K) per W_k depend on ω. With an
-            # integer second argument n, Γ(a + n)/Γ(a) = Π_{i<n} (a + i): exact sums of logs, and their
-            # a-derivative ψ(a + n) − ψ(a) = Σ_{i<n} 1/(a + i), so no digamma is needed (−log Γ(n) is
-            # a constant and left out). dom: d log density / dω at fixed R, W; completed below
-            dom = J * sum_log_R + K * sum_log_W + J * J * dsdJ / sdJ + K * K * dsdK / sdK
+            # exact augmentation (see the module docstring): logit R_j = logit V_j − E_j/(ωJ) with
+            # V_j ~ Beta(1 + ωJ, J) (log-odds coordinate) and E_j ~ Exponential(1) (log coordinate);
+            # likewise W_k with K. R and W are functions of the coordinates, with no density of their own
+            lp += _augmented_prior(x[o_R:o_R + J], x[o_R + J:o_R + 2 * J], aJ, bJ, R, cR)
+            lp += _augmented_prior(x[o_W:o_W + K], x[o_W + K:o_W + 2 * K], aK, bK, W, cW)
+            # the Beta(1 + a, n) normaliser per variable: Γ(1 + a + n)/Γ(1 + a) = Π_{i<n} (1 + a + i)
+            # (−log Γ(n) is a constant, left out); its a-derivative Σ_{i<n} 1/(1 + a + i)
             for i in range(J):
-                lp += J * math.log(aJ + i)
-                dom += J * J / (aJ + i)
+                lp += J * math.log(aJ + 1.0 + i)
+                dom += J * J / (aJ + 1.0 + i)
             for i in range(K):
-                lp += K * math.log(aK + i)
-                dom += K * K / (aK + i)
+                lp += K * math.log(aK + 1.0 + i)
+                dom += K * K / (aK + 1.0 + i)
+            for j in range(J):
+                dom += J * _log_sigmoid(x[o_R + j])  # d/dω of ωJ·log V_j
+            for k in range(K):
+                dom += K * _log_sigmoid(x[o_W + k])
+        else:
+            for j in range(J):
+                r = _sigmoid(x[o_R + j])
+                R[j] = r
+                lp += aJ * math.log(r) + bJ * math.log1p(-r)  # Beta + logit jacobian
+            for k in range(K):
+                w = _sigmoid(x[o_W + k])
+                W[k] = w
+                lp += aK * math.log(w) + bK * math.log1p(-w)
     if buf[9] > 0.5:  # shared truth: the answers' score patterns follow the per-pair counts
         lik += _shared_truth_loglik(buf[o + P * M:], int(buf[10]), J, K, M, T, pi, theta, use_re, Z, R, W, power,
                                     gpi, gtheta, gZ, gR, gW)
@@ -417,24 +427,21 @@ def tempered_logp_grad(x, g, buf, power):
     if use_re:
         for k in range(K):
             _simplex_grad(Z[k], gZ[k], g[o_Z + k * (T - 1): o_Z + (k + 1) * (T - 1)])
-        for j in range(J):
-            r = R[j]
-            gx = gR[j] * r * (1.0 - r) + aJ * (1.0 - r) - bJ * r  # d / d logit R_j
-            if integrated:  # through x_R = μ(ωJ) + σ(ωJ)·y
-                g[o_R + j] = gx * sdJ
-                dom += gx * J * (dmuJ + x[o_R + j] * dsdJ)
-            else:
-                g[o_R + j] = gx
-        for k in range(K):
-            w = W[k]
-            gx = gW[k] * w * (1.0 - w) + aK * (1.0 - w) - bK * w
-            if integrated:
-                g[o_W + k] = gx * sdK
-                dom += gx * K * (dmuK + x[o_W + k] * dsdK)
-            else:
-                g[o_W + k] = gx
+        if integrated:
+            dom_u += _augmented_grad(x[o_R:o_R + J], x[o_R + J:o_R + 2 * J], aJ, bJ, R, cR, gR,
+                                     g[o_R:o_R + J], g[o_R + J:o_R + 2 * J])
+            dom_u += _augmented_grad(x[o_W:o_W + K], x[o_W + K:o_W + 2 * K], aK, bK, W, cW, gW,
+                                     g[o_W:o_W + K], g[o_W + K:o_W + 2 * K])
+        else:
+            for j in range(J):
+                r = R[j]
+                g[o_R + j] = gR[j] * r * (1.0 - r) + aJ * (1.0 - r) - bJ * r  # d / d logit R_j
+            for k in range(K):
+                w = W[k]
+                g[o_W + k] = gW[k] * w * (1.0 - w) + aK * (1.0 - w) - bK * w
     if integrated:
-        g[o_hyp] = dom * buf[13] * s_om * (1.0 - s_om) + (1.0 - 2.0 * s_om)
+        # dω/du = ω(1 − s): the shift E/(ωJ) contributes (E/(ωJ))(1 − s) per unit of its gradient
+        g[o_hyp] = dom * buf[13] * s_om * (1.0 - s_om) + (1.0 - 2.0 * s_om) + dom_u * (1.0 - s_om)
         g[o_hyp + 1] = gbeta * buf[14] * s_bm * (1.0 - s_bm) + (1.0 - 2.0 * s_bm)
     return lp + power * lik, lik
 
@@ -570,7 +577,8 @@ def expand(x, out, buf):
     o += T
     tv = buf[o:o + T]; o += T
     correct = buf[o:o + T]
-    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E)
+    integrated = buf[12] > 0.5
+    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E, 2 if integrated else 1)
     w = 0
     tmp = np.empty(max(M, T))
     for k in range(K):
@@ -614,20 +622,24 @@ def expand(x, out, buf):
             for t in range(T):
                 out[w + k * T + t] = tmp[t]
         w += K * T
-        muJ, sdJ, muK, sdK = 0.0, 1.0, 0.0, 1.0
-        if buf[12] > 0.5:  # integrated: R and W non-centred (see tempered_logp_grad)
-            omega = buf[13] * _sigmoid(x[o_W + K])
-            muJ, sdJ = _logit_beta(omega * J, float(J))[:2]
-            muK, sdK = _logit_beta(omega * K, float(K))[:2]
-        for j in range(J):
-            out[w + j] = _sigmoid(muJ + sdJ * x[o_R + j])
-        w += J
-        for k in range(K):
-            out[w + k] = _sigmoid(muK + sdK * x[o_W + k])
-        w += K
-    if buf[12] > 0.5:
-        out[w] = buf[13] * _sigmoid(x[o_W + K])
-        out[w + 1] = buf[14] * _sigmoid(x[o_W + K + 1])
+        if integrated:  # R and W from the augmentation's V and E (see tempered_logp_grad)
+            omega = buf[13] * _sigmoid(x[n - 2])
+            for j in range(J):
+                out[w + j] = _sigmoid(x[o_R + j] - math.exp(x[o_R + J + j]) / (omega * J))
+            w += J
+            for k in range(K):
+                out[w + k] = _sigmoid(x[o_W + k] - math.exp(x[o_W + K + k]) / (omega * K))
+            w += K
+        else:
+            for j in range(J):
+                out[w + j] = _sigmoid(x[o_R + j])
+            w += J
+            for k in range(K):
+                out[w + k] = _sigmoid(x[o_W + k])
+            w += K
+    if integrated:
+        out[w] = buf[13] * _sigmoid(x[n - 2])
+        out[w + 1] = buf[14] * _sigmoid(x[n - 1])
         w += 2
     return w
 
@@ -950,14 +962,12 @@ def logp_and_grad(counts: "CountsLike", settings: "ModelSettings", x: np.ndarray
     return float(logp_grad(x, g, buf)), g
 
 
-def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", settings: "ModelSettings",
-                         values: bool = True) -> np.ndarray:
+def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     """The unconstrained vector of this module for a point of PyMC's value variables (``pi_simplex__``,
     ``rho_logodds__``, ``theta_first_row_simplex__``, ``edge_weights_<d>_simplex__``, ``Z_simplex__``,
-    ``R_logodds__``, ``W_logodds__``, ``omega_interval__``, ``beta_max_interval__``), e.g.
-    ``model.initial_point()``. In integrated mode R and W are non-centred here (see the module
-    docstring): their coordinates are mapped from PyMC's log-odds; ``values=False`` only lays out
-    the arrays (for gradients, which map by the chain rule instead)."""
+    ``R_logodds__``, ``W_logodds__`` or, in integrated mode, ``V_R_logodds__``, ``E_R_log__``,
+    ``V_W_logodds__``, ``E_W_log__``, then ``omega_interval__``, ``beta_max_interval__``), e.g.
+    ``model.initial_point()``; a gradient dict in the same names maps the same way."""
     from simplex_core.model import weight_propagation_groups
 
     J, K, M = np.asarray(counts.N).shape
@@ -973,16 +983,13 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
             edge[:, t, pos:pos + d - 1] = arr[:, i, :]
     parts.append(edge.ravel())
     if settings.has_random_effects:
-        x_R = np.asarray(point["R_logodds__"], dtype=float).ravel()
-        x_W = np.asarray(point["W_logodds__"], dtype=float).ravel()
-        if settings.integrated and values:
-            from simplex_core.model import OMEGA_UPPER
-
-            omega = OMEGA_UPPER * float(_sigmoid(float(point["omega_interval__"])))
-            muJ, sdJ = _logit_beta(omega * J, float(J))[:2]
-            muK, sdK = _logit_beta(omega * K, float(K))[:2]
-            x_R, x_W = (x_R - muJ) / sdJ, (x_W - muK) / sdK
-        parts += [np.asarray(point["Z_simplex__"]).ravel(), x_R, x_W]
+        parts.append(np.asarray(point["Z_simplex__"]).ravel())
+        if settings.integrated:  # the augmentation's V and E of R, then of W
+            parts += [np.asarray(point[f"{v}_{name}{t}"], dtype=float).ravel()
+                      for name in ("R", "W") for v, t in (("V", "_logodds__"), ("E", "_log__"))]
+        else:
+            parts += [np.asarray(point["R_logodds__"], dtype=float).ravel(),
+                      np.asarray(point["W_logodds__"], dtype=float).ravel()]
     if settings.integrated:
         parts += [np.asarray(point["omega_interval__"]).ravel(), np.asarray(point["beta_max_interval__"]).ravel()]
     return np.concatenate(parts)

@@ -39,14 +39,20 @@ NEGLIGIBLE_LOG_MASS = 5.0
 
 def _prior_centre(buf: np.ndarray) -> np.ndarray:
     """The centre of PyMC-style random starts: every coordinate 0 (uniform simplexes, ρ = ½; in
-    integrated mode ω and β_max at the middle of their ranges) except, with fixed ω, R_j and W_k, at
-    the logit of their prior mean ω/(1 + ω), i.e. log ω."""
+    integrated mode ω and β_max at the middle of their ranges, and E = 1 for the augmentation of R
+    and W) except R_j and W_k (with fixed ω) or their V_j, V_k (integrated mode) at the logit of
+    their prior mean: log ω for Beta(ωn, n), log((1 + ωn)/n) for V ~ Beta(1 + ωn, n)."""
     J, K, M, T, P, use_re, E, n = sizes(buf)
     centre = np.zeros(int(n))
-    if use_re and buf[12] < 0.5:  # (integrated mode: R and W non-centred, 0 is the prior's centre)
-        o_R = int(_offsets(J, K, M, T, E)[5])
-        omega = 0.5 * buf[13] if buf[12] > 0.5 else buf[7]
-        centre[o_R:o_R + J + K] = math.log(omega)
+    if use_re:
+        integrated = buf[12] > 0.5
+        o_R, o_W = (int(o) for o in _offsets(J, K, M, T, E, 2 if integrated else 1)[5:7])
+        if integrated:
+            omega = 0.5 * buf[13]
+            centre[o_R:o_R + J] = math.log((1.0 + omega * J) / J)
+            centre[o_W:o_W + K] = math.log((1.0 + omega * K) / K)
+        else:
+            centre[o_R:o_W + K] = math.log(buf[7])
     return centre
 
 

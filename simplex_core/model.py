@@ -55,18 +55,26 @@ per-judge marginals cannot (the paper's theorem 2).
 
 * Integrated mode (**our choice** of hyperpriors): ``ω ~ Uniform(0, 8)`` and
   ``β_max ~ Uniform(0, 20)`` become random so one fit marginalises over them (the paper's setting
-  of its Table 1). Small ω makes R_j, W_k ~ Beta(ωJ, J), Beta(ωK, K) pile up at 0, a potential
-  funnel; no floor is used. The fast engine samples R and W non-centred (same posterior, see
-  :mod:`simplex_core.fast_density`): on TriviaQA V1 integrated fits show no divergences with shared
-  truth (posterior ω ≈ 0.33) and 0–1 per 4000 draws per-judge (ω ≈ 1.3), as fixed-ω fits do there
-  (``bench/integrated_speed.py``).
+  of its Table 1). Small ω makes R_j, W_k ~ Beta(ωJ, J), Beta(ωK, K) pile up at 0: with PyMC's
+  log-odds of R_j the prior's scale grows like 1/ω, a funnel with ω (divergent transitions on
+  single-judge data, where the mix W_k R_j is not identified). So integrated mode writes each of
+  them by an exact augmentation (no floor, the same distribution)::
+
+      logit R_j = logit V_j − E_j/(ωJ),   V_j ~ Beta(1 + ωJ, J),   E_j ~ Exponential(1)
+
+  (W_k likewise with K): for a = ωJ, Gamma(a) = Gamma(a + 1)·U^{1/a} with U ~ Uniform(0, 1), so
+  R_j = X/(X + Y) with X ~ Gamma(a), Y ~ Gamma(J) is Beta(ωJ, J). V's prior is well-conditioned at
+  every ω ≥ 0 and E's does not depend on ω. ``V_R``, ``E_R``, ``V_W``, ``E_W`` are the free
+  variables; R and W are Deterministics of the same names and dims as with fixed ω. Fixed-ω fits
+  keep ``R ~ Beta(ωJ, J)``, ``W ~ Beta(ωK, K)`` as they are.
 
 Hyperparameters ω, β_max and δ and the observed counts are ``pm.Data`` so that a compiled model can
 be reused when only their values change (see :func:`model_data` and :func:`structure_key`).
 
 Posterior variable names (the contract): ``pi`` (candidate, true_level), ``expected_score``
 (candidate), ``theta`` (judge, true_level, level), ``rho`` (judge), random effects ``Z``
-(candidate, true_level), ``R`` (judge), ``W`` (candidate). ``rank`` is added after sampling by
+(candidate, true_level), ``R`` (judge), ``W`` (candidate); in integrated mode ``omega``, ``beta_max``
+(and the augmentation's ``V_R``, ``E_R``, ``V_W``, ``E_W`` in a PyMC-engine trace). ``rank`` is added after sampling by
 :mod:`simplex_core.inference` (rank 1 = best = largest expected score).
 """
 
@@ -611,8 +619,12 @@ def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "p
             else:
                 omega = pm.Data("omega", data["omega"])
             Z = pm.Dirichlet("Z", a=pt.ones((K, 1)) * delta[None, :], dims=("candidate", "true_level"))
-            R = pm.Beta("R", alpha=omega * J, beta=float(J), dims="judge")
-            W = pm.Beta("W", alpha=omega * K, beta=float(K), dims="candidate")
+            if settings.integrated:
+                R = _augmented_beta("R", omega, J, "judge")
+                W = _augmented_beta("W", omega, K, "candidate")
+            else:
+                R = pm.Beta("R", alpha=omega * J, beta=float(J), dims="judge")
+                W = pm.Beta("W", alpha=omega * K, beta=float(K), dims="candidate")
             mix = R[:, None] * W[None, :]  # [J, K]
         else:
             Z = mix = None
@@ -631,6 +643,21 @@ def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "p
                 "y", n=counts_obs.sum(axis=-1), p=gamma, observed=counts_obs, dims=("judge", "candidate", "level")
             )
     return model
+
+
+def _augmented_beta(name: str, omega, n: int, dim: str):
+    """``name ~ Beta(ωn, n)`` (integrated mode) written exactly as ``logit = logit V − E/(ωn)`` with
+    ``V_<name> ~ Beta(1 + ωn, n)`` and ``E_<name> ~ Exponential(1)`` free, ``name`` a Deterministic.
+
+    Why: X ~ Gamma(a) is G·U^{1/a} with G ~ Gamma(a + 1), U ~ Uniform(0, 1) independent, so
+    Beta(a, b) = X/(X + Y) has log-odds log(G/Y) − (−log U)/a = logit V − E/a. V's prior stays
+    well-conditioned as ω → 0 and E's does not depend on ω: no funnel between ω and the variable."""
+    import pymc as pm
+
+    a = omega * n
+    V = pm.Beta(f"V_{name}", alpha=1.0 + a, beta=float(n), dims=dim)
+    E = pm.Exponential(f"E_{name}", 1.0, dims=dim)
+    return pm.Deterministic(name, pm.math.sigmoid(pm.math.logit(V) - E / a), dims=dim)
 
 
 def shared_truth_emission(theta, mix=None, Z=None):

@@ -180,8 +180,11 @@ def test_structure_with_random_effects_and_integrated_mode():
 
     integrated = build_model(counts, FitSettings(likelihood="per-judge", integrated=True))
     free = {v.name for v in integrated.free_RVs}
-    assert {"omega", "beta_max", "Z", "R", "W"} <= free
+    assert {"omega", "beta_max", "Z", "V_R", "E_R", "V_W", "E_W"} <= free
     assert not {"omega", "beta_max"} & {v.name for v in integrated.data_vars}
+    # R and W are functions of the augmentation's V and E, with the same names and dims as above
+    assert not {"R", "W"} & free and {"R", "W"} <= {v.name for v in integrated.deterministics}
+    assert integrated.named_vars_to_dims["R"] == ("judge",) and integrated.named_vars_to_dims["W"] == ("candidate",)
 
 
 @pytest.mark.parametrize("prior, own", [("weight-propagation", {"theta_first_row", "edge_weights_2", "edge_weights_3"}),

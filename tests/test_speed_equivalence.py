@@ -50,31 +50,9 @@ CASES = [
 
 def expected_fast(lp: float, grads: dict, point: dict, counts, settings) -> tuple[float, np.ndarray]:
     """The fast density's value and gradient expected from PyMC's logp ``lp`` and gradient ``grads``
-    at ``point``: the same in PyMC's coordinates; in integrated mode R and W are non-centred
-    (logit R_j = μ + σ y_j, μ = ψ(ωJ) − ψ(J), σ² = ψ'(ωJ) + ψ'(J); likewise W with K), so the
-    value gains the log-Jacobian Σ log σ and the gradient maps by the chain rule (computed here
-    with SciPy's polygamma, independently of the kernel)."""
-    from scipy.special import expit, polygamma
-
-    if not settings.integrated:
-        return lp, fast_density.flat_from_pymc_point(grads, counts, settings)
-    grads = dict(grads)
-    J, K = len(counts.judges), len(counts.candidates)
-    s = float(expit(float(point["omega_interval__"])))
-    omega, domega_du = 8.0 * s, 8.0 * s * (1.0 - s)
-    dlp_domega = 0.0
-    for name, n in (("R_logodds__", J), ("W_logodds__", K)):
-        a = omega * n
-        mu = polygamma(0, a) - polygamma(0, n)
-        sd = np.sqrt(polygamma(1, a) + polygamma(1, n))
-        dsd = n * polygamma(2, a) / (2 * sd)  # dσ/dω
-        y = (np.asarray(point[name]) - mu) / sd
-        g_x = np.asarray(grads[name])
-        lp += n * np.log(sd)  # n variables, log σ each
-        dlp_domega += float(np.sum(g_x * (n * polygamma(1, a) + y * dsd))) + n * dsd / sd
-        grads[name] = g_x * sd
-    grads["omega_interval__"] = np.asarray(grads["omega_interval__"]) + dlp_domega * domega_du
-    return lp, fast_density.flat_from_pymc_point(grads, counts, settings, values=False)
+    at ``point``: the same numbers laid out in the fast path's order (its coordinates are PyMC's value
+    variables, in integrated mode too: R and W through their augmentation's V and E)."""
+    return lp, fast_density.flat_from_pymc_point(grads, counts, settings)
 
 
 def split_flat_gradient(model, point, flat) -> dict:
@@ -117,8 +95,11 @@ def test_no_random_effect_coordinates_at_omega_zero():
     assert n2 - n0 == 4 * 1 + 2 + 4
     model = build_model(counts, FitSettings(likelihood="per-judge", omega=0.0))
     assert n0 == sum(int(np.prod(np.shape(v))) for v in model.initial_point().values())
-    # integrated mode adds ω and β_max to the random effects' coordinates
-    assert fast_density.n_unconstrained(counts, FitSettings(likelihood="per-judge", integrated=True)) == n2 + 2
+    # integrated mode: two coordinates per R_j and W_k (the augmentation's V and E), then ω and β_max
+    n_int = fast_density.n_unconstrained(counts, FitSettings(likelihood="per-judge", integrated=True))
+    assert n_int == n2 + 2 + 4 + 2
+    model = build_model(counts, FitSettings(likelihood="per-judge", integrated=True))
+    assert n_int == sum(int(np.prod(np.shape(v))) for v in model.initial_point().values())
 
 
 def test_excluded_pairs_do_not_enter_the_density():
@@ -209,14 +190,57 @@ def test_integrated_fast_posterior_matches_nutpie_on_pymc_graph():
         np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
 
 
-def test_polygamma_matches_scipy():
-    """ψ, ψ', ψ'' of the non-centring (small arguments: ω near 0) against SciPy."""
-    from scipy.special import polygamma
+@pytest.mark.parametrize("likelihood", ["per-judge", "shared-truth"])
+def test_integrated_density_near_omega_zero(likelihood):
+    """ω → 0 (R, W → 0 through the augmentation's shift E/(ωn)): the fast density stays finite and
+    equals PyMC's up to the same constant as elsewhere, gradient included."""
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.simulate import simulate
 
-    for x in np.concatenate([np.geomspace(1e-6, 1e3, 60), [0.5, 1.0, 9.99, 10.0, 10.01, 37.3]]):
-        got = fast_density.polygamma012(float(x))
-        for n in range(3):
-            assert got[n] == pytest.approx(float(polygamma(n, x)), rel=1e-13, abs=1e-13), (n, x)
+    sim = simulate(scale=Scale((0.0, 1.0)), n_items=12, candidates=3, judges=2, omega=0.5, rng=3)
+    counts = count_tensor(load_table(sim.frame, scale=sim.scale))
+    settings = FitSettings(likelihood=likelihood, integrated=True)
+    model = build_model(counts, settings)
+    logp_fn, dlogp = model.compile_logp(), model.compile_dlogp()
+    rng = np.random.default_rng(2)
+    offsets = []
+    for u_omega in (0.0, -4.0, -9.0, -14.0):  # ω = 4, 0.14, 1e-3, 7e-6
+        point = {k: v + rng.normal(0.0, 1.0, size=np.shape(v)) for k, v in model.initial_point().items()}
+        point["omega_interval__"] = np.asarray(u_omega)
+        x = fast_density.flat_from_pymc_point(point, counts, settings)
+        lp, grad = fast_density.logp_and_grad(counts, settings, x)
+        assert np.isfinite(lp) and np.all(np.isfinite(grad))
+        expected = fast_density.flat_from_pymc_point(split_flat_gradient(model, point, dlogp(point)), counts, settings)
+        offsets.append(lp - float(logp_fn(point)))
+        np.testing.assert_allclose(grad, expected, rtol=1e-7, atol=1e-7)
+    assert np.ptp(offsets) < 1e-7 * max(1.0, abs(offsets[0]))
+    # at ω ≈ 7e-6 the stored R and W are (numerically) 0, not NaN
+    buf = fast_density.build_buffer(counts, settings)
+    names, shapes, _ = fast_density.stored_variables(counts, settings)
+    out = np.zeros(fast_density.stored_slices(shapes)[-1].stop)
+    fast_density.expand(x, out, buf)
+    stored = {n: out[sl] for n, sl in zip(names, fast_density.stored_slices(shapes))}
+    assert np.all(stored["R"] < 1e-6) and np.all(stored["W"] < 1e-6) and np.all(stored["R"] >= 0)
+
+
+@pytest.mark.parametrize("omega", [0.05, 1.0, 6.0])
+def test_augmented_prior_is_the_beta_prior(omega):
+    """The augmentation is exact: R = sigmoid(logit V − E/(ωJ)) with V ~ Beta(1 + ωJ, J), E ~ Exp(1)
+    is Beta(ωJ, J)-distributed (KS test on draws of the PyMC graph's prior, J = 3 judges; W with K = 4
+    likewise)."""
+    import pymc as pm
+    from scipy import stats
+
+    counts = _counts(BINARY_ABSTAIN, 3, 4, n=5, seed=0)
+    model = build_model(counts, FitSettings(likelihood="per-judge", integrated=True))
+    fixed = pm.do(model, {"omega": np.asarray(omega)})
+    draws = pm.draw([fixed["R"], fixed["W"]], draws=4000, random_seed=int(omega * 100))
+    for values, n in ((draws[0], 3), (draws[1], 4)):
+        for i in range(values.shape[1]):
+            p = stats.kstest(values[:, i], stats.beta(omega * n, n).cdf).pvalue
+            assert p > 1e-3, (omega, n, i, p)
+    # and a wrong prior is told apart: Beta(1 + ωJ, J) (V itself) fails the same test
+    assert stats.kstest(draws[0][:, 0], stats.beta(1 + omega * 3, 3).cdf).pvalue < 1e-3
 
 
 def test_integrated_draws_store_omega_and_beta_max():
@@ -235,14 +259,14 @@ def test_integrated_draws_store_omega_and_beta_max():
     stored = {n: out[sl] for n, sl in zip(names, fast_density.stored_slices(shapes))}
     np.testing.assert_allclose(stored["omega"], 8.0 / (1.0 + np.exp(-x[-2])), rtol=1e-12)
     np.testing.assert_allclose(stored["beta_max"], 20.0 / (1.0 + np.exp(-x[-1])), rtol=1e-12)
-    # R and W are non-centred: logit R_j = μ + σ y_j with the prior moments of logit R_j at this ω
-    from scipy.special import expit, polygamma
+    # R and W come from the augmentation: logit R_j = logit V_j − E_j/(ωJ) (J = 2, K = 3: V_R, E_R,
+    # V_W, E_W are the 10 coordinates before ω and β_max)
+    from scipy.special import expit
 
     omega = stored["omega"][0]
-    for name, n, y in (("R", 2, x[-2 - 3 - 2:-2 - 3]), ("W", 3, x[-2 - 3:-2])):
-        mu = polygamma(0, omega * n) - polygamma(0, n)
-        sd = np.sqrt(polygamma(1, omega * n) + polygamma(1, n))
-        np.testing.assert_allclose(stored[name], expit(mu + sd * y), rtol=1e-12)
+    rw = x[-2 - 10:-2]
+    for name, n, v, e in (("R", 2, rw[0:2], rw[2:4]), ("W", 3, rw[4:7], rw[7:10])):
+        np.testing.assert_allclose(stored[name], expit(v - np.exp(e) / (omega * n)), rtol=1e-12)
     post = sample_tempered(counts, settings, [np.zeros_like(x)], replicas=3).posterior
     assert post["omega"].dims == ("chain", "draw") and post["beta_max"].dims == ("chain", "draw")
     assert (0 < post["omega"].values).all() and (post["omega"].values < 8).all()
