@@ -537,7 +537,9 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     ``settings.chains`` chains are sampled from the same start with new seeds, each round's chains
     twice as long (warm-up and draws) as the last's and replacing them: after r extra rounds the
     posterior has the chains asked for with 2^r times the draws (``timing['rounds']`` says how many
-    rounds ran; :func:`longest_chains_factor` the most it can be)."""
+    rounds ran; :func:`longest_chains_factor` the most it can be). Divergent transitions make it
+    sample afresh with smaller steps (:data:`DIVERGENCE_RETRY_ACCEPT`); a retry free of them that
+    has still not converged gets the extra rounds, at the retry's acceptance target."""
     import arviz as az
 
     t0 = time.perf_counter() if started is None else started  # from the import of fast_density on
@@ -579,6 +581,25 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     diagnostics = diagnose(idata, tuple(counts.candidates))
     rounds, tempered_s, tempering_load_s = 1, 0.0, 0.0
     last = settings  # the settings of the last round sampled (its chain lengths)
+
+    def longer_rounds(base: FitSettings) -> None:
+        # Each extra round runs chains twice as long as the last (warm-up and draws) and replaces
+        # them: a posterior that mixes slowly needs longer chains more than more of them (measured on
+        # WildBench: 12 pooled chains of 1000 gave R-hat 1.013, 4 chains of 2000 after 2000 of
+        # warm-up 1.007; pooling a round with shorter chains held R-hat at 1.012), and short chains
+        # kept alongside would hold R-hat up.
+        nonlocal idata, diagnostics, rounds, last
+        while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
+            step = 0.1 / settings.extra_rounds
+            runs.clear()
+            last = base.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
+            sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
+                         f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): "
+                         f"chains {2**rounds} times as long, ", base=last)
+            rounds += 1
+            idata = _pooled(runs)
+            diagnostics = diagnose(idata, tuple(counts.candidates))
+
     if not diagnostics.converged and len(groups) > 1:
         # Modes of comparable mass and chains that disagree: NUTS cannot cross between them (more
         # rounds make it worse, measured on GPQA-like replicates); parallel tempering can.
@@ -595,21 +616,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         tempered_s = time.perf_counter() - t2
         diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), len(groups), nuts_note)
     else:
-        # Each extra round runs chains twice as long as the last (warm-up and draws) and replaces
-        # them: a posterior that mixes slowly needs longer chains more than more of them (measured on
-        # WildBench: 12 pooled chains of 1000 gave R-hat 1.013, 4 chains of 2000 after 2000 of
-        # warm-up 1.007; pooling a round with shorter chains held R-hat at 1.012), and short chains
-        # kept alongside would hold R-hat up.
-        while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
-            step = 0.1 / settings.extra_rounds
-            runs.clear()
-            last = settings.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
-            sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
-                         f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): "
-                         f"chains {2**rounds} times as long, ", base=last)
-            rounds += 1
-            idata = _pooled(runs)
-            diagnostics = diagnose(idata, tuple(counts.candidates))
+        longer_rounds(settings)
     target_accept_used = float(settings.target_accept)
     for retry_accept in DIVERGENCE_RETRY_ACCEPT:
         if not diagnostics.divergences or retry_accept <= target_accept_used:
@@ -635,6 +642,11 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             again_diagnostics = diagnose(again, tuple(counts.candidates))
         if again_diagnostics.divergences < diagnostics.divergences:
             idata, diagnostics, target_accept_used = again, again_diagnostics, retry_accept
+    if not tempered_s and target_accept_used > settings.target_accept:
+        # the smaller steps removed the divergences but the chains may still be short (measured:
+        # per-judge TriviaQA V1 integrated, R-hat 1.011 after the retry): the extra rounds, at the
+        # retry's acceptance target
+        longer_rounds(settings.replace(target_accept=target_accept_used))
     compile_s += tempering_load_s
     sample_s = time.perf_counter() - t1 - tempering_load_s
     _finish_idata(idata, counts, settings, structure_key(counts, settings.model))

@@ -40,3 +40,14 @@ def test_divergent_single_judge_fit_is_resampled_with_smaller_steps(monkeypatch)
     assert res.diagnostics.converged, res.diagnostics.message
     # the kept draws are a fresh run: as many chains as asked for, not the divergent run pooled in
     assert res.idata.posterior.sizes["chain"] == FitSettings().chains
+
+
+def test_a_retry_free_of_divergences_but_short_gets_the_longer_rounds_at_its_acceptance_target():
+    counts = _single_binary_judge(3)
+    short = FitSettings(draws=100, tune=300)  # 400 draws in all: short of a bulk ESS of 400 whatever happens
+    res = fit_model(counts, short)
+    assert res.timing["target_accept"] in DIVERGENCE_RETRY_ACCEPT, "the test needs a run that diverged"
+    assert res.diagnostics.divergences == 0, res.diagnostics.message
+    assert res.timing["rounds"] == 1 + short.extra_rounds  # the retry was short: longer chains followed
+    assert res.idata.posterior.sizes["draw"] == 2 ** short.extra_rounds * short.draws
+    assert res.diagnostics.min_ess_bulk > 400  # more than the 400 draws of the short chains could give
