@@ -130,7 +130,7 @@ def _no_exception_box(page) -> None:
 def _figure_data(page, title_part: str) -> str | None:
     """The data of the first Plotly figure whose title contains ``title_part`` (JSON text)."""
     return page.evaluate(
-        """(part) => {
+        r"""(part) => {
             for (const d of document.querySelectorAll('.js-plotly-plot')) {
                 const t = (d.layout && d.layout.title && (d.layout.title.text || d.layout.title)) || '';
                 // a long title wraps to the column with <br> (figures.style): compare its words
