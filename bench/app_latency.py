@@ -26,6 +26,10 @@ from Chromium:
   until the real fit replaces the approximate answer is printed;
 * **pages, warm**: each page again.
 
+With ``--pages-only N``: N warm passes of new tabs, then N passes inside one tab, each page opened by
+its link in the sidebar (how a visitor moves between pages: no new tab, Streamlit and Plotly
+already loaded), timed from the click.
+
 The machine's load average is printed before and after: on a shared machine it dominates.
 """
 
@@ -195,6 +199,52 @@ def wait_for_grid(browser, url: str, timeout: float) -> str:
     return f"background grid after {time.perf_counter() - t0:.0f} s: {said}"
 
 
+#: page name (PAGES) -> the title its page draws
+TITLES = {"rankings": "Rankings", "data": "Data", "simplex": "Simplex", "sensitivity": "Sensitivity",
+          "geometry": "Geometry lab", "guide": "Guide", "export": "Export"}
+# the new page's own content: its title in the main area's heading, and text beyond it
+PAGE_DRAWN = """(title) => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const h1 = main && main.querySelector('h1');
+  return !!h1 && h1.innerText.trim().startsWith(title) && main.innerText.length > 200;
+}"""
+PAGE_FIGURE = """(title) => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const h1 = main && main.querySelector('h1');
+  return !!h1 && h1.innerText.trim().startsWith(title) && main.querySelectorAll('.js-plotly-plot .main-svg').length > 0;
+}"""
+
+
+def navigate_pages(browser, url: str) -> list[dict]:
+    """Each page opened the way a visitor opens it inside the app: one tab, a click on its link in
+    the sidebar (no new tab: Streamlit's scripts, styles and Plotly are already loaded). Timed from
+    the click to the new page's title and text, and to its first figure."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    page.goto(url)
+    page.wait_for_function(FIGURE, timeout=180_000)
+    rows = []
+    order = PAGES[1:] + PAGES[:1]  # end on Rankings, so that every page is left and entered once
+    for name, address, has_figure in order:
+        link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{address}"]' if address else
+                            '[data-testid="stSidebarNav"] a').filter(has_text=TITLES[name]).first
+        t0 = time.perf_counter()
+        link.click()
+        page.wait_for_function(PAGE_DRAWN, arg=TITLES[name], timeout=180_000)
+        content = time.perf_counter() - t0
+        figure = float("nan")
+        if has_figure:
+            try:
+                page.wait_for_function(PAGE_FIGURE, arg=TITLES[name], timeout=180_000)
+                figure = time.perf_counter() - t0
+            except Exception:  # noqa: BLE001 — reported as missing
+                pass
+        time.sleep(1.0)  # let the page's run finish before the next click
+        rows.append({"page": name, "content": content, "figure": figure, "errors": page.evaluate(ERRORS)})
+    ctx.close()
+    return sorted(rows, key=lambda r: [n for n, _, _ in PAGES].index(r["page"]))
+
+
 def _print_pages(fresh: list[dict], passes: list[list[dict]]) -> None:
     """Median and max per page over the warm passes (``--pages-only``)."""
     print(f"\n| page | fresh: content (s) | fresh: figure (s) | warm ×{len(passes)}: content median / max (s) | "
@@ -240,8 +290,12 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"  fresh {r['page']}: content {r['content']:.2f} s, figure {r['figure']:.2f} s", flush=True)
                 if args.pages_only:
                     passes = [open_pages(browser, url) for _ in range(args.pages_only)]
+                    navigated = [navigate_pages(browser, url) for _ in range(args.pages_only)]
                     browser.close()
+                    print("\n## each page in a new tab")
                     _print_pages(fresh, passes)
+                    print("\n## each page by its link in the sidebar (one tab)")
+                    _print_pages(fresh, navigated)
                     return
                 print(f"# load: {uptime()}; waiting up to {args.grid_wait:g} s for the background grid", flush=True)
                 print(f"# {wait_for_grid(browser, url, args.grid_wait)}; load: {uptime()}", flush=True)
