@@ -26,6 +26,10 @@ visitor's browser. ``--sessions-nice N`` (default 10) runs the sessions' browser
 the server and the new visitor's browser come first, as on a real deployment; ``--sessions-nice 0``
 gives every process the same priority (the harsher figure). The new visitor always has a browser of
 its own at normal priority.
+
+The sessions open once the server has finished its warm-up (the "warm-up done" line of serve.py:
+imports and the default view's caches, about 10 s after start), as on a server in use;
+``--no-wait-warm`` opens them as soon as it answers, so that they pay for the warm-up too.
 """
 
 from __future__ import annotations
@@ -99,6 +103,18 @@ def expected_line(folder: Path) -> str:
     return ranking_sentence(candidate_summary(az.from_netcdf(str(folder / "posterior.nc")))).replace("**", "")
 
 
+def wait_for_warm_up(log: Path, timeout: float) -> str:
+    """Wait for the server's "warm-up done" line (serve.py imports the page modules and fills the
+    default view's caches before the first visitor; a server in use has done this long ago)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        for line in log.read_text(errors="replace").splitlines():
+            if "warm-up done" in line or "warm-up failed" in line:
+                return f"server {line.split('simplex_judge.warmup:')[-1].strip()} (waited {time.perf_counter() - t0:.1f} s)"
+        time.sleep(0.5)
+    return "no warm-up line in the server's output"
+
+
 def niced_chromium(folder: Path, nice: int) -> Path:
     """A launcher running Debian's Chromium at niceness ``nice`` (its child processes inherit it)."""
     if nice <= 0:
@@ -133,6 +149,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-grid", action="store_true", help="no background grid")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for every session's fit")
     p.add_argument("--visit-every", type=float, default=15.0, help="seconds between new visitors")
+    p.add_argument("--no-wait-warm", action="store_true",
+                   help="open the sessions as soon as the server answers, during its warm-up (the harsher figure)")
     p.add_argument("--sessions-nice", type=int, default=10,
                    help="niceness of the eight sessions' browser (they stand for other machines); 0: same as all")
     args = p.parse_args(argv)
@@ -152,6 +170,8 @@ def main(argv: list[str] | None = None) -> None:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
                 sessions_browser = pw.chromium.launch(executable_path=str(niced_chromium(cache, args.sessions_nice)),
                                                       headless=True, args=CHROMIUM_ARGS)
+                if not args.no_wait_warm:
+                    print(f"  {wait_for_warm_up(cache / 'server.log', args.timeout)}", flush=True)
                 paints.append(("before the sessions", first_paint(browser, url)))
                 print(f"  first paint, idle server: {paints[-1][1]:.2f} s", flush=True)
                 t_start = time.time()

@@ -200,16 +200,18 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
 
     if draws is not None:
         # outlines only: a fill would stack into an opaque block over the candidates
+        outlines = []  # added at once: Plotly validates every trace again on each add_trace
         for i, s in enumerate(_select_draws(draws.shape[0], max_draws, draw_indices)):
             verts = draws[s]
             closed = np.vstack([verts, verts[:1]]) if n_true == 3 else verts
-            fig.add_trace(go.Scatterternary(
+            outlines.append(go.Scatterternary(
                 **ternary_abc(closed), mode="lines", fill="none",
                 line=dict(color=rgba(color, DRAW_LINE_ALPHA), width=DRAW_LINE_WIDTH),
                 name=f"{prefix}posterior draws", legendgroup=f"{group}-draws",
                 showlegend=(i == 0), hoverinfo="skip",
                 meta={"role": "theta_draw", "draw": int(s), "judge": judge},
             ))
+        fig.add_traces(outlines)
     if mean is not None:
         closed = np.vstack([mean, mean[:1]]) if n_true == 3 else mean
         labels = [f"θ: {safe_text(t)}" for t in t_labels] + ([""] if n_true == 3 else [])
@@ -241,12 +243,11 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
         meta={"role": "candidates", "judge": judge, "names": names},
     ))
     if candidate_keys:  # one legend key per candidate: the name is on the figure even when its label is not
-        for name, c, s in zip(shown, point_colors, symbols):
-            fig.add_trace(go.Scatterternary(
-                a=[None], b=[None], c=[None], mode="markers", name=name,
-                marker=dict(size=10, color=c, symbol=s, line=dict(color="white", width=1)),
-                hoverinfo="skip", meta={"role": "candidate_key", "candidate": name},
-            ))
+        fig.add_traces([go.Scatterternary(
+            a=[None], b=[None], c=[None], mode="markers", name=name,
+            marker=dict(size=10, color=c, symbol=s, line=dict(color="white", width=1)),
+            hoverinfo="skip", meta={"role": "candidate_key", "candidate": name},
+        ) for name, c, s in zip(shown, point_colors, symbols)])
     # labels last, above every mark
     add_ternary_labels(fig, observed, shown, names, mean, t_labels, judge=judge, color=color,
                        show_names=show_names is None or show_names, box=box_metrics or TERNARY_LABEL_BOX, taken=taken)
@@ -531,15 +532,13 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
     if draws is not None:
         idx = _select_draws(draws.shape[0], max_draws, draw_indices)
         offsets = np.linspace(-0.45, 0.45, len(idx)) if len(idx) > 1 else np.zeros(1)
-        for i, (s, off) in enumerate(zip(idx, offsets)):
-            x = draws[s, :, 1]
-            fig.add_trace(go.Scatter(
-                x=x, y=[judge_row + off] * 2, mode="lines+markers",
-                line=dict(color=rgba(JUDGE_COLOR, 0.35), width=1),
-                marker=dict(size=4, color=rgba(JUDGE_COLOR, 0.5), symbol=["circle-open", "circle"]),
-                name="posterior draws (judge)", legendgroup="draws", showlegend=(i == 0),
-                hoverinfo="skip", meta={"role": "theta_draw", "draw": int(s), "judge": judge},
-            ))
+        fig.add_traces([go.Scatter(  # at once: Plotly validates every trace again on each add_trace
+            x=draws[s, :, 1], y=[judge_row + off] * 2, mode="lines+markers",
+            line=dict(color=rgba(JUDGE_COLOR, 0.35), width=1),
+            marker=dict(size=4, color=rgba(JUDGE_COLOR, 0.5), symbol=["circle-open", "circle"]),
+            name="posterior draws (judge)", legendgroup="draws", showlegend=(i == 0),
+            hoverinfo="skip", meta={"role": "theta_draw", "draw": int(s), "judge": judge},
+        ) for i, (s, off) in enumerate(zip(idx, offsets))])
     if post is not None:
         if post.shape[1] != K:
             raise ValueError(f"candidate_posterior has {post.shape[1]} candidates but observed has {K}.")
