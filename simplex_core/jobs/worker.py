@@ -102,24 +102,20 @@ def mark_cancelled(job_id: str) -> None:
 
 def _lower_priority(nice: int) -> None:
     """Once per worker process: fits and their imports must not starve the process that serves the
-    pages. Linux keeps a scheduling policy and niceness per thread (os.nice changes only the
-    caller's; new threads inherit their creator's), so every thread of the process is lowered, and
-    threads made later inherit it. Where Linux offers it, the threads go to SCHED_IDLE: niceness
-    alone still gave a fit's sampler threads about half of the two cores while pages waited (nice
-    10 weighs 110 against the server's 1024, per thread); idle-class threads run only on CPU time
-    nobody else wants."""
+    pages. Linux keeps a niceness per thread (os.nice changes only the caller's; new threads inherit
+    their creator's), so every thread of the process is lowered, and threads made later inherit it.
+    (SCHED_IDLE was tried: the worker then starved while pages were busy in the tail of a fit, after
+    its posterior was written and before the pages heard of it: stored → shown rose from 2.7–5.7 s
+    to 6.8–13 s in bench.app_load.)"""
     if nice and not _NICED[0]:
         _NICED[0] = True
         try:
             tids = [int(t) for t in os.listdir("/proc/self/task")]
         except OSError:  # not Linux: the process-wide call is the right one there
             tids = [0]
-        idle = getattr(os, "SCHED_IDLE", None)
         for tid in tids:
             try:
                 os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-                if idle is not None:
-                    os.sched_setscheduler(tid, idle, os.sched_param(0))
             except OSError:
                 pass
 
