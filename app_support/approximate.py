@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simplex_core.fit_identity import fit_key, model_key
+from simplex_core.fit_identity import fit_key, model_fields
 from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
@@ -50,35 +50,52 @@ class Approximate:
 NEAREST = 4
 
 
-class _DrawsMemo:
-    """PriorDraws per fit key (small arrays: per draw ρ, boost_log, log R, log W and E)."""
+class _Lru:
+    """A small least-recently-used map shared by the sessions of a process (thread-safe)."""
 
-    def __init__(self, size: int = 64) -> None:
-        self._items: OrderedDict[str, Any] = OrderedDict()
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[Any, Any] = OrderedDict()
         self._lock = threading.Lock()
         self.size = size
 
-    def known(self, key: str) -> bool:
+    def known(self, key: Any) -> bool:
         with self._lock:
             return key in self._items
+
+    def lookup(self, key: Any, default: Any = None) -> Any:
+        with self._lock:
+            if key not in self._items:
+                return default
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def store(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_MISSING = object()
+
+
+class _DrawsMemo(_Lru):
+    """PriorDraws per fit key (small arrays: per draw ρ, boost_log, log R, log W and E)."""
+
+    def __init__(self, size: int = 64) -> None:
+        super().__init__(size)
 
     def get(self, key: str, result: Any) -> Any | None:
         from simplex_core.reweighting import ReweightError, prior_draws
 
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        if result is None:
-            return None
+        draws = self.lookup(key, _MISSING)
+        if draws is not _MISSING or result is None:
+            return None if draws is _MISSING else draws
         try:
             draws = prior_draws(result)
         except (ReweightError, KeyError):
             draws = None
-        with self._lock:
-            self._items[key] = draws
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+        self.store(key, draws)
         return draws
 
 
@@ -108,7 +125,7 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
     for pre in fits.shipped_fits(counts):
         # shipped fits carry the sampler sizes they were made with: compare the model fields only
         s = settings.replace(omega=pre.settings.omega, beta_max=pre.settings.beta_max)
-        if model_key(counts, pre.settings) == model_key(counts, s):
+        if model_fields(pre.settings) == model_fields(s):  # what model_key hashes besides the (same) data
             found.append((s, pre, fit_key(counts, s) + ":pre"))
     found = [f for f in found if structure_problem(f[0], settings) is None]
     # k̂ grows fast with the distance in ω (a ratio of Beta priors), less so in β_max
@@ -230,8 +247,7 @@ def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted
     keys = tuple(fit_key(v.counts, v.requested) for v in ready)
     sweeps = _fine_sweeps()
     memo_key = (keys, fit_key(base_view.counts, base))
-    with sweeps.lock:
-        fine = sweeps.items.get(memo_key)
+    fine = sweeps.lookup(memo_key)
     if fine is None:  # ~1 s of reweighting: once per set of fits, not on every rerun of the page
         memo = _draws_memo()
         sources = [d for d in (memo.get(k, v.result) for k, v in zip(keys, ready)) if d is not None]
@@ -240,20 +256,11 @@ def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted
         base_e = base_view.result.idata.posterior["expected_score"].values
         base_e = base_e.reshape(-1, base_e.shape[-1]).mean(axis=0)
         fine = reweighted_sweep(sources, base_e, base, FINE_OMEGAS, FINE_BETA_MAXES)
-        with sweeps.lock:
-            sweeps.items[memo_key] = fine
-            while len(sweeps.items) > 16:
-                sweeps.items.popitem(last=False)
+        sweeps.store(memo_key, fine)
     return reweighted_sensitivity_figure(fine, fitted, title, base_omega=base.omega, base_beta_max=base.beta_max)
 
 
-@dataclass
-class _Memo:
-    lock: threading.Lock
-    items: OrderedDict
-
-
 @st.cache_resource(show_spinner=False)
-def _fine_sweeps() -> _Memo:
+def _fine_sweeps() -> _Lru:
     """Reweighted fine sweeps by (fit keys of the sources, fit key of the base), shared by sessions."""
-    return _Memo(threading.Lock(), OrderedDict())
+    return _Lru(16)

@@ -19,8 +19,6 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from simplex_core.fit_cache import write_netcdf
-
 
 def slug(text: str) -> str:
     """A file-name-safe version of ``text``."""
@@ -120,7 +118,7 @@ def netcdf_bytes(idata: Any) -> bytes:
     """An ArviZ InferenceData as NetCDF bytes."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "posterior.nc")
-        write_netcdf(idata, path)
+        idata.to_netcdf(path)
         with open(path, "rb") as fh:
             return fh.read()
 

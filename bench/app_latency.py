@@ -202,16 +202,12 @@ def wait_for_grid(browser, url: str, timeout: float) -> str:
 #: page name (PAGES) -> the title its page draws
 TITLES = {"rankings": "Rankings", "data": "Data", "simplex": "Simplex", "sensitivity": "Sensitivity",
           "geometry": "Geometry lab", "guide": "Guide", "export": "Export"}
-# the new page's own content: its title in the main area's heading, and text beyond it
-PAGE_DRAWN = """(title) => {
+# the new page's own content: its title in the main area's heading, and text beyond it (or a figure)
+PAGE_SHOWS = """([title, figure]) => {
   const main = document.querySelector('[data-testid="stMain"]');
   const h1 = main && main.querySelector('h1');
-  return !!h1 && h1.innerText.trim().startsWith(title) && main.innerText.length > 200;
-}"""
-PAGE_FIGURE = """(title) => {
-  const main = document.querySelector('[data-testid="stMain"]');
-  const h1 = main && main.querySelector('h1');
-  return !!h1 && h1.innerText.trim().startsWith(title) && main.querySelectorAll('.js-plotly-plot .main-svg').length > 0;
+  if (!h1 || !h1.innerText.trim().startsWith(title)) return false;
+  return figure ? main.querySelectorAll('.js-plotly-plot .main-svg').length > 0 : main.innerText.length > 200;
 }"""
 
 
@@ -230,12 +226,12 @@ def navigate_pages(browser, url: str) -> list[dict]:
                             '[data-testid="stSidebarNav"] a').filter(has_text=TITLES[name]).first
         t0 = time.perf_counter()
         link.click()
-        page.wait_for_function(PAGE_DRAWN, arg=TITLES[name], timeout=180_000)
+        page.wait_for_function(PAGE_SHOWS, arg=[TITLES[name], False], timeout=180_000)
         content = time.perf_counter() - t0
         figure = float("nan")
         if has_figure:
             try:
-                page.wait_for_function(PAGE_FIGURE, arg=TITLES[name], timeout=180_000)
+                page.wait_for_function(PAGE_SHOWS, arg=[TITLES[name], True], timeout=180_000)
                 figure = time.perf_counter() - t0
             except Exception:  # noqa: BLE001 — reported as missing
                 pass

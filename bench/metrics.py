@@ -32,7 +32,7 @@ def convergence(es: np.ndarray) -> dict:
 
 def ranks(es: np.ndarray) -> np.ndarray:
     """Rank draws (1 = best) from E_k draws ``[..., K]``, flattened to ``[S, K]``."""
-    from simplex_core.inference import ranks_from_scores
+    from simplex_core.baselines import ranks_from_scores
 
     es = np.asarray(es, dtype=float)
     return ranks_from_scores(es.reshape(-1, es.shape[-1]))

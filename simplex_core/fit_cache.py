@@ -66,54 +66,22 @@ log = logging.getLogger(__name__)
 _SWEPT: set[str] = set()
 _MEMORY: "OrderedDict[tuple[str, str], Any]" = OrderedDict()
 _LOCK = threading.Lock()
-# HDF5 (under h5netcdf / h5py) is not safe for concurrent use by threads of one process: in the app
-# (page script, warm-up and prefetch threads) a read racing another read or write failed with "Failed
-# to find converter … PYTHON:OBJECT" and healthy entries were quarantined. Every NetCDF read and write
-# of the project goes through read_netcdf / write_netcdf, which take this lock.
-HDF5_LOCK = threading.RLock()
 
 
 def read_netcdf(path: str | Path) -> Any:
     """An InferenceData read fully from a NetCDF file (the file is closed on return)."""
     import arviz as az
 
-    with HDF5_LOCK, az.rc_context({"data.load": "eager"}):
+    with az.rc_context({"data.load": "eager"}):
         return az.from_netcdf(str(path))
 
 
-def write_netcdf(idata: Any, path: str | Path) -> None:
-    """Write an InferenceData as NetCDF."""
-    with HDF5_LOCK:
-        idata.to_netcdf(str(path))
-
-
-class ProcessExiting(Exception):
-    """A read failed while this process shuts down: says nothing about the entry."""
-
-
 def _process_exiting() -> bool:
-    # At exit h5py unregisters its type converters (an atexit hook) while other threads may still
-    # read: reads then fail ("Failed to find converter", h5netcdf assertions) on healthy files.
-    # threading._shutdown has run by then, so the main thread no longer counts as alive.
+    # At exit h5py unregisters its type converters (an atexit hook) while a Dask worker's thread may
+    # still read: the read then fails ("Failed to find converter", h5netcdf assertions) on a healthy
+    # file, which must not be quarantined (seen: ten good entries at once). threading._shutdown has
+    # run by then, so the main thread no longer counts as alive.
     return sys.is_finalizing() or not threading.main_thread().is_alive()
-
-
-def _read_twice(path: Path) -> Any:
-    """read_netcdf, tried a second time before the entry is called broken: a fit costs seconds to
-    minutes, so one failed read (a file system hiccup) must not throw it away; nor a read that
-    failed because the process is exiting (ProcessExiting)."""
-    try:
-        return read_netcdf(path)
-    except Exception:  # noqa: BLE001 — the second failure is the one reported
-        if _process_exiting():
-            raise ProcessExiting(str(path)) from None
-        time.sleep(0.05)
-        try:
-            return read_netcdf(path)
-        except Exception:  # noqa: BLE001
-            if _process_exiting():
-                raise ProcessExiting(str(path)) from None
-            raise
 
 
 # Read-only entries read back, by file and its modification time (they never change under a
@@ -230,12 +198,12 @@ class FitCache:
             if summary.get("format") != _FORMAT or summary.get("settings") != settings.to_dict():
                 raise CacheEntryError("it was written for other settings or an older format")
             try:
-                idata = _read_twice(p / "posterior.nc")
+                idata = read_netcdf(p / "posterior.nc")
                 diag = Diagnostics(**summary["diagnostics_full"])
                 timing = dict(summary["timing"])
-            except ProcessExiting:
-                return None  # the entry is fine; this process is going away
             except Exception as exc:  # noqa: BLE001 — any failure to read back means a broken entry
+                if _process_exiting():
+                    return None  # ... unless this process is going away: the entry may be fine
                 log.warning("fit cache entry %s does not read back", key, exc_info=True)
                 why = f"{type(exc).__name__}: {exc}".strip().rstrip(":")[:300]
                 raise CacheEntryError(f"it does not read back ({why})") from None
@@ -326,7 +294,7 @@ class FitCache:
         self.fits_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.{uuid.uuid4().hex[:8]}.", dir=self.fits_dir))
         try:
-            write_netcdf(fit.idata, tmp / "posterior.nc")
+            fit.idata.to_netcdf(str(tmp / "posterior.nc"))
             summary: dict[str, Any] = {
                 "format": _FORMAT,
                 "counts_hash": counts_hash(fit.counts),
@@ -489,7 +457,7 @@ def write_read_only(fit: "FitResult", directory: str | os.PathLike, stem: str, *
     post = post.isel(draw=slice(None, None, step))
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    write_netcdf(az.InferenceData(posterior=post), directory / READ_ONLY_POSTERIOR.format(stem=stem))
+    az.InferenceData(posterior=post).to_netcdf(str(directory / READ_ONLY_POSTERIOR.format(stem=stem)))
     meta = {
         **(about or {}),
         "data_hash": data_hash(fit.counts) or None,

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from simplex_core.baselines import ranks_from_scores  # noqa: F401 — the rank rule lives with the other rank rules
+from simplex_core.baselines import ranks_from_scores
 from simplex_core.fit_identity import data_hash
 from simplex_core.model import (CountsLike, FitSettings, SamplerSettings, build_model, check_data_view, model_data,
                                 structure_key)

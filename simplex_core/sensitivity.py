@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from simplex_core.evaluation import rank_correlation
 from simplex_core.inference import Diagnostics, FitResult, ProgressCallback, fit_model
 from simplex_core.model import CountsLike, FitSettings
 from simplex_core.summaries import candidate_summary, candidates_records
@@ -105,14 +106,6 @@ class SensitivityResult:
     def to_dict(self) -> dict[str, Any]:
         """The ``sens.json`` document: ``{"base": settings, "settings": [rows]}``."""
         return {"base": self.base.to_dict(), "settings": [r.to_dict() for r in self.rows]}
-
-
-def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    """Spearman correlation of two rankings (NaN when either is constant):
-    :func:`simplex_core.evaluation.rank_correlation`."""
-    from simplex_core.evaluation import rank_correlation
-
-    return rank_correlation(a, b)
 
 
 def _point_ranks_in_data_order(summary: pd.DataFrame, candidates: Sequence[str]) -> np.ndarray:
@@ -228,7 +221,7 @@ def summarize_sweep(counts: CountsLike, base: FitSettings, fits: dict[tuple[floa
             sweep=sweep,
             omega=o,
             beta_max=b,
-            spearman_vs_base=spearman(_point_ranks_in_data_order(summaries[(o, b)], counts.candidates), base_ranks),
+            spearman_vs_base=rank_correlation(_point_ranks_in_data_order(summaries[(o, b)], counts.candidates), base_ranks),
             candidates=summaries[(o, b)],
             diagnostics=fit.diagnostics,
             timing=dict(fit.timing),
@@ -268,7 +261,7 @@ def reweighted_sweep(sources: Sequence["PriorDraws"], base_expected: np.ndarray,
             if found is not None:
                 i, rw = found
                 d = usable[i]
-                row.update(spearman_vs_base=spearman(rw.weights @ d.expected_score, base_expected), khat=rw.khat,
+                row.update(spearman_vs_base=rank_correlation(rw.weights @ d.expected_score, base_expected), khat=rw.khat,
                            ess=rw.ess, source_omega=d.settings.omega, source_beta_max=d.settings.beta_max)
             rows.append(row)
     return pd.DataFrame(rows)

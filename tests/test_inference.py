@@ -12,7 +12,8 @@ import pytest
 
 from simplex_core import inference
 from simplex_core.cli import main
-from simplex_core.inference import clear_compiled_cache, diagnose, fit_model, ranks_from_scores
+from simplex_core.baselines import ranks_from_scores
+from simplex_core.inference import clear_compiled_cache, diagnose, fit_model
 from simplex_core.model import FitSettings
 from simplex_core.priors import stochastically_dominates
 from simplex_core.scale import Scale

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from simplex_core.cli import main
-from simplex_core.inference import ranks_from_scores
+from simplex_core.baselines import ranks_from_scores
 from simplex_core.labelling import (
     Answers,
     LabelDraws,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simplex_core.baselines import rank_interval
-from simplex_core.inference import ranks_from_scores
+from simplex_core.baselines import ranks_from_scores
 from simplex_core.leaderboard import (LEADERBOARD_COLUMNS, credibly_ahead, leaderboard, leaderboard_records, tiers,
                                       weighted_pairwise)
 

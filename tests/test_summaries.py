@@ -20,7 +20,8 @@ from simplex_core.data import Counts
 from simplex_core.inference import Diagnostics, FitResult
 from simplex_core.model import FitSettings
 from simplex_core.scale import Scale
-from simplex_core.sensitivity import sensitivity_sweep, spearman
+from simplex_core.evaluation import rank_correlation as spearman
+from simplex_core.sensitivity import sensitivity_sweep
 
 THREE = Scale((1.0, 2.0, 3.0), ("low", "mid", "high"))
 CANDS = ("c0", "c1", "c2")

@@ -17,7 +17,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..fit_cache import write_netcdf
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
 from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client, usage_message
 
@@ -242,7 +241,7 @@ def run_fit(args: argparse.Namespace) -> int:
     doc = result_json(fit, command_line=_command_line(args, "fit", extra))
     _write_json(args.out, doc)
     if args.idata:
-        write_netcdf(fit.idata, args.idata)
+        fit.idata.to_netcdf(args.idata)
     if getattr(args, "leaderboard", None):
         import pandas as pd
 
