@@ -26,8 +26,11 @@ from . import fits
 
 @dataclass(frozen=True)
 class Approximate:
-    """A reweighted answer: the leaderboard of the target, how it was made, and how far to trust it."""
+    """A reweighted answer: the target's posterior of E as resampled draws (``result``, read by
+    every summary as a fit is), its leaderboard, how it was made, and how far to trust it."""
 
+    result: Any  # ApproximateFit
+    key: str  # names this answer in the page caches (target, source and the source's fit)
     board: pd.DataFrame
     rw: Any  # simplex_core.reweighting.Reweighted
     source: FitSettings
@@ -44,6 +47,21 @@ class Approximate:
         verdict = "" if self.reliable else f"; k̂ > {KHAT_OK}: not to be trusted, the real fit decides"
         return (f"Approximate: reweighted from the fit at ω = {rw.source.omega:g}, β_max = {rw.source.beta_max:g} "
                 f"(k̂ = {khat_text(rw.khat)}, ESS {rw.ess:.0f} of {rw.n_draws} draws{verdict})")
+
+
+@dataclass(frozen=True)
+class ApproximateFit:
+    """What the page reads of a fit, for a reweighted answer: ``idata`` (E and rank draws,
+    :func:`simplex_core.reweighting.resampled_posterior`) and the target ``settings``; no
+    diagnostics of its own (the label carries k̂ and ESS)."""
+
+    idata: Any
+    settings: FitSettings
+    diagnostics: Any = None
+
+    @property
+    def timing(self) -> dict:
+        return {}
 
 
 #: How many sources (the nearest in ω and β_max) an approximate answer tries.
@@ -182,50 +200,69 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
 
 def approximate(view: fits.FitView) -> Approximate | None:
     """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
-    available, or the requested fit is already shown)."""
-    from simplex_core.leaderboard import leaderboard
-    from simplex_core.reweighting import best_source
+    available, or the requested fit is already shown). Kept per target and sources, so a setting
+    visited again is not reweighted again."""
+    from simplex_core.leaderboard import leaderboard_from_fit
+    from simplex_core.reweighting import best_source, resampled_posterior
 
     target = view.requested
     if view.current or target.integrated:
         return None
     shown = [(view.result_settings, view.result)] if view.result is not None else []
     sources = source_draws(view.counts, target, shown, nearest=NEAREST)
-    found = best_source(((i, d) for i, (_, d) in enumerate(sources)), target)
-    if found is None:
+    if not sources:
         return None
-    i, rw = found
-    draws = sources[i][1]
-    return Approximate(leaderboard(draws.expected_score, draws.candidates, weights=rw.weights), rw, sources[i][0])
+    memo_key = (fit_key(view.counts, target), tuple(fit_key(view.counts, s) for s, _ in sources))
+    answers = _answers()
+    found = answers.lookup(memo_key)
+    if found is not None:
+        return found
+    best = best_source(((i, d) for i, (_, d) in enumerate(sources)), target)
+    if best is None:
+        return None
+    i, rw = best
+    source, draws = sources[i]
+    result = ApproximateFit(resampled_posterior(draws, rw), target)
+    key = f"approx:{memo_key[0]}:{fit_key(view.counts, source)}"
+    found = Approximate(result, key, leaderboard_from_fit(result), rw, source)
+    answers.store(memo_key, found)
+    return found
 
 
-def approximate_section(view: fits.FitView | None) -> Approximate | None:
-    """Draw the approximate answer (ranking line and leaderboard table) while the real fit runs;
-    returns it (None when there is nothing to show)."""
+@st.cache_resource(show_spinner=False)
+def _answers() -> _Lru:
+    """Reweighted answers by (target, sources), shared by sessions: a slider moved back and forth
+    finds the answer it had."""
+    return _Lru(64)
+
+
+def approximate_for(view: fits.FitView | None) -> Approximate | None:
+    """The reweighted answer to show while the real fit of ``view.requested`` runs (None when the
+    fit asked for is shown, or nothing can be reweighted); starts reading the grid's fits for the
+    next moves."""
     if view is None:
         return None
     if not view.requested.integrated and fits.background_grid_enabled():
         prefetch_sources(view.counts, view.requested)  # for the next moves
+    return approximate(view)
+
+
+def approximate_notice(view: fits.FitView, approx: Approximate | None) -> None:
+    """Say that the page shows a reweighted answer (with k̂ and ESS) and that the real fit replaces
+    it; or, at ω = 0 with nothing to reweight, that the page waits for the real fit."""
     if view.current:
-        return None
-    approx = approximate(view)
+        return
     if approx is None:
         if view.requested.omega == 0.0 and not view.requested.integrated:
             st.caption("No fit with ω = 0 is available to reweight from yet (ω = 0 has no random effects, so fits at "
                        "ω > 0 cannot stand in): waiting for the real fit.")
-        return None
-    from simplex_core.summaries import ranking_sentence
-
+        return
     from .safe_text import md
 
     box = st.warning if not approx.reliable else st.info
-    box(f"{md(approx.label())}. The real fit at {fits.settings_label(view.requested)} runs in the "
-        "background and replaces this when it lands.", icon=":material/speed:")
-    st.markdown("**Bayesian ranking, approximate** (best first; median rank and 95% rank interval): "
-                f"{ranking_sentence(approx.board, name=md)}")
-    tiers = approx.board.groupby("tier", sort=True)["candidate"].apply(list)
-    st.caption("Tiers (approximate): " + " > ".join("{" + ", ".join(md(c) for c in names) + "}" for names in tiers))
-    return approx
+    box(f"{md(approx.label())}. Every Bayesian number and figure below is this approximation; the real fit at "
+        f"{fits.settings_label(view.requested)} runs in the background and replaces it when it lands.",
+        icon=":material/speed:")
 
 
 def khat_text(khat: float) -> str:

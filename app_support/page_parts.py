@@ -43,18 +43,21 @@ def data_caption(ctx: AnalysisContext) -> None:
                + ("" if ctx.self_exclusion or not t.self_family_pairs else "; self-family judgments included"))
 
 
-def fit_header(view: fits.FitView, *, start_grid: bool = True) -> None:
+def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool = True) -> None:
     """Status of the fit on this page: progress/cancel while fitting, which fit is shown, the
-    convergence verdict; starts the background grid and shows its progress in the sidebar."""
+    convergence verdict; starts the background grid and shows its progress in the sidebar.
+    ``stale_shown=False``: the page shows something else than the previous fit while the fit runs
+    (the Rankings page's reweighted answer), so the previous fit is not announced."""
     fits.fit_status_panel(view)
-    fits.result_notice(view)
+    if view.current or stale_shown:
+        fits.result_notice(view)
     if view.current:
         fits.remember_shown(view)
         if start_grid:
             fits.start_grid(view)
     with fit_slot():
         fits.grid_status_panel(view)
-    if view.result is not None:
+    if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
 
 

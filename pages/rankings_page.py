@@ -32,11 +32,25 @@ truth = da.truth_ranks(table, da.table_key(table))
 view = approx = None
 with guard("preparing the fit"):
     view = fits.get_fit(table, settings)
-    fit_header(view)
 with guard("reweighting a fit already done"):  # the instant, approximate answer while the fit runs
-    from app_support.approximate import approximate_section
+    from app_support.approximate import approximate_for, approximate_notice
 
-    approx = approximate_section(view)
+    approx = approximate_for(view)
+if view is not None:
+    with guard("preparing the fit"):
+        fit_header(view, stale_shown=approx is None)
+    with guard("reweighting a fit already done"):
+        approximate_notice(view, approx)
+
+# What the Bayesian views show: the fit asked for; else, while it runs, the reweighted answer for the
+# setting asked for (labelled approximate everywhere); else the previous fit of these data (labelled).
+shown = shown_key = shown_label = None
+if view is not None and view.result is not None and (view.current or approx is None):
+    shown, shown_key = view.result, view.result_key
+    shown_label = fits.settings_label(view.result_settings)
+elif approx is not None:
+    shown, shown_key = approx.result, approx.key
+    shown_label = f"{fits.settings_label(view.requested)}, approximate"
 
 baseline, baseline_failed = {}, {}
 with guard("running the baselines"):
@@ -45,9 +59,9 @@ with guard("running the baselines"):
         st.caption(f"Baseline {md(name)} could not run on these data: {md(why)}")
 
 bayes = None
-if view is not None and view.result is not None:
+if shown is not None:
     with guard("summarising the posterior"):
-        bayes = results.bayesian_method_result(view.result, view.result_key)
+        bayes = results.bayesian_method_result(shown, shown_key)
 elif view is not None and view.result is None:
     waiting_for_first_fit(view)
 
@@ -58,10 +72,10 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
         from simplex_core.summaries import ranking_sentence
 
         # beside the approximate answer, the previous fit's line says whose it is
-        head = (f"Previous fit's ranking ({fits.settings_label(view.result_settings)})" if view.origin == "stale"
-                else "Bayesian ranking")
+        head = ("Bayesian ranking, approximate" if shown is not view.result
+                else f"Previous fit's ranking ({shown_label})" if view.origin == "stale" else "Bayesian ranking")
         st.markdown(f"**{head}** (best first; median rank and 95% rank interval): "
-                    f"{ranking_sentence(results.candidate_table(view.result, view.result_key), name=md)}")
+                    f"{ranking_sentence(results.candidate_table(shown, shown_key), name=md)}")
 
 # -- rank distributions -----------------------------------------------------------------------
 with guard("drawing the rank distributions"):
@@ -88,10 +102,10 @@ with guard("drawing the rank distributions"):
         st.caption(f"Rank 1 = best; {how}. Boxes: 25–75% of the draws/replicates with the median; whiskers: the 95% "
                    "rank interval. Points: methods without intervals. PPI is hollow: it uses gold labels.")
         show_singles = st.toggle("Show every single judge", value=len(singles) <= 4, key="w_rank_singles")
-        shown = method_order if show_singles else [m for m in method_order if m not in singles]
-        fig = rank_boxplot_figure(draws[draws["method"].isin(shown)], order,
-                                  true_ranks=truth, uses_labels=uses, method_order=shown,
-                                  title=f"{safe_text(ctx.source_label)}: rank distributions ({fits.settings_label(view.result_settings) if bayes is not None else 'baselines only'})")
+        drawn = method_order if show_singles else [m for m in method_order if m not in singles]
+        fig = rank_boxplot_figure(draws[draws["method"].isin(drawn)], order,
+                                  true_ranks=truth, uses_labels=uses, method_order=drawn,
+                                  title=f"{safe_text(ctx.source_label)}: rank distributions ({shown_label if bayes is not None else 'baselines only'})")
         show_figure(fig, f"{ctx.source_label}-rank-distributions", key="fig-ranks")  # compact: sized by the figure
         csv_button(draws, f"{ctx.source_label}-rank-draws", label="Rank draws CSV", key="dl-rank-draws")
 
@@ -99,7 +113,9 @@ with guard("drawing the rank distributions"):
 if bayes is not None:
     with guard("building the interval table"):
         st.subheader("Posterior summary")
-        summary = results.candidate_table(view.result, view.result_key).copy()
+        if shown is not view.result:
+            st.caption(f"Approximate: {md(approx.label().removeprefix('Approximate: '))}.")
+        summary = results.candidate_table(shown, shown_key).copy()
         if truth is not None:
             summary["true_rank"] = summary["candidate"].map(truth)
         st.dataframe(summary, hide_index=True, width="stretch", column_config={
@@ -107,18 +123,16 @@ if bayes is not None:
             "point_rank": st.column_config.NumberColumn("point rank", help="Rank of the posterior mean of E"),
         })
         csv_button(summary, f"{ctx.source_label}-posterior-summary", label="Summary CSV", key="dl-summary")
-if approx is not None or bayes is not None:
+if bayes is not None:
     with guard("building the leaderboard"):
         from app_support.leaderboard_view import leaderboard_section
         from simplex_core.figures.style import safe_text
 
-        if approx is not None:  # the setting asked for, reweighted, rather than the previous fit's
-            leaderboard_section(approx.board, f"{ctx.source_label}-approximate", f"{safe_text(ctx.source_label)}: "
-                                f"leaderboard ({fits.settings_label(view.requested)}, approximate)",
-                                note=approx.label())
-        else:
-            leaderboard_section(results.leaderboard_table(view.result, view.result_key), ctx.source_label,
-                                f"{safe_text(ctx.source_label)}: leaderboard ({fits.settings_label(view.result_settings)})")
+        approximate_shown = shown is not view.result
+        leaderboard_section(approx.board if approximate_shown else results.leaderboard_table(shown, shown_key),
+                            f"{ctx.source_label}-approximate" if approximate_shown else ctx.source_label,
+                            f"{safe_text(ctx.source_label)}: leaderboard ({shown_label})",
+                            note=approx.label() if approximate_shown else None)
 
 # -- baselines' intervals -----------------------------------------------------------------------
 if baseline:
@@ -147,8 +161,8 @@ def _label_suggestions(_result, result_key: str, _table, _included, budget: int)
 
 def label_suggestions_panel(table, view, source_label: str) -> None:
     """Answers whose true score would most reduce the ranking's uncertainty (simplex_core.labelling)."""
-    if view is None or view.result is None or view.result_settings is None:
-        return
+    if view is None or not view.current:
+        return  # suggestions reweight the draws of the fit asked for: not a previous or approximate answer
     # computed only while open (on_change="rerun" gives the expander an .open state): the suggestions
     # cost seconds of server CPU per fit, which every visitor would otherwise pay on each new fit
     panel = st.expander("What to label next", key="exp_label_next", on_change="rerun")
@@ -185,9 +199,9 @@ if bayes is not None:
 
         st.subheader("Who beats whom")
         st.caption("P(row beats column) = the share of posterior draws in which the row's expected score is higher.")
-        pw = results.pairwise_table(view.result, view.result_key)
-        order_pw = list(results.candidate_table(view.result, view.result_key)["candidate"])
-        fig = pairwise_heatmap_figure(pw, title="P(row beats column)", order=order_pw)
+        pw = results.pairwise_table(shown, shown_key)
+        order_pw = list(results.candidate_table(shown, shown_key)["candidate"])
+        fig = pairwise_heatmap_figure(pw, title=f"P(row beats column) ({shown_label})", order=order_pw)
         show_figure(fig, f"{ctx.source_label}-pairwise", key="fig-pairwise", height=max(420, 40 * len(order_pw) + 160))
         csv_button(pw, f"{ctx.source_label}-pairwise", label="Pairwise CSV", key="dl-pairwise", index=True)
 

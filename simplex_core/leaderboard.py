@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.baselines import rank_interval, ranks_from_scores
+from simplex_core.reweighting import systematic_resample  # noqa: F401 — also part of this module's API
 
 __all__ = ["CREDIBLE", "LEADERBOARD_COLUMNS", "credibly_ahead", "leaderboard", "leaderboard_from_fit",
            "leaderboard_records", "tiers", "weighted_pairwise", "systematic_resample"]
@@ -103,15 +104,6 @@ def tiers(pairwise: np.ndarray, mean: np.ndarray, names: Sequence[str] | None = 
         members.append(k)
         out[k] = tier
     return out
-
-
-def systematic_resample(weights: np.ndarray, n: int | None = None, seed: int = 0) -> np.ndarray:
-    """Indices of ``n`` draws (default: as many as weights) by systematic resampling (low variance,
-    deterministic given ``seed``)."""
-    w = _weights(weights, np.asarray(weights).size)
-    n = w.size if n is None else int(n)
-    u = (np.random.default_rng(seed).uniform() + np.arange(n)) / n
-    return np.minimum(np.searchsorted(np.cumsum(w), u), w.size - 1)
 
 
 def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> np.ndarray:

@@ -42,7 +42,8 @@ import numpy as np
 from scipy.special import betaln, gammaln
 
 __all__ = ["KHAT_OK", "PriorDraws", "Reweighted", "ReweightError", "best_source", "boost_log_from_unconstrained",
-           "boosted_node_sizes", "log_prior_ratio", "prior_draws", "reweight", "structure_problem"]
+           "boosted_node_sizes", "log_prior_ratio", "prior_draws", "resampled_posterior", "reweight",
+           "structure_problem", "systematic_resample"]
 
 #: PSIS k̂ at or below this: the reweighted answer is usable (Vehtari et al.'s threshold).
 KHAT_OK = 0.7
@@ -324,3 +325,42 @@ def best_source(candidates: Iterable[tuple[Any, PriorDraws]], target: Any) -> tu
         if best is None or score < best[0]:
             best = (score, key, rw)
     return None if best is None else (best[1], best[2])
+
+
+# -- the reweighted posterior as draws --------------------------------------------------------------
+
+def systematic_resample(weights: np.ndarray, n: int | None = None, seed: int = 0) -> np.ndarray:
+    """Indices of ``n`` draws (default: as many as weights) by systematic resampling (low variance,
+    deterministic given ``seed``): draw ``s`` appears about ``n · w_s`` times."""
+    w = np.asarray(weights, dtype=float).ravel()
+    if not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
+        raise ValueError("weights must be finite, non-negative and not all zero.")
+    w = w / w.sum()
+    n = w.size if n is None else int(n)
+    u = (np.random.default_rng(seed).uniform() + np.arange(n)) / n
+    return np.minimum(np.searchsorted(np.cumsum(w), u), w.size - 1)
+
+
+def resampled_posterior(draws: PriorDraws, rw: Reweighted, seed: int = 0) -> Any:
+    """The reweighted posterior of E as plain draws: an InferenceData whose ``posterior`` holds
+    ``expected_score`` and ``rank`` (one chain) of the source's draws systematically resampled by
+    ``rw.weights``, so that every summary of a fit (candidate table, rank draws, pairwise, leaderboard)
+    reads it unchanged. Its ``attrs`` say it is approximate (``approximate``: the reweighting's k̂,
+    ESS and source) and carry the target's settings. Resampling adds a little Monte Carlo noise to
+    the weighted answer, the price of one set of draws behind every view."""
+    import json
+
+    import arviz as az
+    import xarray as xr
+
+    from simplex_core.baselines import ranks_from_scores
+
+    if rw.weights.shape != (draws.n_draws,):
+        raise ValueError(f"{rw.weights.size} weights for {draws.n_draws} draws.")
+    e = draws.expected_score[systematic_resample(rw.weights, draws.n_draws, seed)]
+    coords = {"chain": [0], "draw": np.arange(e.shape[0]), "candidate": list(draws.candidates)}
+    dims = ("chain", "draw", "candidate")
+    post = xr.Dataset({"expected_score": (dims, e[None]), "rank": (dims, ranks_from_scores(e)[None])}, coords=coords)
+    post.attrs["approximate"] = rw.describe()
+    post.attrs["settings"] = json.dumps(rw.target.to_dict()) if hasattr(rw.target, "to_dict") else ""
+    return az.InferenceData(posterior=post)

@@ -147,3 +147,41 @@ def test_a_fit_without_the_judge_prior_draws_says_it_must_be_refitted(source_fit
     idata.posterior = idata.posterior.drop_vars("boost_log")
     with pytest.raises(ReweightError, match="can only be refitted"):
         reweight(idata, source_fit.settings.replace(beta_max=7.0))
+
+
+def test_the_resampled_posterior_is_the_weighted_posterior_every_summary_reads():
+    """resampled_posterior: E draws resampled by the weights, so that a summary of it equals the
+    weighted summary up to resampling noise; rank is recomputed from those draws; it says it is
+    approximate and which settings it stands for."""
+    from simplex_core.baselines import ranks_from_scores
+    from simplex_core.leaderboard import leaderboard
+    from simplex_core.reweighting import Reweighted, resampled_posterior
+    from simplex_core.summaries import candidate_summary, pairwise_probabilities
+
+    rng = np.random.default_rng(3)
+    S, K = 4000, 4
+    e = rng.normal([0.2, 0.4, 0.5, 0.6], 0.1, size=(S, K))
+    weights = np.exp(-20.0 * e[:, 0])  # favours the low draws of candidate a: its weighted mean drops
+    weights /= weights.sum()
+    source, target = FitSettings(omega=1.0), FitSettings(omega=2.0)
+    draws = PriorDraws(source, np.ones(1), np.ones((S, 1)), np.zeros((S, 1)), None, None, None, None, e,
+                       ("a", "b", "c", "d"))
+    rw = Reweighted(source, target, weights, 0.1, float(1 / np.sum(weights ** 2)), S)
+    idata = resampled_posterior(draws, rw)
+    post = idata.posterior
+    assert post["expected_score"].shape == (1, S, K)
+    assert np.array_equal(post["rank"].values[0], ranks_from_scores(post["expected_score"].values[0]))
+    assert "approximate" in post.attrs["approximate"] and FitSettings.from_dict(
+        __import__("json").loads(post.attrs["settings"])) == target
+    weighted_mean = weights @ e
+    table = candidate_summary(idata, sort=False).set_index("candidate")
+    assert np.allclose(table["expected_score_mean"].to_numpy(), weighted_mean, atol=0.005)
+    assert not np.allclose(weighted_mean, e.mean(axis=0), atol=0.005)  # the weights did move it
+    pair = pairwise_probabilities(idata).to_numpy()
+    w_pair = np.einsum("s,sab->ab", weights, (e[:, :, None] > e[:, None, :]).astype(float))
+    off = ~np.eye(K, dtype=bool)
+    assert np.allclose(pair[off], w_pair[off], atol=0.02)
+    board = leaderboard(e, ["a", "b", "c", "d"], weights).set_index("candidate")
+    # the rank interval of the weighted leaderboard is taken on the same systematic resample
+    assert (board.loc[table.index, ["rank_lo", "rank_hi"]].to_numpy()
+            == table[["rank_lo", "rank_hi"]].to_numpy()).all()
