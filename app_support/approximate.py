@@ -22,6 +22,7 @@ from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
 from . import fits
+from .state import SLIDER_BETA_MAXES, SLIDER_OMEGAS
 
 
 @dataclass(frozen=True)
@@ -270,8 +271,7 @@ def khat_text(khat: float) -> str:
 
 
 #: The Sensitivity page's fine grid (33 values of ω, 41 of β_max).
-FINE_OMEGAS = tuple(float(v) for v in [i * 0.25 for i in range(33)])
-FINE_BETA_MAXES = tuple(float(v) for v in [i * 0.5 for i in range(41)])
+FINE_OMEGAS, FINE_BETA_MAXES = SLIDER_OMEGAS, SLIDER_BETA_MAXES  # the sliders' values
 
 
 def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted: pd.DataFrame, title: str) -> Any | None:

@@ -18,7 +18,7 @@ from simplex_core.datasets import DatasetInfo
 from simplex_core.model import DELTA_PRESETS, LIKELIHOODS, PRIORS, FitSettings
 
 from . import data_access as da
-from .state import BETA_MAX_GRID, DRAWS_CHOICES, OMEGA_GRID, UPLOAD, K, UrlChoices, fast_mode, load_url_state, write_url_state
+from .state import DRAWS_CHOICES, SLIDER_BETA_MAXES, SLIDER_OMEGAS, UPLOAD, K, UrlChoices, fast_mode, load_url_state, write_url_state
 
 PRIOR_NAMES = {
     "weight-propagation": "weight propagation (the paper's)",
@@ -164,26 +164,29 @@ def render_sidebar() -> AnalysisContext:
         st.markdown("#### Model")
         integrated = bool(ss.get(K.INTEGRATED))
         off_grid = bool(ss.get(K.OFF_GRID))
+        omega_help = ("0 = judges behave the same for every candidate; larger = more room for candidate-specific "
+                      "behaviour (8: random effects expected to carry ~90% of the weight). A move shows at once an "
+                      "approximate answer reweighted from fits already done, while the real fit runs. See the Guide.")
+        beta_help = ("0 = no belief that judges are good; larger = stronger belief that judges mostly give the true "
+                     "score. A move shows at once an approximate answer reweighted from fits already done.")
         if off_grid:
-            st.slider("ω — constancy violation", 0.0, 8.0, step=0.1, key=K.OMEGA_FREE, disabled=integrated,
-                      help="0 = judges behave the same for every candidate; larger = more room for candidate-specific behaviour.")
-            st.slider("β_max — judge quality prior", 0.0, 20.0, step=0.5, key=K.BETA_MAX_FREE, disabled=integrated,
-                      help="0 = no belief that judges are good; larger = judges mostly give the true score.")
+            st.slider("ω — constancy violation", 0.0, 8.0, step=0.05, key=K.OMEGA_FREE, disabled=integrated, help=omega_help)
+            st.slider("β_max — judge quality prior", 0.0, 20.0, step=0.1, key=K.BETA_MAX_FREE, disabled=integrated,
+                      help=beta_help)
         else:
-            st.select_slider("ω — constancy violation", options=list(OMEGA_GRID), key=K.OMEGA, disabled=integrated,
-                             format_func=lambda v: f"{v:g}",
-                             help="0 = judges behave the same for every candidate; 8 = random effects expected to carry ~90% of the weight. See the Guide.")
-            st.select_slider("β_max — judge quality prior", options=list(BETA_MAX_GRID), key=K.BETA_MAX, disabled=integrated,
-                             format_func=lambda v: f"{v:g}",
-                             help="0 = no belief that judges are good; 20 = strong belief that judges mostly give the true score.")
+            st.select_slider("ω — constancy violation", options=list(SLIDER_OMEGAS), key=K.OMEGA, disabled=integrated,
+                             format_func=lambda v: f"{v:g}", help=omega_help)
+            st.select_slider("β_max — judge quality prior", options=list(SLIDER_BETA_MAXES), key=K.BETA_MAX,
+                             disabled=integrated, format_func=lambda v: f"{v:g}", help=beta_help)
         st.selectbox("Likelihood", list(LIKELIHOODS), key=K.LIKELIHOOD, format_func=lambda v: LIKELIHOOD_NAMES.get(v, v),
                      help="Shared truth (default): all judges score the same answers, so an answer's scores are one "
                           "observation of its one true score; more judges never count the same answers twice. "
                           "Per judge: the paper's likelihood, each judge's counts an independent sample (with many "
                           "accurate judges its intervals are too narrow). See the Guide.")
         with st.expander("Advanced model settings"):
-            st.toggle("Off-grid ω and β_max", key=K.OFF_GRID,
-                      help="Continuous sliders; off-grid values are fitted live (not part of the background grid).")
+            st.toggle("Any ω and β_max", key=K.OFF_GRID,
+                      help="Continuous sliders (ω in steps of 0.05, β_max of 0.1) instead of the 33 × 41 values of the "
+                           "sliders above; every value is answered the same way (reweighted at once, fitted live).")
             st.selectbox("Judge prior", list(PRIORS), key=K.PRIOR, format_func=lambda p: PRIOR_NAMES.get(p, p))
             st.selectbox("δ — direction of random effects", list(DELTA_PRESETS) + ["custom"], key=K.DELTA,
                          format_func=lambda d: DELTA_NAMES.get(d, d))

@@ -29,6 +29,11 @@ UPLOAD = "__upload__"  # the dataset choice meaning "the user's file"
 #: The paper's grid and base setting (section 5): owned by simplex_core.sensitivity.
 OMEGA_GRID: tuple[float, ...] = DEFAULT_OMEGAS
 BETA_MAX_GRID: tuple[float, ...] = DEFAULT_BETA_MAXES
+#: The sidebar sliders' values (issue 13): a fine grid, 33 values of ω and 41 of β_max, that holds
+#: the paper's grid; a move is answered at once by reweighting the nearest fits already done.
+#: Values between these come from a link or the continuous sliders ("Any ω and β_max").
+SLIDER_OMEGAS: tuple[float, ...] = tuple(i * 0.25 for i in range(33))
+SLIDER_BETA_MAXES: tuple[float, ...] = tuple(i * 0.5 for i in range(41))
 #: Draws per chain the app offers (warm-up as long): the first is the default.
 DRAWS_CHOICES: tuple[int, ...] = (1000, 2000, 4000, 8000)
 
@@ -40,9 +45,9 @@ class K:
     DATASET = "w_dataset"
     CRITERION = "w_criterion"
     SELF_EXCLUSION = "w_self_exclusion"
-    OMEGA = "w_omega"  # grid slider (select_slider over OMEGA_GRID)
+    OMEGA = "w_omega"  # fine-grid slider (select_slider over SLIDER_OMEGAS)
     BETA_MAX = "w_beta_max"
-    OFF_GRID = "w_off_grid"  # "advanced": continuous sliders
+    OFF_GRID = "w_off_grid"  # "advanced": continuous sliders (any value, step 0.05 / 0.1)
     OMEGA_FREE = "w_omega_free"
     BETA_MAX_FREE = "w_beta_max_free"
     DELTA = "w_delta"
@@ -195,7 +200,7 @@ def load_url_state(choices: UrlChoices) -> None:
         elif name in ("omega", "beta_max"):
             num = _parse_number(raw, 0.0, 8.0 if name == "omega" else 20.0)
             if num is not None:
-                grid = OMEGA_GRID if name == "omega" else BETA_MAX_GRID
+                grid = SLIDER_OMEGAS if name == "omega" else SLIDER_BETA_MAXES
                 # The continuous slider gets the value too: when the link's other value is off the
                 # grid the continuous sliders are used, and they must show this one as well.
                 ss[K.OMEGA_FREE if name == "omega" else K.BETA_MAX_FREE] = num

@@ -226,14 +226,23 @@ def test_an_invalid_url_value_is_ignored_and_said():
     assert "data='no-such-dataset'" in notes
 
 
-def test_an_off_grid_url_value_turns_on_the_continuous_sliders():
-    at = new_app({"omega": "0.5"})
+def test_the_sliders_offer_the_fine_grid_and_a_value_between_turns_on_the_continuous_sliders():
+    from app_support.state import SLIDER_BETA_MAXES, SLIDER_OMEGAS
+
+    # issue 13: at least 33 × 41 values, the paper's 5 × 5 grid among them
+    assert len(SLIDER_OMEGAS) >= 33 and len(SLIDER_BETA_MAXES) >= 41
+    assert {0.0, 1.0, 2.0, 4.0, 8.0} <= set(SLIDER_OMEGAS) and {0.0, 1.0, 5.0, 10.0, 20.0} <= set(SLIDER_BETA_MAXES)
+    at = new_app({"omega": "0.75", "beta_max": "12.5"})
+    assert at.session_state["w_off_grid"] is False
+    assert (at.session_state["w_omega"], at.session_state["w_beta_max"]) == (0.75, 12.5)
+    at = new_app({"omega": "0.6"})
     assert at.session_state["w_off_grid"] is True
-    assert at.session_state["w_omega_free"] == 0.5
+    assert at.session_state["w_omega_free"] == 0.6
 
 
-@pytest.mark.parametrize("query", [{"omega": "2", "beta_max": "7"}, {"omega": "0.5", "beta_max": "10"},
-                                   {"omega": "4", "beta_max": "20"}, {"omega": "1.3", "beta_max": "2.5"}])
+@pytest.mark.parametrize("query", [{"omega": "2", "beta_max": "7"}, {"omega": "0.6", "beta_max": "10"},
+                                   {"omega": "4", "beta_max": "20"}, {"omega": "1.3", "beta_max": "2.5"},
+                                   {"omega": "2.25", "beta_max": "7.3"}])
 def test_a_link_reproduces_exactly_the_setting_it_names(query):
     from app_support.state import K as keys
 
@@ -244,7 +253,10 @@ def test_a_link_reproduces_exactly_the_setting_it_names(query):
     assert shown == (float(query["omega"]), float(query["beta_max"]))
     written = {k: (v[0] if isinstance(v, list) else v) for k, v in ((k, at.query_params[k]) for k in ("omega", "beta_max"))}
     assert {k: float(v) for k, v in written.items()} == {k: float(v) for k, v in query.items()}
-    assert at.session_state[keys.OFF_GRID] is (query["omega"] not in ("0", "1", "2", "4", "8") or query["beta_max"] not in ("0", "1", "5", "10", "20"))
+    from app_support.state import SLIDER_BETA_MAXES, SLIDER_OMEGAS
+
+    fine = float(query["omega"]) in SLIDER_OMEGAS and float(query["beta_max"]) in SLIDER_BETA_MAXES
+    assert at.session_state[keys.OFF_GRID] is (not fine)
 
 
 def test_a_bad_custom_delta_is_a_plain_message():
@@ -535,15 +547,15 @@ def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess()
                       ignore_errors=True)
     approximate = re.compile(r"Approximate: reweighted from the fit at ω = ([\d.]+), β_max = [\d.]+ "
                              r"\(k̂ = -?\d\.\d\d, ESS \d+ of \d+ draws")
-    at = new_app({"omega": "2.5"})  # an off-grid link: the continuous sliders
+    at = new_app({"omega": "2.5"})  # a value of the fine-grid sliders, between the background grid's
     assert_clean(at)
     text = texts(at)
     assert "Bayesian ranking, approximate" in text and "Fitting ω = 2.5, β_max = 5" in text
     found = approximate.search(text)
     assert found and float(found.group(1)) > 0, text
     assert "leaderboard (ω = 2.5, β_max = 5, shared-truth likelihood, approximate)" in _figure_titles(at)
-    at.slider(key="w_omega_free").set_value(0.0).run()
-    at.slider(key="w_beta_max_free").set_value(7.0).run()
+    at.select_slider(key="w_omega").set_value(0.0).run()
+    at.select_slider(key="w_beta_max").set_value(7.0).run()
     assert_clean(at)
     found = approximate.search(texts(at))
     assert found and float(found.group(1)) == 0.0

@@ -231,15 +231,16 @@ def test_moving_omega_refits_and_changes_the_ranking_figure(server, page):
     # Streamlit's slider thumb is a visually hidden <input type="range"> labelled with the widget's label
     slider = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label^="ω"]')
     slider.focus()
-    page.keyboard.press("ArrowRight")  # ω: 0 -> 1
-    assert page.wait_for_selector("text=ω = 1", timeout=60_000)
+    for _ in range(4):  # the sliders step through the fine grid: ω 0 -> 0.25 -> ... -> 1
+        page.keyboard.press("ArrowRight")
+    assert page.wait_for_selector("text=ω = 1, β_max = 5", timeout=60_000)
     _shot(page, "rankings-refitting")
     deadline = time.monotonic() + 900
     after = before
     while time.monotonic() < deadline:
         text = page.locator('[data-testid="stMain"]').inner_text()
         after = _figure_data(page, "rank distributions")
-        if after is not None and after != before and "Fitting ω = 1" not in text and "Showing the previous fit" not in text:
+        if after is not None and after != before and "Fit: ω = 1, β_max = 5" in text and "approximate" not in text:
             break
         time.sleep(3)
     assert after != before, "the ranking figure did not change after the refit"
