@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +21,7 @@ from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
 from . import fits
+from .lru import Lru
 from .state import SLIDER_BETA_MAXES, SLIDER_OMEGAS
 
 
@@ -69,36 +69,10 @@ class ApproximateFit:
 NEAREST = 4
 
 
-class _Lru:
-    """A small least-recently-used map shared by the sessions of a process (thread-safe)."""
-
-    def __init__(self, size: int) -> None:
-        self._items: OrderedDict[Any, Any] = OrderedDict()
-        self._lock = threading.Lock()
-        self.size = size
-
-    def known(self, key: Any) -> bool:
-        with self._lock:
-            return key in self._items
-
-    def lookup(self, key: Any, default: Any = None) -> Any:
-        with self._lock:
-            if key not in self._items:
-                return default
-            self._items.move_to_end(key)
-            return self._items[key]
-
-    def store(self, key: Any, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-
 _MISSING = object()
 
 
-class _DrawsMemo(_Lru):
+class _DrawsMemo(Lru):
     """PriorDraws per fit key (small arrays: per draw ρ, boost_log, log R, log W and E)."""
 
     def __init__(self, size: int = 64) -> None:
@@ -231,10 +205,10 @@ def approximate(view: fits.FitView) -> Approximate | None:
 
 
 @st.cache_resource(show_spinner=False)
-def _answers() -> _Lru:
+def _answers() -> Lru:
     """Reweighted answers by (target, sources), shared by sessions: a slider moved back and forth
     finds the answer it had."""
-    return _Lru(64)
+    return Lru(64)
 
 
 def approximate_for(view: fits.FitView | None) -> Approximate | None:
@@ -298,6 +272,6 @@ def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted
 
 
 @st.cache_resource(show_spinner=False)
-def _fine_sweeps() -> _Lru:
+def _fine_sweeps() -> Lru:
     """Reweighted fine sweeps by (fit keys of the sources, fit key of the base), shared by sessions."""
-    return _Lru(16)
+    return Lru(16)

@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
 import pandas as pd
 import streamlit as st
@@ -130,14 +130,34 @@ def netcdf_button(idata: Any, file_name: str, *, key: str, label: str = "Posteri
                        help="The posterior draws as NetCDF; open with arviz.from_netcdf(path)")
 
 
-def show_figure(fig: Any, file_name: str, *, key: str, height: int | None = None) -> None:
-    """Draw a Plotly figure with our own colours (not the Streamlit theme) and its download buttons."""
+def show_figure(fig: Any, file_name: str, *, key: str, height: int | None = None, memo: Hashable | None = None) -> None:
+    """Draw a Plotly figure with our own colours (not the Streamlit theme) and its download buttons.
+
+    ``fig`` is a figure, or a function that builds it. With ``memo`` (a key that determines the
+    figure: the fit shown, the data, the options, the title), the finished figure is kept for the
+    server process and a rerun that shows it again builds nothing: building a Plotly figure costs
+    more than the rest of a page's run (Plotly validates every property it is given)."""
     from simplex_core.figures.style import wrap_subplot_titles, wrap_title
 
-    if height is not None:
-        fig.update_layout(height=height)
-    wrap_title(fig)  # a long title in lines that fit a narrow window, never cut at the figure's edge
-    wrap_subplot_titles(fig)  # ... and the panels' titles never run into each other
-    st.plotly_chart(fig, theme=None, key=f"{key}-chart", config={"displaylogo": False,
-                                                                  "toImageButtonOptions": {"filename": slug(file_name)}})
-    figure_buttons(fig, file_name, key=key)
+    figures = _figures()
+    ready = figures.lookup((memo, height)) if memo is not None else None
+    if ready is None:
+        ready = fig() if callable(fig) else fig
+        if height is not None:
+            ready.update_layout(height=height)
+        wrap_title(ready)  # a long title in lines that fit a narrow window, never cut at the figure's edge
+        wrap_subplot_titles(ready)  # ... and the panels' titles never run into each other
+        if memo is not None:
+            figures.store((memo, height), ready)
+    st.plotly_chart(ready, theme=None, key=f"{key}-chart", config={"displaylogo": False,
+                                                                    "toImageButtonOptions": {"filename": slug(file_name)}})
+    figure_buttons(ready, file_name, key=key)
+
+
+@st.cache_resource(show_spinner=False)
+def _figures() -> Any:
+    """Finished figures by their ``memo`` key, shared by the sessions of this process (read only
+    once stored: Streamlit and the download buttons only serialise them)."""
+    from .lru import Lru
+
+    return Lru(48)

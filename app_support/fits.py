@@ -13,8 +13,6 @@ page may show the last result of the same data (``FitView.origin == "stale"``), 
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,6 +27,7 @@ from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings
 
 from . import data_access as da
+from .lru import Lru
 from .safe_text import md
 from .state import BETA_MAX_GRID, OMEGA_GRID, K
 
@@ -96,32 +95,10 @@ def owner_alive(owner: str) -> bool | None:
     return alive
 
 
-class _Memo:
-    """A small thread-safe LRU of fit results by fit key (results are large: keep few)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[str, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> Any | None:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        return None
-
-    def put(self, key: str, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-
 @st.cache_resource(show_spinner=False)
-def _memo() -> _Memo:
-    return _Memo(_MEMO_SIZE)
+def _memo() -> Lru:
+    """Fit results by fit key (results are large: keep few)."""
+    return Lru(_MEMO_SIZE)
 
 
 def background_grid_enabled() -> bool:
@@ -197,18 +174,18 @@ def cached_result(counts: Counts, settings: FitSettings) -> Any | None:
     """A finished fit from memory or the disk cache, never starting a worker."""
     key = fit_key(counts, settings)
     memo = _memo()
-    hit = memo.get(key)
+    hit = memo.lookup(key)
     if hit is not None:
         return hit
     result = fit_manager().lookup(counts, settings)
     if result is not None:
-        memo.put(key, result)
+        memo.store(key, result)
     return result
 
 
 def has_result(counts: Counts, settings: FitSettings) -> bool:
     """Whether a finished fit is in memory or the disk cache (without reading it back)."""
-    return _memo().get(fit_key(counts, settings)) is not None or fit_manager().store.contains(counts, settings)
+    return _memo().lookup(fit_key(counts, settings)) is not None or fit_manager().store.contains(counts, settings)
 
 
 def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main", submit: bool = True,

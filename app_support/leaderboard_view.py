@@ -19,9 +19,11 @@ TIER_RULE = (f"**Tiers**: candidates whose order the data cannot settle at 95%. 
 
 
 def leaderboard_section(board: pd.DataFrame, file_label: str, title: str, *, note: str | None = None,
-                        key: str = "leaderboard") -> None:
+                        key: str = "leaderboard", memo: Any = None) -> None:
     """Draw the leaderboard table, its CSV and the figure (PNG/SVG for slides). ``note`` (e.g. the
-    reweighting's "approximate: k̂ = 0.3, ESS 800") is shown above the table and in the figure."""
+    reweighting's "approximate: k̂ = 0.3, ESS 800") is shown above the table and in the figure.
+    ``memo``: a key naming the board (the fit shown), so that the figure is built once
+    (:func:`~app_support.downloads.show_figure`)."""
     from simplex_core.figures import leaderboard_figure
 
     st.subheader("Leaderboard")
@@ -30,7 +32,8 @@ def leaderboard_section(board: pd.DataFrame, file_label: str, title: str, *, not
         st.caption(note)
     st.dataframe(board, hide_index=True, width="stretch", column_config=_columns())
     csv_button(board, f"{file_label}-leaderboard", label="Leaderboard CSV", key=f"dl-{key}")
-    show_figure(leaderboard_figure(board, title=title, note=note), f"{file_label}-leaderboard", key=f"fig-{key}")
+    show_figure(lambda: leaderboard_figure(board, title=title, note=note), f"{file_label}-leaderboard", key=f"fig-{key}",
+                memo=None if memo is None else ("leaderboard", memo, title, note))
 
 
 def summary_columns() -> dict[str, Any]:

@@ -15,15 +15,16 @@ from Chromium:
 * the background grid (5 × 5 fits, the reweighting's sources besides the fits shipped with the app)
   is then given up to ``--grid-wait`` seconds to finish (the warm server of the issue: "a fit of
   the dataset already done"); the sidebar's "N of 25 fitted" says when;
-* **sliders, warm**: the Rankings page at off-grid settings (so the sidebar shows the continuous
-  sliders); ``--moves`` random moves of each slider, each one press and release of the mouse on
-  the slider's track where the target value lies (an arrow key on the focused thumb when the press
-  landed on the thumb itself). Timed from the release to (a) the ranking line redrawn for the new
-  setting — the approximate (reweighted) line or the real fit's, whichever comes first; which one
-  it was, and whether k̂ > 0.7 flagged it, is counted — and (b) the leaderboard figure's title
-  naming the new setting. The next move waits for (b) plus a second, so that moves do not cut each
-  other's page runs short. Error alerts on the page are counted. After the last move, the time
-  until the real fit replaces the approximate answer is printed;
+* **sliders, warm**: the Rankings page as a visitor finds it (the sidebar's fine-grid sliders, 33
+  values of ω and 41 of β_max); ``--moves`` random moves of each slider, each one press and release
+  of the mouse on the slider's track where the target value lies (an arrow key on the focused thumb
+  when the press landed on the thumb itself). Timed from the release to (a) the ranking line redrawn
+  for the new setting — the approximate (reweighted) line or the real fit's, whichever comes first;
+  which one it was, and whether k̂ > 0.7 flagged it, is counted —, (b) the rank-distributions
+  figure (the page's first figure) drawn with its title naming the new setting, and (c) the
+  leaderboard figure's title naming it. The next move waits for (c) plus a second, so that moves
+  do not cut each other's page runs short. Error alerts on the page are counted. After the last
+  move, the time until the real fit replaces the approximate answer is printed;
 * **pages, warm**: each page again.
 
 With ``--pages-only N``: N warm passes of new tabs, then N passes inside one tab, each page opened by
@@ -64,10 +65,12 @@ TRACK = """(label) => {
   if (!input) return null;
   const track = input.parentElement.parentElement.parentElement;
   const r = track.getBoundingClientRect();
-  return {x: r.left, y: r.top + r.height / 2, width: r.width, value: parseFloat(input.value)};
+  // a select_slider's input holds the option's index; its aria-valuetext the value shown
+  return {x: r.left, y: r.top + r.height / 2, width: r.width,
+          value: parseFloat(input.getAttribute('aria-valuetext') || input.value)};
 }"""
-#: name -> (aria-label prefix, min, max, step) of the sidebar's continuous sliders
-SLIDERS = {"omega": ("ω", 0.0, 8.0, 0.1), "beta_max": ("β_max", 0.0, 20.0, 0.5)}
+#: name -> (aria-label prefix, min, max, step) of the sidebar's fine-grid sliders
+SLIDERS = {"omega": ("ω", 0.0, 8.0, 0.25), "beta_max": ("β_max", 0.0, 20.0, 0.5)}
 
 
 def _label(omega: float, beta: float) -> str:
@@ -79,6 +82,15 @@ def ranking_for(omega: float, beta: float) -> str:
     label = _label(omega, beta)
     return (f"() => {{ const t = ({MAIN_TEXT})(); return (t.includes('Bayesian ranking, approximate') && "
             f"t.includes('real fit at {label},')) || (t.includes('Fit: {label},') && t.includes('Bayesian ranking (best')); }}")
+
+
+def rank_figure_for(omega: float, beta: float) -> str:
+    """JS predicate: the rank-distributions figure is drawn with a title naming this setting."""
+    return ("() => Array.from(document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot')).some(d => {"
+            " const t = String((d.layout && d.layout.title && (d.layout.title.text || d.layout.title)) || '')"
+            ".replace(/<br>/g, ' ').replace(/\\s+/g, ' ');"
+            f" return t.includes('rank distributions') && t.includes('({_label(omega, beta)},') && "
+            "d.querySelector('.main-svg'); })")
 
 
 def leaderboard_for(omega: float, beta: float) -> str:
@@ -132,7 +144,7 @@ def _nudge(page, which: str, key: str) -> tuple[float, float]:
 
 def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
-    setting = {"omega": 1.3, "beta_max": 6.5}  # off the grid: the sidebar shows the continuous sliders
+    setting = {"omega": 1.25, "beta_max": 6.5}  # a setting of the fine-grid sliders, off the background grid
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
     page.goto(f"{url}/?omega={setting['omega']:g}&beta_max={setting['beta_max']:g}")
@@ -151,14 +163,16 @@ def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
                 value, released = _nudge(page, which, "ArrowRight" if current + step <= hi else "ArrowLeft")
             setting[which] = round(value, 2)
             om, be = setting["omega"], setting["beta_max"]
-            row = {"slider": which, **setting, "seconds": float("nan"), "board": float("nan"), "kind": "timeout",
-                   "flagged": False}
+            row = {"slider": which, **setting, "seconds": float("nan"), "figure": float("nan"), "board": float("nan"),
+                   "kind": "timeout", "flagged": False}
             try:
                 page.wait_for_function(ranking_for(om, be), timeout=120_000, polling=20)
                 row["seconds"] = time.perf_counter() - released
                 text = page.evaluate(MAIN_TEXT)
                 row["kind"] = "approximate" if "Bayesian ranking, approximate" in text else "fit"
                 row["flagged"] = row["kind"] == "approximate" and "not to be trusted" in text
+                page.wait_for_function(rank_figure_for(om, be), timeout=120_000, polling=20)
+                row["figure"] = time.perf_counter() - released
                 page.wait_for_function(leaderboard_for(om, be), timeout=120_000, polling=20)
                 row["board"] = time.perf_counter() - released
             except Exception:  # noqa: BLE001 — reported as a timeout
@@ -167,7 +181,8 @@ def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
             row["errors"] = page.evaluate(ERRORS)
             rows.append(row)
             print(f"  {which}: → {_label(om, be)}: ranking {row['seconds']:.2f} s ({row['kind']}"
-                  f"{', k̂ > 0.7' if row['flagged'] else ''}), leaderboard figure {row['board']:.2f} s"
+                  f"{', k̂ > 0.7' if row['flagged'] else ''}), rank figure {row['figure']:.2f} s, "
+                  f"leaderboard figure {row['board']:.2f} s"
                   + (f"  ERROR SHOWN: {row['errors']}" if row["errors"] else ""), flush=True)
     if rows and rows[-1]["kind"] == "approximate":
         t0 = time.perf_counter()
@@ -304,16 +319,18 @@ def main(argv: list[str] | None = None) -> None:
     for f, w in zip(fresh, warm):
         print(f"| {f['page']} | {f['content']:.2f} | {f['figure']:.2f} | {w['content']:.2f} | {w['figure']:.2f} | "
               f"{len(f['errors']) + len(w['errors'])} |")
-    print("\n| slider | moves | ranking: median (s) | ranking: max (s) | leaderboard figure: median (s) | "
-          "leaderboard figure: max (s) | approximate first (k̂ > 0.7) | real fit first | timeouts | error alerts |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("\n| slider | moves | ranking: median / max (s) | rank figure: median / max (s) | "
+          "leaderboard figure: median / max (s) | approximate first (k̂ > 0.7) | real fit first | timeouts | error alerts |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for which in ("omega", "beta_max"):
         rows = [r for r in moves if r["slider"] == which]
         sec = np.array([r["seconds"] for r in rows], dtype=float)
+        fig = np.array([r["figure"] for r in rows], dtype=float)
         board = np.array([r["board"] for r in rows], dtype=float)
         kinds = [r["kind"] for r in rows]
-        print(f"| {which} | {len(rows)} | {np.nanmedian(sec):.2f} | {np.nanmax(sec):.2f} | {np.nanmedian(board):.2f} | "
-              f"{np.nanmax(board):.2f} | {kinds.count('approximate')} ({sum(r['flagged'] for r in rows)}) | "
+        print(f"| {which} | {len(rows)} | {np.nanmedian(sec):.2f} / {np.nanmax(sec):.2f} | "
+              f"{np.nanmedian(fig):.2f} / {np.nanmax(fig):.2f} | {np.nanmedian(board):.2f} / {np.nanmax(board):.2f} | "
+              f"{kinds.count('approximate')} ({sum(r['flagged'] for r in rows)}) | "
               f"{kinds.count('fit')} | {kinds.count('timeout')} | {sum(len(r['errors']) for r in rows)} |")
     print(f"# load after: {uptime()}")
 

@@ -84,16 +84,11 @@ with guard("drawing the rank distributions"):
     from simplex_core.figures.style import safe_text
 
     if methods:
-        draws = method_rank_draws(methods)
         if truth is not None:
-            order = list(truth.sort_values(kind="stable").index)
             how = "ordered by true rank (black stars)"
         elif bayes is not None:
-            med = draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median()
-            order = list(med.sort_values(kind="stable").index)
             how = "ordered by posterior median rank"
         else:
-            order = list((baseline.get("simple_average") or next(iter(baseline.values()))).ranks.sort_values(kind="stable").index)
             how = "ordered by the simple average (the Bayesian fit is not ready yet)"
         uses = {m: bool(r.uses_labels) for m, r in methods.items()}
         singles = [m for m in methods if m.startswith("single_judge:")]
@@ -103,11 +98,26 @@ with guard("drawing the rank distributions"):
                    "rank interval. Points: methods without intervals. PPI is hollow: it uses gold labels.")
         show_singles = st.toggle("Show every single judge", value=len(singles) <= 4, key="w_rank_singles")
         drawn = method_order if show_singles else [m for m in method_order if m not in singles]
-        fig = rank_boxplot_figure(draws[draws["method"].isin(drawn)], order,
-                                  true_ranks=truth, uses_labels=uses, method_order=drawn,
-                                  title=f"{safe_text(ctx.source_label)}: rank distributions ({shown_label if bayes is not None else 'baselines only'})")
-        show_figure(fig, f"{ctx.source_label}-rank-distributions", key="fig-ranks")  # compact: sized by the figure
-        csv_button(draws, f"{ctx.source_label}-rank-draws", label="Rank draws CSV", key="dl-rank-draws")
+        title = f"{safe_text(ctx.source_label)}: rank distributions ({shown_label if bayes is not None else 'baselines only'})"
+
+        def rank_figure():
+            draws = method_rank_draws(methods)
+            if truth is not None:
+                order = list(truth.sort_values(kind="stable").index)
+            elif bayes is not None:
+                med = draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median()
+                order = list(med.sort_values(kind="stable").index)
+            else:
+                order = list((baseline.get("simple_average") or next(iter(baseline.values()))).ranks
+                             .sort_values(kind="stable").index)
+            return rank_boxplot_figure(draws[draws["method"].isin(drawn)], order, true_ranks=truth, uses_labels=uses,
+                                       method_order=drawn, title=title)
+
+        # the figure is a function of the fit shown, the data's baselines and the methods drawn: built once
+        show_figure(rank_figure, f"{ctx.source_label}-rank-distributions", key="fig-ranks",  # compact: sized by the figure
+                    memo=("rank-distributions", shown_key, da.table_key(table), ctx.self_exclusion, tuple(drawn), title))
+        csv_button(lambda: method_rank_draws(methods), f"{ctx.source_label}-rank-draws", label="Rank draws CSV",
+                   key="dl-rank-draws")
 
 # -- intervals table ------------------------------------------------------------------------------
 if bayes is not None:
@@ -132,7 +142,7 @@ if bayes is not None:
         leaderboard_section(approx.board if approximate_shown else results.leaderboard_table(shown, shown_key),
                             f"{ctx.source_label}-approximate" if approximate_shown else ctx.source_label,
                             f"{safe_text(ctx.source_label)}: leaderboard ({shown_label})",
-                            note=approx.label() if approximate_shown else None)
+                            note=approx.label() if approximate_shown else None, memo=shown_key)
 
 # -- baselines' intervals -----------------------------------------------------------------------
 if baseline:
@@ -201,8 +211,9 @@ if bayes is not None:
         st.caption("P(row beats column) = the share of posterior draws in which the row's expected score is higher.")
         pw = results.pairwise_table(shown, shown_key)
         order_pw = list(results.candidate_table(shown, shown_key)["candidate"])
-        fig = pairwise_heatmap_figure(pw, title=f"P(row beats column) ({shown_label})", order=order_pw)
-        show_figure(fig, f"{ctx.source_label}-pairwise", key="fig-pairwise", height=max(420, 40 * len(order_pw) + 160))
+        title = f"P(row beats column) ({shown_label})"
+        show_figure(lambda: pairwise_heatmap_figure(pw, title=title, order=order_pw), f"{ctx.source_label}-pairwise",
+                    key="fig-pairwise", height=max(420, 40 * len(order_pw) + 160), memo=("pairwise", shown_key, title))
         csv_button(pw, f"{ctx.source_label}-pairwise", label="Pairwise CSV", key="dl-pairwise", index=True)
 
 # -- evaluation against the truth -------------------------------------------------------------------
