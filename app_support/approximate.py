@@ -98,14 +98,15 @@ def _draws_memo() -> _DrawsMemo:
 
 
 def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettings, Any]] | None = None,
-                 nearest: int | None = None) -> list[tuple[FitSettings, Any]]:
-    """``(settings, PriorDraws)`` of the fits of these data that are available without fitting, have
+                 nearest: int | None = None) -> list[tuple[FitSettings, Any, str]]:
+    """``(settings, PriorDraws, key)`` of the fits of these data that are available without fitting, have
     the structure of ``settings`` (:func:`simplex_core.reweighting.structure_problem`) and carry what
     reweighting needs: the background grid's fits in the cache, the fits shipped with the app (the
     default at ω = 0 and one at ω = 1, so that a move from ω = 0 to any ω > 0 has a source before
     the grid has fitted anything), and ``shown`` (``(settings, result)`` pairs, e.g. the fit on the
     page). With ``nearest``, only that many, the nearest to ``settings`` first: reading a fit back
-    from disk takes ~0.3 s, so the others are not read."""
+    from disk takes ~0.3 s, so the others are not read. ``key`` names the fit the draws come from
+    (its fit key, with ``:pre`` for a thinned fit shipped with the app)."""
     from simplex_core.reweighting import structure_problem
 
     memo = _draws_memo()
@@ -134,7 +135,7 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
         draws = memo.get(key, result)
         if draws is not None:
             seen.add(key)
-            out.append((s, draws))
+            out.append((s, draws, key))
             if nearest is not None and len(out) >= nearest:
                 break
     return out
@@ -187,18 +188,19 @@ def approximate(view: fits.FitView) -> Approximate | None:
     sources = source_draws(view.counts, target, shown, nearest=NEAREST)
     if not sources:
         return None
-    memo_key = (fit_key(view.counts, target), tuple(fit_key(view.counts, s) for s, _ in sources))
+    # the sources' keys tell a thinned shipped fit (":pre") from the real fit of the same settings
+    memo_key = (fit_key(view.counts, target), tuple(key for _, _, key in sources))
     answers = _answers()
     found = answers.lookup(memo_key)
     if found is not None:
         return found
-    best = best_source(((i, d) for i, (_, d) in enumerate(sources)), target)
+    best = best_source(((i, d) for i, (_, d, _) in enumerate(sources)), target)
     if best is None:
         return None
     i, rw = best
-    source, draws = sources[i]
+    source, draws, source_key = sources[i]
     result = ApproximateFit(resampled_posterior(draws, rw), target)
-    key = f"approx:{memo_key[0]}:{fit_key(view.counts, source)}"
+    key = f"approx:{memo_key[0]}:{source_key}"
     found = Approximate(result, key, leaderboard_from_fit(result), rw, source)
     answers.store(memo_key, found)
     return found
@@ -235,8 +237,8 @@ def approximate_notice(view: fits.FitView, approx: Approximate | None) -> None:
     from .safe_text import md
 
     box = st.warning if not approx.reliable else st.info
-    box(f"{md(approx.label())}. Every Bayesian number and figure below is this approximation; the real fit at "
-        f"{fits.settings_label(view.requested)} runs in the background and replaces it when it lands.",
+    box(f"{md(approx.label())}. The Bayesian numbers, figures and downloads below are this approximation; the real "
+        f"fit at {fits.settings_label(view.requested)} runs in the background and replaces it when it lands.",
         icon=":material/speed:")
 
 

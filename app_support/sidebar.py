@@ -165,10 +165,12 @@ def render_sidebar() -> AnalysisContext:
         integrated = bool(ss.get(K.INTEGRATED))
         off_grid = bool(ss.get(K.OFF_GRID))
         omega_help = ("0 = judges behave the same for every candidate; larger = more room for candidate-specific "
-                      "behaviour (8: random effects expected to carry ~90% of the weight). A move shows at once an "
-                      "approximate answer reweighted from fits already done, while the real fit runs. See the Guide.")
+                      "behaviour (8: random effects expected to carry ~90% of the weight). After a move the Rankings page "
+                      "shows at once an approximate answer reweighted from fits already done (when one of the same "
+                      "structure exists), until the real fit lands. See the Guide.")
         beta_help = ("0 = no belief that judges are good; larger = stronger belief that judges mostly give the true "
-                     "score. A move shows at once an approximate answer reweighted from fits already done.")
+                     "score. After a move the Rankings page shows at once an approximate answer reweighted from fits "
+                     "already done, until the real fit lands.")
         if off_grid:
             st.slider("ω — constancy violation", 0.0, 8.0, step=0.05, key=K.OMEGA_FREE, disabled=integrated, help=omega_help)
             st.slider("β_max — judge quality prior", 0.0, 20.0, step=0.1, key=K.BETA_MAX_FREE, disabled=integrated,

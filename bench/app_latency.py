@@ -80,22 +80,36 @@ def _label(omega: float, beta: float) -> str:
 def ranking_for(omega: float, beta: float) -> str:
     """JS predicate: the ranking line for this setting is drawn (approximate, or the real fit's)."""
     label = _label(omega, beta)
-    return (f"() => {{ const t = ({MAIN_TEXT})(); return (t.includes('Bayesian ranking, approximate') && "
-            f"t.includes('real fit at {label},')) || (t.includes('Fit: {label},') && t.includes('Bayesian ranking (best')); }}")
+    return (f"() => {{ const t = ({MAIN_TEXT})(); return t.includes('Bayesian ranking, approximate ({label},') || "
+            f"(t.includes('Fit: {label},') && t.includes('Bayesian ranking (best')); }}")
 
 
-def rank_figure_for(omega: float, beta: float) -> str:
-    """JS predicate: the rank-distributions figure is drawn with a title naming this setting."""
+def _figure_titled(part: str, omega: float, beta: float) -> str:
+    """JS predicate: a figure whose title holds ``part`` and names this setting is drawn (titles
+    wrap with <br>: compared word by word)."""
     return ("() => Array.from(document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot')).some(d => {"
             " const t = String((d.layout && d.layout.title && (d.layout.title.text || d.layout.title)) || '')"
             ".replace(/<br>/g, ' ').replace(/\\s+/g, ' ');"
-            f" return t.includes('rank distributions') && t.includes('({_label(omega, beta)},') && "
+            f" return t.includes('{part}') && t.includes('({_label(omega, beta)},') && "
             "d.querySelector('.main-svg'); })")
 
 
+def rank_figure_for(omega: float, beta: float) -> str:
+    """JS predicate: the rank-distributions figure (the page's first) is drawn for this setting."""
+    return _figure_titled("rank distributions", omega, beta)
+
+
 def leaderboard_for(omega: float, beta: float) -> str:
-    """JS predicate: the leaderboard figure's title names this setting (approximate or fitted)."""
-    return f"() => ({MAIN_TEXT})().includes('leaderboard ({_label(omega, beta)},')"
+    """JS predicate: the leaderboard figure is drawn for this setting (approximate or fitted)."""
+    return _figure_titled("leaderboard", omega, beta)
+
+
+def flagged_for(omega: float, beta: float) -> str:
+    """JS: whether the notice of this setting's approximate answer says k̂ > 0.7 (read from that
+    notice alone: a figure of the previous move may still be on the page)."""
+    return ("() => Array.from(document.querySelectorAll('[data-testid=\"stMain\"] [data-testid=\"stAlert\"]'))"
+            f".some(e => e.innerText.includes('real fit at {_label(omega, beta)},') && "
+            "e.innerText.includes('not to be trusted'))")
 
 
 def open_pages(browser, url: str) -> list[dict]:
@@ -169,8 +183,8 @@ def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
                 page.wait_for_function(ranking_for(om, be), timeout=120_000, polling=20)
                 row["seconds"] = time.perf_counter() - released
                 text = page.evaluate(MAIN_TEXT)
-                row["kind"] = "approximate" if "Bayesian ranking, approximate" in text else "fit"
-                row["flagged"] = row["kind"] == "approximate" and "not to be trusted" in text
+                row["kind"] = "approximate" if f"Bayesian ranking, approximate ({_label(om, be)}," in text else "fit"
+                row["flagged"] = row["kind"] == "approximate" and bool(page.evaluate(flagged_for(om, be)))
                 page.wait_for_function(rank_figure_for(om, be), timeout=120_000, polling=20)
                 row["figure"] = time.perf_counter() - released
                 page.wait_for_function(leaderboard_for(om, be), timeout=120_000, polling=20)

@@ -151,9 +151,18 @@ st.markdown(
 
 st.header("Speed and background fits")
 st.markdown(
-    "Moving ω or β_max starts a real fit in a separate process; its progress shows at the top of the page, with a "
-    "Cancel button, and the page stays usable meanwhile. "
+    "The ω and β_max sliders step through 33 × 41 values (the paper's 5 × 5 grid among them; *Any ω and β_max* "
+    "under Advanced model settings gives continuous sliders). Moving one starts a real fit in a separate process; "
+    "its progress shows at the top of the page, with a Cancel button, and the page stays usable meanwhile. "
     "Every finished fit is kept in an on-disk cache, so any setting fitted before (by anyone, even before a restart) "
     "comes back at once. After the first fit of a dataset is shown, the rest of the 5 × 5 grid of the paper's values "
-    "is fitted in the background (its progress and the time left show in the sidebar), so that every slider position "
-    "becomes instant.")
+    "is fitted in the background (its progress and the time left show in the sidebar).\n\n"
+    "**The approximate answer.** ω and β_max enter only the prior, so the posterior of a fit already done can be "
+    "moved to another setting by weighting its draws with the ratio of the two priors (Pareto-smoothed importance "
+    "sampling). While the real fit runs, the Rankings page shows that reweighted answer at once in every Bayesian "
+    "view — ranking line, figures, tables and downloads — labelled *approximate* with the Pareto k̂ and the "
+    "effective sample size of the weights. k̂ ≤ 0.7 means the reweighting is usable; above it the answer is shown "
+    "with a warning, *not to be trusted*: the real fit decides, and replaces it when it lands. Moves in β_max are "
+    "usually well within reach; moves in ω between the grid's values often are not (the prior of the random effects "
+    "is sharp in ω). ω = 0 is another model (no random effects): a fit at ω > 0 cannot stand in for it, nor the "
+    "reverse. The other pages show the previous fit, labelled, until the real fit lands.")

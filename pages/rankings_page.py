@@ -51,6 +51,9 @@ if view is not None and view.result is not None and (view.current or approx is N
 elif approx is not None:
     shown, shown_key = approx.result, approx.key
     shown_label = f"{fits.settings_label(view.requested)}, approximate"
+approximate_shown = approx is not None and shown is approx.result
+# downloads of the approximate answer say so in their file names
+file_label = f"{ctx.source_label}-approximate" if approximate_shown else ctx.source_label
 
 baseline, baseline_failed = {}, {}
 with guard("running the baselines"):
@@ -71,10 +74,11 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
     with guard("summarising the ranking"):
         from simplex_core.summaries import ranking_sentence
 
-        # beside the approximate answer, the previous fit's line says whose it is
-        head = ("Bayesian ranking, approximate" if shown is not view.result
-                else f"Previous fit's ranking ({shown_label})" if view.origin == "stale" else "Bayesian ranking")
-        st.markdown(f"**{head}** (best first; median rank and 95% rank interval): "
+        # the approximate line names its setting; the previous fit's line says whose it is
+        head = (f"**Bayesian ranking, approximate** ({fits.settings_label(view.requested)}; best first" if approximate_shown
+                else f"**Previous fit's ranking ({shown_label})** (best first" if view.origin == "stale"
+                else "**Bayesian ranking** (best first")
+        st.markdown(f"{head}; median rank and 95% rank interval): "
                     f"{ranking_sentence(results.candidate_table(shown, shown_key), name=md)}")
 
 # -- rank distributions -----------------------------------------------------------------------
@@ -114,16 +118,16 @@ with guard("drawing the rank distributions"):
                                        method_order=drawn, title=title)
 
         # the figure is a function of the fit shown, the data's baselines and the methods drawn: built once
-        show_figure(rank_figure, f"{ctx.source_label}-rank-distributions", key="fig-ranks",  # compact: sized by the figure
+        show_figure(rank_figure, f"{file_label}-rank-distributions", key="fig-ranks",  # compact: sized by the figure
                     memo=("rank-distributions", shown_key, da.table_key(table), ctx.self_exclusion, tuple(drawn), title))
-        csv_button(lambda: method_rank_draws(methods), f"{ctx.source_label}-rank-draws", label="Rank draws CSV",
+        csv_button(lambda: method_rank_draws(methods), f"{file_label}-rank-draws", label="Rank draws CSV",
                    key="dl-rank-draws")
 
 # -- intervals table ------------------------------------------------------------------------------
 if bayes is not None:
     with guard("building the interval table"):
         st.subheader("Posterior summary")
-        if shown is not view.result:
+        if approximate_shown:
             st.caption(f"Approximate: {md(approx.label().removeprefix('Approximate: '))}.")
         summary = results.candidate_table(shown, shown_key).copy()
         if truth is not None:
@@ -132,15 +136,13 @@ if bayes is not None:
             **summary_columns(),
             "point_rank": st.column_config.NumberColumn("point rank", help="Rank of the posterior mean of E"),
         })
-        csv_button(summary, f"{ctx.source_label}-posterior-summary", label="Summary CSV", key="dl-summary")
+        csv_button(summary, f"{file_label}-posterior-summary", label="Summary CSV", key="dl-summary")
 if bayes is not None:
     with guard("building the leaderboard"):
         from app_support.leaderboard_view import leaderboard_section
         from simplex_core.figures.style import safe_text
 
-        approximate_shown = shown is not view.result
-        leaderboard_section(approx.board if approximate_shown else results.leaderboard_table(shown, shown_key),
-                            f"{ctx.source_label}-approximate" if approximate_shown else ctx.source_label,
+        leaderboard_section(approx.board if approximate_shown else results.leaderboard_table(shown, shown_key), file_label,
                             f"{safe_text(ctx.source_label)}: leaderboard ({shown_label})",
                             note=approx.label() if approximate_shown else None, memo=shown_key)
 
@@ -212,9 +214,9 @@ if bayes is not None:
         pw = results.pairwise_table(shown, shown_key)
         order_pw = list(results.candidate_table(shown, shown_key)["candidate"])
         title = f"P(row beats column) ({shown_label})"
-        show_figure(lambda: pairwise_heatmap_figure(pw, title=title, order=order_pw), f"{ctx.source_label}-pairwise",
+        show_figure(lambda: pairwise_heatmap_figure(pw, title=title, order=order_pw), f"{file_label}-pairwise",
                     key="fig-pairwise", height=max(420, 40 * len(order_pw) + 160), memo=("pairwise", shown_key, title))
-        csv_button(pw, f"{ctx.source_label}-pairwise", label="Pairwise CSV", key="dl-pairwise", index=True)
+        csv_button(pw, f"{file_label}-pairwise", label="Pairwise CSV", key="dl-pairwise", index=True)
 
 # -- evaluation against the truth -------------------------------------------------------------------
 if truth is not None and methods:
@@ -223,7 +225,8 @@ if truth is not None and methods:
 
         st.subheader("Against the ground truth")
         ev = evaluate_results(methods, truth)
-        ev["method"] = [m + (" (uses labels)" if u else "") for m, u in zip(ev["method"], ev["uses_labels"])]
+        ev["method"] = [m + (" (uses labels)" if u else "") + (" (approximate)" if m == "bayesian" and approximate_shown else "")
+                        for m, u in zip(ev["method"], ev["uses_labels"])]
         st.dataframe(ev.drop(columns="uses_labels"), hide_index=True, width="stretch", column_config={
             "spearman": st.column_config.NumberColumn("Spearman with the truth", format="%.3f"),
             "coverage": st.column_config.NumberColumn("Coverage of the true rank", format="%.2f"),
@@ -232,4 +235,4 @@ if truth is not None and methods:
                    "of candidates whose true rank is inside the method's 95% interval (a method without intervals covers "
                    "a candidate only when its point rank is exactly right). PPI uses gold labels: not a label-free competitor. "
                    "Intervals for these figures: `python -m simplex_core evaluate`.")
-        csv_button(ev, f"{ctx.source_label}-evaluation", label="Evaluation CSV", key="dl-evaluation")
+        csv_button(ev, f"{file_label}-evaluation", label="Evaluation CSV", key="dl-evaluation")

@@ -322,12 +322,20 @@ def test_moving_omega_queues_a_refit_and_shows_the_reweighted_answer_everywhere_
     assert_clean(at)
     before = _bayes_boxes(at)
     assert before, "the default view should show the Bayesian ranking at once (precomputed)"
+    summary_before = at.dataframe[0].value
     at.select_slider(key="w_omega").set_value(4.0).run()
     assert_clean(at)
     text = texts(at)
     assert "Fitting ω = 4, β_max = 5" in text
     assert "Showing the previous fit" not in text and "Previous fit's ranking" not in text
-    assert "Bayesian ranking, approximate" in text  # reweighted from the fit at ω = 1 shipped with the app
+    # reweighted from the fit at ω = 1 shipped with the app; the line names the setting it stands for
+    assert "**Bayesian ranking, approximate** (ω = 4, β_max = 5, shared-truth likelihood; best first" in text
+    assert any(plain(c.value).startswith("Approximate: reweighted from the fit at ω = 1") for c in at.caption)
+    summary = at.dataframe[0].value  # the posterior summary: the approximate answer's numbers
+    assert list(summary.columns) == list(summary_before.columns)
+    assert not summary["expected_score_mean"].equals(summary_before["expected_score_mean"])
+    evaluation = at.dataframe[-1].value
+    assert "bayesian (approximate)" in set(evaluation["method"])
     titles = [" ".join(t.replace("<br>", " ").split()) for t in _figure_titles(at).split("\n")]
     asked = "ω = 4, β_max = 5, shared-truth likelihood, approximate"
     assert any("rank distributions" in t and asked in t for t in titles), titles
