@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
 
@@ -341,18 +341,24 @@ def _ended_box(view: FitView, status: JobStatus) -> None:
         st.rerun()
 
 
-def grid_status_panel(view: FitView) -> None:
-    """Background-grid progress (polled every 2 s) with an estimate of the time left and a Stop button."""
+def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None) -> None:
+    """Background-grid progress (polled every 2 s) with an estimate of the time left and a Stop button.
+    ``on_landed`` is called when more grid fits have finished than at the last poll (the Rankings
+    page reads their draws then, so that the next slider move finds them in memory)."""
     if not background_grid_enabled() or view.requested.integrated:
         return
     manager = fit_manager()
     group = grid_group(view.counts, view.requested)
+    seen = {"done": -1}
 
     @st.fragment(run_every=2.0)
     def _panel() -> None:
         progress = manager.group_progress(group)
         if progress.total == 0:
             return
+        if on_landed is not None and progress.done != seen["done"]:
+            seen["done"] = progress.done
+            on_landed()
         total = progress.total + 1  # the setting shown first is part of the 5 × 5 grid
         done = progress.done + 1
         st.markdown(f"**Background grid** ({len(OMEGA_GRID)} × {len(BETA_MAX_GRID)} settings)")

@@ -56,7 +56,10 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
         if start_grid:
             fits.start_grid(view)
     with fit_slot():
-        fits.grid_status_panel(view)
+        from .approximate import prefetch_sources
+
+        # grid fits that land are read at once: the next slider move finds its sources in memory
+        fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
 
