@@ -36,7 +36,16 @@ async def warm_start(_app):
     yield
 
 
-app = st.App("app.py", lifespan=warm_start)
+def _middleware() -> list:
+    from starlette.middleware import Middleware
+
+    from app_support.boot_page import BootPlaceholder
+
+    # a new tab shows what is coming at once, before Streamlit's 9 MB of scripts have run
+    return [Middleware(BootPlaceholder)]
+
+
+app = st.App("app.py", lifespan=warm_start, middleware=_middleware())
 
 if __name__ == "__main__":
     import argparse

@@ -199,6 +199,19 @@ def test_opening_the_app_shows_a_fitted_ranking_at_once(server, page):
     _no_exception_box(page)
 
 
+def test_a_new_tab_shows_what_is_coming_before_streamlit_starts_then_the_page(server, page):
+    """The HTML page carries a placeholder naming the page (app_support.boot_page), drawn before
+    Streamlit's scripts have run; Streamlit's page replaces it."""
+    page.goto(f"{server}/sensitivity", wait_until="commit")
+    placeholder = page.wait_for_selector('[data-testid="bootPlaceholder"]', state="visible", timeout=30_000)
+    assert " ".join(placeholder.inner_text().split()).startswith("Sensitivity Loading the Sensitivity page of Simplex Judge")
+    _settle(page)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=60_000)
+    assert page.locator('[data-testid="bootPlaceholder"]').count() == 0
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Sensitivity"
+    _no_exception_box(page)
+
+
 def test_a_link_to_a_page_works_as_a_fresh_servers_first_visit(tmp_path_factory, page):
     """A shared link (page and settings in the URL) opened as the first visit of a freshly started
     server shows that page with those settings, not Streamlit's "Page not found" and the main page."""

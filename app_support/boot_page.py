@@ -1,0 +1,85 @@
+"""A placeholder in the app's HTML page, drawn by the browser before Streamlit's scripts run.
+
+Why (issue 13, "every page draws something useful within 1 s"): a new tab fetches about 9.4 MB of
+Streamlit's scripts (Plotly's 4.7 MB among them) and starts Streamlit before anything is drawn, so
+the tab stayed blank for 1.2–1.8 s on a warm server, and for 10 s and more while other visitors'
+first pages ran. The HTML page itself arrives in milliseconds: :class:`BootPlaceholder`, an ASGI
+middleware of ``serve.py``'s ``st.App``, puts a short text inside its empty root element saying what
+is coming. React replaces the root's content when Streamlit starts, so the placeholder is never
+seen beside the app.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Awaitable, Callable
+
+ROOT = b'<div id="root"></div>'
+
+#: Which page an address opens (``app.py``'s url paths), for the placeholder's words.
+PAGE_TITLES = {"": "Rankings", "rankings": "Rankings", "data": "Data", "simplex": "Simplex",
+               "sensitivity": "Sensitivity", "geometry": "Geometry lab", "guide": "Guide", "export": "Export"}
+
+
+def placeholder_html(path: str) -> bytes:
+    """The root element with the placeholder for the page at ``path`` (an unknown path names no page)."""
+    title = PAGE_TITLES.get(path.strip("/").split("/")[0])
+    what = (f"the {title} page" if title else "the app")
+    text = (f"Loading {what} of Simplex Judge: rankings of LLM candidates from the scores LLM judges gave "
+            "them, with 95% intervals that cover both sampling noise and our ignorance of the judges. "
+            "It appears here in a few seconds.")
+    return (f'<div id="root"><div data-testid="bootPlaceholder" style="font-family: sans-serif; color: #1F2933; '
+            f'padding: 5rem 4rem; max-width: 48rem;"><h1 style="font-size: 2.5rem; margin: 0 0 1rem;">'
+            f'{html.escape(title or "Simplex Judge")}</h1><p style="font-size: 1.1rem; line-height: 1.5;">'
+            f'{html.escape(text)}</p></div></div>').encode()
+
+
+def is_page_address(path: str) -> bool:
+    """Whether ``path`` may answer with the app's HTML page (a page's address, not a file or an
+    endpoint of Streamlit's)."""
+    first = path.strip("/").split("/")[0]
+    return "." not in path.rsplit("/", 1)[-1] and first not in ("static", "_stcore", "component", "media", "app")
+
+
+class BootPlaceholder:
+    """ASGI middleware: the text/html answer of a GET whose body holds Streamlit's empty root
+    element gets :func:`placeholder_html` inside it (Content-Length corrected); every other answer
+    passes untouched, streamed as it comes."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable[..., Awaitable[Any]], send: Callable[..., Awaitable[None]]) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+            return
+        if is_page_address(scope.get("path", "")):
+            # the page (8 kB) comes uncompressed, so that its root element can be found; scripts and
+            # styles keep their compression
+            scope = {**scope, "headers": [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"accept-encoding"]}
+        start: dict | None = None
+        body: list[bytes] = []
+
+        async def send_wrapped(message: dict) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                headers = {k.lower(): v for k, v in message.get("headers", [])}
+                if b"text/html" in headers.get(b"content-type", b"") and b"content-encoding" not in headers:
+                    start = message  # held until the whole page is here
+                    return
+                await send(message)
+            elif message["type"] == "http.response.body" and start is not None:
+                body.append(message.get("body", b""))
+                if message.get("more_body", False):
+                    return
+                page = b"".join(body)
+                if page.count(ROOT) == 1:
+                    page = page.replace(ROOT, placeholder_html(scope.get("path", "")))
+                headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                headers.append((b"content-length", str(len(page)).encode()))
+                await send({**start, "headers": headers})
+                await send({"type": "http.response.body", "body": page, "more_body": False})
+            else:
+                await send(message)
+
+        await self.app(scope, receive, send_wrapped)

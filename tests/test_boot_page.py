@@ -1,0 +1,78 @@
+"""Tests of app_support/boot_page.py: the placeholder put inside the app's HTML page (ASGI
+middleware), on exact small cases; tests/test_browser.py checks it in Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+
+from app_support.boot_page import ROOT, BootPlaceholder, is_page_address, placeholder_html
+
+PAGE = b"<html><body><noscript>x</noscript>" + ROOT + b"</body></html>"
+
+
+def _serve(body: bytes, content_type: bytes, path: str, headers=(), chunks: int = 1, method: str = "GET"):
+    """Run the middleware around an app that answers ``body`` in ``chunks`` parts; returns the
+    messages sent and the request headers the app saw."""
+    seen: dict = {}
+
+    async def app(scope, receive, send):
+        seen["headers"] = list(scope["headers"])
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]})
+        step = max(1, -(-len(body) // chunks))
+        parts = [body[i:i + step] for i in range(0, len(body), step)] or [b""]
+        for i, part in enumerate(parts):
+            await send({"type": "http.response.body", "body": part, "more_body": i < len(parts) - 1})
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request"}
+
+    scope = {"type": "http", "method": method, "path": path, "headers": list(headers)}
+    asyncio.run(BootPlaceholder(app)(scope, receive, send))
+    return sent, seen["headers"]
+
+
+def _body(sent) -> bytes:
+    return b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+def test_the_page_gets_the_placeholder_with_a_correct_length_even_in_parts():
+    for chunks in (1, 3):
+        sent, _ = _serve(PAGE, b"text/html; charset=utf-8", "/data", chunks=chunks)
+        body = _body(sent)
+        assert body == PAGE.replace(ROOT, placeholder_html("/data"))
+        assert b"Loading the Data page of Simplex Judge" in body and body.count(b'id="root"') == 1
+        length = dict(sent[0]["headers"])[b"content-length"]
+        assert int(length) == len(body)
+        assert [k for k, _ in sent[0]["headers"]].count(b"content-length") == 1
+
+
+def test_the_root_page_names_rankings_and_an_unknown_path_the_app():
+    assert b"<h1" in placeholder_html("/") and b">Rankings</h1>" in placeholder_html("/")
+    assert b">Simplex Judge</h1>" in placeholder_html("/no-such-page")
+    assert b"Loading the app of Simplex Judge" in placeholder_html("/no-such-page")
+
+
+def test_everything_else_passes_untouched():
+    script = b"console.log('" + ROOT + b"')"
+    sent, _ = _serve(script, b"application/javascript", "/static/js/index.js", chunks=2)
+    assert _body(sent) == script and len([m for m in sent if m["type"] == "http.response.body"]) == 2
+    other = b"<html>no root here</html>"
+    assert _body(_serve(other, b"text/html", "/data")[0]) == other
+    sent, _ = _serve(PAGE, b"text/html", "/data", method="POST")
+    assert _body(sent) == PAGE
+
+
+def test_a_page_is_asked_for_uncompressed_and_files_keep_their_compression():
+    gzip = [(b"accept-encoding", b"gzip, deflate"), (b"user-agent", b"t")]
+    _, seen = _serve(PAGE, b"text/html", "/sensitivity", headers=gzip)
+    assert seen == [(b"user-agent", b"t")]
+    _, seen = _serve(b"x", b"application/javascript", "/static/js/a.js", headers=gzip)
+    assert seen == gzip
+    assert is_page_address("/") and is_page_address("/rankings") and is_page_address("/data/")
+    assert not any(is_page_address(p) for p in ("/static/js/a.js", "/_stcore/health", "/favicon.png", "/media/x"))
