@@ -27,12 +27,12 @@ from .state import SLIDER_BETA_MAXES, SLIDER_OMEGAS
 
 @dataclass(frozen=True)
 class Approximate:
-    """A reweighted answer: the target's posterior of E as resampled draws (``result``, read by
-    every summary as a fit is), its leaderboard, how it was made, and how far to trust it."""
+    """A reweighted answer: the target's posterior of E and rank as resampled draws (``result``, an
+    InferenceData that every summary reads as it reads a fit), how it was made, and how far to
+    trust it."""
 
-    result: Any  # ApproximateFit
+    result: Any  # simplex_core.reweighting.resampled_posterior
     key: str  # names this answer in the page caches (target, source and the source's fit)
-    board: pd.DataFrame
     rw: Any  # simplex_core.reweighting.Reweighted
     source: FitSettings
 
@@ -48,21 +48,6 @@ class Approximate:
         verdict = "" if self.reliable else f"; k̂ > {KHAT_OK}: not to be trusted, the real fit decides"
         return (f"Approximate: reweighted from the fit at ω = {rw.source.omega:g}, β_max = {rw.source.beta_max:g} "
                 f"(k̂ = {khat_text(rw.khat)}, ESS {rw.ess:.0f} of {rw.n_draws} draws{verdict})")
-
-
-@dataclass(frozen=True)
-class ApproximateFit:
-    """What the page reads of a fit, for a reweighted answer: ``idata`` (E and rank draws,
-    :func:`simplex_core.reweighting.resampled_posterior`) and the target ``settings``; no
-    diagnostics of its own (the label carries k̂ and ESS)."""
-
-    idata: Any
-    settings: FitSettings
-    diagnostics: Any = None
-
-    @property
-    def timing(self) -> dict:
-        return {}
 
 
 #: How many sources (the nearest in ω and β_max) an approximate answer tries.
@@ -174,16 +159,15 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
     threading.Thread(target=run, name="reweighting-prefetch", daemon=True).start()
 
 
-def approximate(view: fits.FitView) -> Approximate | None:
+def approximate(view: fits.FitView | None) -> Approximate | None:
     """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
     available, or the requested fit is already shown). Kept per target and sources, so a setting
     visited again is not reweighted again."""
-    from simplex_core.leaderboard import leaderboard_from_fit
     from simplex_core.reweighting import best_source, resampled_posterior
 
-    target = view.requested
-    if view.current or target.integrated:
+    if view is None or view.current or view.requested.integrated:
         return None
+    target = view.requested
     shown = [(view.result_settings, view.result)] if view.result is not None else []
     sources = source_draws(view.counts, target, shown, nearest=NEAREST)
     if not sources:
@@ -199,9 +183,7 @@ def approximate(view: fits.FitView) -> Approximate | None:
         return None
     i, rw = best
     source, draws, source_key = sources[i]
-    result = ApproximateFit(resampled_posterior(draws, rw), target)
-    key = f"approx:{memo_key[0]}:{source_key}"
-    found = Approximate(result, key, leaderboard_from_fit(result), rw, source)
+    found = Approximate(resampled_posterior(draws, rw), f"approx:{memo_key[0]}:{source_key}", rw, source)
     answers.store(memo_key, found)
     return found
 
@@ -211,17 +193,6 @@ def _answers() -> Lru:
     """Reweighted answers by (target, sources), shared by sessions: a slider moved back and forth
     finds the answer it had."""
     return Lru(64)
-
-
-def approximate_for(view: fits.FitView | None) -> Approximate | None:
-    """The reweighted answer to show while the real fit of ``view.requested`` runs (None when the
-    fit asked for is shown, or nothing can be reweighted); starts reading the grid's fits for the
-    next moves."""
-    if view is None:
-        return None
-    if not view.requested.integrated and fits.background_grid_enabled():
-        prefetch_sources(view.counts, view.requested)  # for the next moves
-    return approximate(view)
 
 
 def approximate_notice(view: fits.FitView, approx: Approximate | None) -> None:

@@ -19,6 +19,8 @@ from typing import Any, Callable, Hashable
 import pandas as pd
 import streamlit as st
 
+from .lru import Lru
+
 
 def slug(text: str) -> str:
     """A file-name-safe version of ``text``."""
@@ -155,9 +157,7 @@ def show_figure(fig: Any, file_name: str, *, key: str, height: int | None = None
 
 
 @st.cache_resource(show_spinner=False)
-def _figures() -> Any:
+def _figures() -> Lru:
     """Finished figures by their ``memo`` key, shared by the sessions of this process (read only
     once stored: Streamlit and the download buttons only serialise them)."""
-    from .lru import Lru
-
     return Lru(48)

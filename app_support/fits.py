@@ -343,8 +343,9 @@ def _ended_box(view: FitView, status: JobStatus) -> None:
 
 def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None) -> None:
     """Background-grid progress (polled every 2 s) with an estimate of the time left and a Stop button.
-    ``on_landed`` is called when more grid fits have finished than at the last poll (the Rankings
-    page reads their draws then, so that the next slider move finds them in memory)."""
+    ``on_landed`` is called on the first poll and whenever more grid fits have finished than at the
+    last one (the pages read the grid's fits then, so that the next slider move finds its
+    reweighting sources in memory)."""
     if not background_grid_enabled() or view.requested.integrated:
         return
     manager = fit_manager()
@@ -354,11 +355,11 @@ def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None
     @st.fragment(run_every=2.0)
     def _panel() -> None:
         progress = manager.group_progress(group)
-        if progress.total == 0:
-            return
-        if on_landed is not None and progress.done != seen["done"]:
+        if on_landed is not None and progress.done != seen["done"]:  # on the first poll too
             seen["done"] = progress.done
             on_landed()
+        if progress.total == 0:
+            return
         total = progress.total + 1  # the setting shown first is part of the 5 × 5 grid
         done = progress.done + 1
         st.markdown(f"**Background grid** ({len(OMEGA_GRID)} × {len(BETA_MAX_GRID)} settings)")

@@ -58,7 +58,8 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
     with fit_slot():
         from .approximate import prefetch_sources
 
-        # grid fits that land are read at once: the next slider move finds its sources in memory
+        # the grid's fits in the cache, and those that land later, are read on a background thread: the
+        # next slider move finds its reweighting sources in memory
         fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)

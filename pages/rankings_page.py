@@ -33,9 +33,9 @@ view = approx = None
 with guard("preparing the fit"):
     view = fits.get_fit(table, settings)
 with guard("reweighting a fit already done"):  # the instant, approximate answer while the fit runs
-    from app_support.approximate import approximate_for, approximate_notice
+    from app_support.approximate import approximate, approximate_notice
 
-    approx = approximate_for(view)
+    approx = approximate(view)
 if view is not None:
     with guard("preparing the fit"):
         fit_header(view, stale_shown=approx is None)
@@ -142,7 +142,7 @@ if bayes is not None:
         from app_support.leaderboard_view import leaderboard_section
         from simplex_core.figures.style import safe_text
 
-        leaderboard_section(approx.board if approximate_shown else results.leaderboard_table(shown, shown_key), file_label,
+        leaderboard_section(results.leaderboard_table(shown, shown_key), file_label,
                             f"{safe_text(ctx.source_label)}: leaderboard ({shown_label})",
                             note=approx.label() if approximate_shown else None, memo=shown_key)
 

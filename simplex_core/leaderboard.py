@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.baselines import rank_interval, ranks_from_scores
-from simplex_core.reweighting import systematic_resample  # noqa: F401 — also part of this module's API
+from simplex_core.reweighting import systematic_resample
 
 __all__ = ["CREDIBLE", "LEADERBOARD_COLUMNS", "credibly_ahead", "leaderboard", "leaderboard_from_fit",
            "leaderboard_records", "tiers", "weighted_pairwise", "systematic_resample"]
