@@ -301,15 +301,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--fast", action="store_true", help="small fits (SIMPLEX_JUDGE_FAST=1)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--pages-only", type=int, default=0, metavar="N",
-                   help="only time first content / first figure per page: one fresh pass, then N warm passes "
-                        "(background grid off); prints median and max per page")
+                   help="only time first content / first figure per page: one fresh pass, then (once the "
+                        "background grid, which holds the Sensitivity page's sweep, is fitted) N warm passes; "
+                        "prints median and max per page")
     args = p.parse_args(argv)
     print(f"# bench.app_latency  {time.strftime('%Y-%m-%d %H:%M:%S')}  moves={args.moves} fast={args.fast}  "
           f"({os.cpu_count()} CPUs)")
     print(f"# load before: {uptime()}")
     with tempfile.TemporaryDirectory(prefix="app-latency-") as cache:
-        env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache,
-                   SIMPLEX_JUDGE_BACKGROUND_GRID="0" if args.pages_only else "1")
+        env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache, SIMPLEX_JUDGE_BACKGROUND_GRID="1")
         if args.fast:
             env["SIMPLEX_JUDGE_FAST"] = "1"
         else:
@@ -321,6 +321,8 @@ def main(argv: list[str] | None = None) -> None:
                 for r in fresh:
                     print(f"  fresh {r['page']}: placeholder {r['first']:.2f} s, content {r['content']:.2f} s, "
                           f"figure {r['figure']:.2f} s", flush=True)
+                print(f"# load: {uptime()}; waiting up to {args.grid_wait:g} s for the background grid", flush=True)
+                print(f"# {wait_for_grid(browser, url, args.grid_wait)}; load: {uptime()}", flush=True)
                 if args.pages_only:
                     passes = [open_pages(browser, url) for _ in range(args.pages_only)]
                     navigated = [navigate_pages(browser, url) for _ in range(args.pages_only)]
@@ -330,8 +332,6 @@ def main(argv: list[str] | None = None) -> None:
                     print("\n## each page by its link in the sidebar (one tab)")
                     _print_pages(fresh, navigated)
                     return
-                print(f"# load: {uptime()}; waiting up to {args.grid_wait:g} s for the background grid", flush=True)
-                print(f"# {wait_for_grid(browser, url, args.grid_wait)}; load: {uptime()}", flush=True)
                 moves = slider_moves(browser, url, args.moves, args.seed)
                 print(f"# load: {uptime()}", flush=True)
                 warm = open_pages(browser, url)
