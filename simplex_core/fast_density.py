@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 #: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, shared truth 0/1,
-#: pattern rows Q, reserved, integrated 0/1, upper bound of ω, upper bound of β_max] (integrated mode:
+#: pattern rows Q, distinct score patterns U, integrated 0/1, upper bound of ω, upper bound of β_max] (integrated mode:
 #: ω and β_max are coordinates of x, not buffer values; the bounds travel in the buffer so that the
 #: compiled code never holds a copy of model.py's constants)
 HEADER = 15
@@ -352,8 +352,10 @@ def tempered_logp_grad(x, g, buf, power):
                 W[k] = w
                 lp += aK * math.log(w) + bK * math.log1p(-w)
     if buf[9] > 0.5:  # shared truth: the answers' score patterns follow the per-pair counts
-        lik += _shared_truth_loglik(buf[o + P * M:], int(buf[10]), J, K, M, T, pi, theta, use_re, Z, R, W, power,
-                                    gpi, gtheta, gZ, gR, gW)
+        Q = int(buf[10])
+        rows_at = o + P * M
+        lik += _shared_truth_loglik(buf[rows_at:], Q, buf[rows_at + Q * (3 + J):], int(buf[11]), J, K, M, T, pi, theta,
+                                    use_re, Z, R, W, power, gpi, gtheta, gZ, gR, gW)
     q = np.empty(T)
     gq = np.empty(T)
     gam = np.empty(M)
@@ -449,16 +451,82 @@ def tempered_logp_grad(x, g, buf, power):
 
 
 @njit(cache=True, error_model="numpy")
-def _shared_truth_loglik(rows, Q, J, K, M, T, pi, theta, use_re, Z, R, W, power, gpi, gtheta, gZ, gR, gW):
+def _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, power, gpi, gtheta):
+    """:func:`_shared_truth_loglik` without random effects, where Π_j Θ_j[t, s_j] does not depend on
+    the candidate: it is computed once per distinct score pattern (``distinct``: U × J scores, then
+    the Q rows' pattern indices), so a row costs T products and one log instead of J × T sums and T
+    exponentials. Measured on K = 50, J = 5, M = 5, 2000 items: 7624 rows, 411 distinct patterns.
+
+    Per pattern u, b[u, t] = Σ_j log Θ_j[t, s_uj] and A[u, t] = exp(b[u, t] − max_t b[u, t]) (the
+    shift keeps the product of many small probabilities from underflowing); a row of candidate k
+    then has log Σ_t π_k[t] A[u, t] + max_t b[u, t], the same value as the log-sum-exp of the
+    general kernel."""
+    logth = np.log(theta)
+    b = np.zeros((U, T))
+    for u in range(U):
+        for j in range(J):
+            s = int(distinct[u * J + j])
+            if s >= 0:
+                for t in range(T):
+                    b[u, t] += logth[j, t, s]
+    bmax = np.empty(U)
+    A = np.empty((U, T))
+    for u in range(U):
+        mx = b[u, 0]
+        for t in range(1, T):
+            if b[u, t] > mx:
+                mx = b[u, t]
+        bmax[u] = mx
+        for t in range(T):
+            A[u, t] = math.exp(b[u, t] - mx)
+    gb = np.zeros((U, T))  # gradient wrt b
+    index = distinct[U * J:]
+    width = 3 + J
+    lik = 0.0
+    for q in range(Q):
+        base = q * width
+        k = int(rows[base])
+        tr = int(rows[base + 1])
+        pw = power * rows[base + 2]
+        u = int(index[q])
+        if tr >= 0:  # gold: the true level is observed
+            lik += rows[base + 2] * (math.log(pi[k, tr]) + b[u, tr])
+            gpi[k, tr] += pw / pi[k, tr]
+            gb[u, tr] += pw
+        else:
+            tot = 0.0
+            for t in range(T):
+                tot += pi[k, t] * A[u, t]
+            lik += rows[base + 2] * (math.log(tot) + bmax[u])
+            c = pw / tot
+            for t in range(T):
+                gpi[k, t] += c * A[u, t]
+                gb[u, t] += c * pi[k, t] * A[u, t]
+    for u in range(U):
+        for j in range(J):
+            s = int(distinct[u * J + j])
+            if s >= 0:
+                for t in range(T):
+                    gtheta[j, t, s] += gb[u, t] / theta[j, t, s]
+    return lik
+
+
+@njit(cache=True, error_model="numpy")
+def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, Z, R, W, power, gpi, gtheta, gZ, gR,
+                         gW):
     """The shared-truth log likelihood Σ_q weight_q · log Σ_t π_k[t] Π_j L[j, k, t, s_qj] of the
     ``Q`` pattern rows ``rows`` (each: candidate, gold true level or −1, weight, J scores or −1; see
     :func:`simplex_core.model.shared_truth_emission` for L); adds ``power`` times its gradient into
-    the gradient arrays of π, Θ, Z, R and W.
+    the gradient arrays of π, Θ, Z, R and W. ``distinct``: the ``U`` distinct score patterns and
+    each row's index among them (see :func:`_shared_truth_loglik_distinct`, used without random
+    effects).
 
     L, log L and the gradient wrt L are stored as ``[J, K or 1, M, T]``, the true level last, so that
     the inner loops over t read contiguous memory; 1/L is precomputed (a product is cheaper than a
     division in the per-pattern loop, which dominates the cost)."""
     KL = K if use_re else 1  # without random effects L does not depend on the candidate
+    if not use_re and U > 0:
+        return _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, power, gpi, gtheta)
     L = np.empty((J, KL, M, T))
     zeta = np.zeros((J, KL, M))
     for j in range(J):
@@ -930,9 +998,16 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
         jj = kk = np.zeros(0, dtype=np.int64)  # no per-pair multinomials
         rows = np.column_stack([patterns.candidate, patterns.truth, patterns.weight, patterns.scores])
         head[9], head[10] = 1.0, patterns.n_patterns
+        # the distinct score patterns over all candidates and each row's index among them: without
+        # random effects the kernel computes the judges' product once per distinct pattern
+        distinct, index = np.unique(np.asarray(patterns.scores).reshape(patterns.n_patterns, J), axis=0,
+                                    return_inverse=True)
+        head[11] = distinct.shape[0]
+        after_rows = np.concatenate([distinct.ravel(), np.ravel(index)]).astype(np.float64)
     else:
         jj, kk = included_pairs(counts)
         rows = np.zeros((0, 0))
+        after_rows = np.zeros(0)
     head[1:7] = [J, K, M, T, len(jj), 1.0 if settings.has_random_effects else 0.0]
     head[7] = settings.omega
     head[8] = settings.beta_max
@@ -941,7 +1016,7 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     buf = np.concatenate([
         head, resolve_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
-        N[jj, kk].ravel(), np.asarray(rows, dtype=np.float64).ravel(),
+        N[jj, kk].ravel(), np.asarray(rows, dtype=np.float64).ravel(), after_rows,
     ])
     buf[0] = buf.size
     return np.ascontiguousarray(buf)

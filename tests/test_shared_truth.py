@@ -152,6 +152,9 @@ CASES = [
     ("square 2 levels, omega 1", Scale((0.0, 1.0)), 4, 3, FitSettings(omega=1.0, beta_max=0.0), 0.1),
     ("square 3 levels, omega 4", Scale((1.0, 2.0, 3.0)), 2, 3, FitSettings(omega=4.0, beta_max=10.0, delta="central"), 0.0),
     ("square 5 levels, omega 0, gold", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 3, 3, FitSettings(omega=0.0), 0.3),
+    # ω = 0: the kernel's per-distinct-pattern path (no random effects), with a non-square truth
+    ("5 observed, 3 true, omega 0, gold", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 4, 3,
+     FitSettings(omega=0.0, beta_max=20.0, delta=(1.0, 2.0, 3.0)), 0.2),
     ("5 observed, 3 true, omega 2", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
      FitSettings(omega=2.0, beta_max=20.0, delta=(1.0, 2.0, 3.0)), 0.1),
     ("binary+abstain, integrated, gold", BINARY_ABSTAIN, 3, 4, FitSettings(integrated=True), 0.1),
