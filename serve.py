@@ -40,9 +40,11 @@ def _middleware() -> list:
     from starlette.middleware import Middleware
 
     from app_support.boot_page import BootPlaceholder
+    from app_support.static_assets import CompressedAssets
 
-    # a new tab shows what is coming at once, before Streamlit's 9 MB of scripts have run
-    return [Middleware(BootPlaceholder)]
+    # a new tab shows what is coming at once, before Streamlit's 9 MB of scripts have run; those
+    # scripts come compressed, from memory (eight new tabs at once had the server busy serving them)
+    return [Middleware(BootPlaceholder), Middleware(CompressedAssets)]
 
 
 app = st.App("app.py", lifespan=warm_start, middleware=_middleware())
