@@ -451,6 +451,14 @@ def tempered_logp_grad(x, g, buf, power):
 
 
 @njit(cache=True, error_model="numpy")
+def _pattern_row(rows, q, J):
+    """Pattern row ``q`` of the shared-truth rows: its offset in ``rows``, candidate, gold true level
+    (−1: none) and weight; its J scores follow at offset + 3."""
+    base = q * (3 + J)
+    return base, int(rows[base]), int(rows[base + 1]), rows[base + 2]
+
+
+@njit(cache=True, error_model="numpy")
 def _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, power, gpi, gtheta):
     """:func:`_shared_truth_loglik` without random effects, where Π_j Θ_j[t, s_j] does not depend on
     the candidate: it is computed once per distinct score pattern (``distinct``: U × J scores, then
@@ -481,23 +489,20 @@ def _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, powe
             A[u, t] = math.exp(b[u, t] - mx)
     gb = np.zeros((U, T))  # gradient wrt b
     index = distinct[U * J:]
-    width = 3 + J
     lik = 0.0
     for q in range(Q):
-        base = q * width
-        k = int(rows[base])
-        tr = int(rows[base + 1])
-        pw = power * rows[base + 2]
+        _, k, tr, w = _pattern_row(rows, q, J)
+        pw = power * w
         u = int(index[q])
         if tr >= 0:  # gold: the true level is observed
-            lik += rows[base + 2] * (math.log(pi[k, tr]) + b[u, tr])
+            lik += w * (math.log(pi[k, tr]) + b[u, tr])
             gpi[k, tr] += pw / pi[k, tr]
             gb[u, tr] += pw
         else:
             tot = 0.0
             for t in range(T):
                 tot += pi[k, t] * A[u, t]
-            lik += rows[base + 2] * (math.log(tot) + bmax[u])
+            lik += w * (math.log(tot) + bmax[u])
             c = pw / tot
             for t in range(T):
                 gpi[k, t] += c * A[u, t]
@@ -545,13 +550,9 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, Z,
     logpi = np.log(pi)
     gL = np.zeros((J, KL, M, T))
     a = np.empty(T)
-    width = 3 + J
     lik = 0.0
     for q in range(Q):
-        base = q * width
-        k = int(rows[base])
-        tr = int(rows[base + 1])
-        w = rows[base + 2]
+        base, k, tr, w = _pattern_row(rows, q, J)
         kl = k if use_re else 0
         for t in range(T):
             a[t] = logpi[k, t]

@@ -87,11 +87,11 @@ def test_a_base_url_prefixes_the_paths(folder):
 
 
 def test_the_real_server_sends_every_bundle_of_the_page_intact(tmp_path):
-    from tests.streamlit_server import streamlit_server
+    from tests.streamlit_server import free_port, streamlit_server
 
     env = dict(os.environ, SIMPLEX_JUDGE_CACHE=str(tmp_path), SIMPLEX_JUDGE_BACKGROUND_GRID="0")
     root = streamlit_static_folder()
-    with streamlit_server("serve.py", 8652, env) as url:
+    with streamlit_server("serve.py", free_port(), env) as url:
         page = urllib.request.urlopen(url + "/", timeout=60).read().decode()
         bundles = sorted(set(re.findall(r'(?:src|href)="\.?/?(static/[^"]+\.(?:js|css))"', page)))
         assert bundles, page[:500]
