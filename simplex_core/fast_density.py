@@ -524,43 +524,40 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, Z,
     :func:`simplex_core.model.shared_truth_emission` for L); adds ``power`` times its gradient into
     the gradient arrays of π, Θ, Z, R and W. ``distinct``: the ``U`` distinct score patterns and
     each row's index among them (see :func:`_shared_truth_loglik_distinct`, used without random
-    effects).
+    effects; ``build_buffer`` always writes them, so this general form runs with random effects only).
 
-    L, log L and the gradient wrt L are stored as ``[J, K or 1, M, T]``, the true level last, so that
+    L, log L and the gradient wrt L are stored as ``[J, K, M, T]``, the true level last, so that
     the inner loops over t read contiguous memory; 1/L is precomputed (a product is cheaper than a
     division in the per-pattern loop, which dominates the cost)."""
-    KL = K if use_re else 1  # without random effects L does not depend on the candidate
-    if not use_re and U > 0:
+    if not use_re:  # L does not depend on the candidate
         return _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, power, gpi, gtheta)
-    L = np.empty((J, KL, M, T))
-    zeta = np.zeros((J, KL, M))
+    L = np.empty((J, K, M, T))
+    zeta = np.zeros((J, K, M))
     for j in range(J):
-        for kl in range(KL):
-            mix = W[kl] * R[j] if use_re else 0.0
+        for k in range(K):
+            mix = W[k] * R[j]
             for m in range(M):
                 z = 0.0
-                if use_re:
-                    for t in range(T):
-                        z += Z[kl, t] * theta[j, t, m]
-                zeta[j, kl, m] = z
                 for t in range(T):
-                    L[j, kl, m, t] = (1.0 - mix) * theta[j, t, m] + mix * z
+                    z += Z[k, t] * theta[j, t, m]
+                zeta[j, k, m] = z
+                for t in range(T):
+                    L[j, k, m, t] = (1.0 - mix) * theta[j, t, m] + mix * z
     logL = np.log(L)
     invL = 1.0 / L
     logpi = np.log(pi)
-    gL = np.zeros((J, KL, M, T))
+    gL = np.zeros((J, K, M, T))
     a = np.empty(T)
     lik = 0.0
     for q in range(Q):
         base, k, tr, w = _pattern_row(rows, q, J)
-        kl = k if use_re else 0
         for t in range(T):
             a[t] = logpi[k, t]
         for j in range(J):
             s = int(rows[base + 3 + j])
             if s >= 0:
                 for t in range(T):
-                    a[t] += logL[j, kl, s, t]
+                    a[t] += logL[j, k, s, t]
         if tr >= 0:  # gold: the true level is observed
             ll = a[tr]
             for t in range(T):
@@ -588,29 +585,24 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, Z,
             s = int(rows[base + 3 + j])
             if s >= 0:
                 for t in range(T):
-                    gL[j, kl, s, t] += a[t] * invL[j, kl, s, t]
+                    gL[j, k, s, t] += a[t] * invL[j, k, s, t]
     for j in range(J):
-        for kl in range(KL):
-            if use_re:
-                mix = W[kl] * R[j]
-                gmix = 0.0
-                for m in range(M):
-                    gz = 0.0
-                    for t in range(T):
-                        gl = gL[j, kl, m, t]
-                        gtheta[j, t, m] += (1.0 - mix) * gl
-                        gmix += gl * (zeta[j, kl, m] - theta[j, t, m])
-                        gz += gl
-                    gz *= mix
-                    for t in range(T):
-                        gZ[kl, t] += gz * theta[j, t, m]
-                        gtheta[j, t, m] += Z[kl, t] * gz
-                gW[kl] += gmix * R[j]
-                gR[j] += gmix * W[kl]
-            else:
+        for k in range(K):
+            mix = W[k] * R[j]
+            gmix = 0.0
+            for m in range(M):
+                gz = 0.0
                 for t in range(T):
-                    for m in range(M):
-                        gtheta[j, t, m] += gL[j, 0, m, t]
+                    gl = gL[j, k, m, t]
+                    gtheta[j, t, m] += (1.0 - mix) * gl
+                    gmix += gl * (zeta[j, k, m] - theta[j, t, m])
+                    gz += gl
+                gz *= mix
+                for t in range(T):
+                    gZ[k, t] += gz * theta[j, t, m]
+                    gtheta[j, t, m] += Z[k, t] * gz
+            gW[k] += gmix * R[j]
+            gR[j] += gmix * W[k]
     return lik
 
 
