@@ -400,6 +400,17 @@ def _finished(sampler) -> bool:
         return False
 
 
+def iterations_done(snapshot) -> int:
+    """Iterations (warm-up and kept draws) the chains of a nutpie snapshot have run. A snapshot pads
+    every chain to the longest with NaN, and with more chains than cores some chains have not
+    started: counting ``draw × chain`` said "8000 of 8000" halfway through a 4-chain fit on 2 cores."""
+    done = 0
+    for group in ("warmup_sample_stats", "sample_stats"):
+        if group in snapshot.groups() and "step_size" in snapshot[group]:
+            done += int(np.isfinite(snapshot[group]["step_size"].values).sum())
+    return done
+
+
 def _sample_nutpie(compiled, settings: SamplerSettings, data: dict[str, np.ndarray], cb: ProgressCallback | None,
                    store_unconstrained: bool = False):
     import nutpie
@@ -430,10 +441,7 @@ def _sample_nutpie(compiled, settings: SamplerSettings, data: dict[str, np.ndarr
                     with warnings.catch_warnings():  # an early snapshot has no draws yet; ArviZ says so
                         warnings.simplefilter("ignore", UserWarning)
                         snap = sampler.inspect()
-                    done = sum(
-                        int(snap[g].sizes.get("draw", 0)) * int(snap[g].sizes.get("chain", 0))
-                        for g in ("warmup_posterior", "posterior") if g in snap.groups()
-                    )
+                    done = iterations_done(snap)
                 except Exception:  # a progress snapshot must never break the fit
                     continue
                 _report(cb, f"sampling: {done} of {total} iterations", 0.05 + 0.9 * done / total)

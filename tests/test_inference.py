@@ -347,3 +347,22 @@ def test_the_fit_command_line_reads_back_as_the_same_settings(settings):
                        self_exclusion=not args.no_self_exclusion, likelihood=args.likelihood, chains=args.chains,
                        draws=args.draws, tune=args.tune, seed=args.seed, extra_rounds=args.extra_rounds)
     assert read == settings
+
+
+def test_progress_counts_only_the_iterations_chains_have_run():
+    """A nutpie snapshot pads every chain with NaN to the longest one; with 4 chains on 2 cores, two
+    have not started halfway through. The progress count is what was run, not draw × chain."""
+    import arviz as az
+
+    from simplex_core.inference import iterations_done
+
+    step = np.full((4, 100), np.nan)
+    step[0, :100] = 0.5  # chains 0 and 1 have finished their warm-up, 2 and 3 have not started
+    step[1, :100] = 0.4
+    draws = np.full((4, 30), np.nan)
+    draws[0, :30] = 0.5  # chain 0 has kept 30 draws, chain 1 is on its first
+    snapshot = az.from_dict(posterior={"x": np.zeros((4, 30))}, sample_stats={"step_size": draws},
+                            warmup_posterior={"x": np.zeros((4, 100))}, warmup_sample_stats={"step_size": step},
+                            save_warmup=True)
+    assert iterations_done(snapshot) == 230
+    assert iterations_done(az.from_dict(posterior={"x": np.zeros((2, 5))})) == 0  # no stats yet
