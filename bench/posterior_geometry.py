@@ -28,16 +28,22 @@ from bench.shared_truth_speed import CASES
 
 
 def block_labels(J: int, K: int, M: int, T: int, E: int, n: int) -> np.ndarray:
-    """The parameter block of each unconstrained coordinate (fast_density's layout, ω = 0)."""
-    labels = ["pi"] * (K * (T - 1)) + ["rho"] * J + ["first"] * (J * (M - 1)) + ["edge"] * (J * (T - 1) * E)
-    return np.array((labels + ["other"] * n)[:n])
+    """The parameter block of each unconstrained coordinate (:func:`simplex_core.fast_density._offsets`)."""
+    from simplex_core.fast_density import _offsets
+
+    o_pi, o_rho, o_first, o_edge, o_z, _, _ = _offsets(J, K, M, T, E, 1)
+    labels = np.full(n, "random effects", dtype=object)
+    for name, start, stop in (("pi", o_pi, o_rho), ("rho", o_rho, o_first), ("first", o_first, o_edge),
+                              ("edge", o_edge, o_z)):
+        labels[start:stop] = name
+    return labels
 
 
 def main(argv: list[str] | None = None) -> None:
     import nutpie
 
-    from simplex_core.fast_density import build_buffer, logp_grad, sizes
-    from simplex_core.fast_engine import compile_fast, find_modes
+    from simplex_core.fast_density import build_buffer, sizes
+    from simplex_core.fast_engine import compile_fast, find_modes, negative_hessian
     from simplex_core.model import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -62,22 +68,11 @@ def main(argv: list[str] | None = None) -> None:
     chol = np.linalg.cholesky(np.cov(draws.T) + 1e-12 * np.eye(n))
     labels = block_labels(J, K, M, T, E, n)
 
-    def grad(x: np.ndarray) -> np.ndarray:
-        g = np.zeros(n)
-        logp_grad(x, g, buf)
-        return g
-
     print("\n| draw | diagonal-whitened λ max | directions with λ > 100 | λ > 10 | stiffest direction's blocks | "
           "covariance-whitened λ max | λ min |")
     print("|---|---|---|---|---|---|---|")
     for i in np.random.default_rng(0).choice(len(draws), args.points, replace=False):
-        x, h = draws[i], 1e-5
-        hess = np.empty((n, n))
-        for k in range(n):
-            e = np.zeros(n)
-            e[k] = h
-            hess[:, k] = -(grad(x + e) - grad(x - e)) / (2 * h)
-        hess = (hess + hess.T) / 2
+        hess = negative_hessian(draws[i], buf)
         w_diag, vec = np.linalg.eigh(sd[:, None] * hess * sd[None, :])
         w_dense = np.linalg.eigvalsh(chol.T @ hess @ chol)
         load = vec[:, -1] ** 2

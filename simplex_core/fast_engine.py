@@ -22,7 +22,8 @@ from simplex_core.fast_density import (_offsets, build_buffer, expand_c, logp_c,
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.model import CountsLike, ModelSettings
 
-__all__ = ["INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "Mode", "chain_starts", "compile_fast", "find_modes"]
+__all__ = ["INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "Mode", "chain_starts", "compile_fast", "find_modes",
+           "negative_hessian"]
 
 #: Half-width of the uniform jitter around an optimised start (unconstrained units).
 START_JITTER = 0.1
@@ -105,9 +106,9 @@ class Mode:
     hits: int             # how many optimiser runs ended here
 
 
-def _laplace_log_mass(x: np.ndarray, logp: float, buf: np.ndarray, step: float = 1e-5) -> float:
-    """logp − ½ log det(−Hessian) at a maximum, the Hessian by central differences of the exact
-    gradient (2n gradient calls). −inf when the Hessian is not negative definite."""
+def negative_hessian(x: np.ndarray, buf: np.ndarray, step: float = 1e-5) -> np.ndarray:
+    """−Hessian of the log density at ``x`` (unconstrained coordinates, data buffer ``buf``), by
+    central differences of the exact gradient (2n gradient calls), symmetrised."""
     n = x.size
     H = np.empty((n, n))
     gp, gm = np.zeros(n), np.zeros(n)
@@ -117,7 +118,13 @@ def _laplace_log_mass(x: np.ndarray, logp: float, buf: np.ndarray, step: float =
         logp_grad(xp, gp, buf)
         logp_grad(xm, gm, buf)
         H[i] = (gp - gm) / (2 * step)
-    H = -(H + H.T) / 2
+    return -(H + H.T) / 2
+
+
+def _laplace_log_mass(x: np.ndarray, logp: float, buf: np.ndarray, step: float = 1e-5) -> float:
+    """logp − ½ log det(−Hessian) at a maximum (:func:`negative_hessian`). −inf when the Hessian
+    is not negative definite."""
+    H = negative_hessian(x, buf, step)
     sign, logdet = np.linalg.slogdet(H)
     if sign <= 0 or not math.isfinite(logdet):
         return -math.inf
