@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     likelihoods = args.likelihoods.split(",")
     assert all(lk in LIKELIHOODS for lk in likelihoods), likelihoods
 
-    print(f"# bench.shared_truth_calibration  {time.strftime('%Y-%m-%d %H:%M:%S')}  replicates={args.replicates}")
+    print(f"# bench.shared_truth_calibration  {time.strftime('%Y-%m-%d %H:%M:%S')}  replicates={args.replicates}  "
+          f"first seed={args.first_seed}")
     print(f"# load before: {uptime()}")
     summary = []
     for scale_name in args.scales.split(","):
