@@ -97,7 +97,7 @@ def convergence_summary(work: Path) -> pd.DataFrame:
 
 # -- jobs ----------------------------------------------------------------------------------------
 
-def jobs(args) -> list[tuple[str, callable]]:
+def jobs(args, client=None) -> list[tuple[str, callable]]:
     from simplex_core import datasets
     from simplex_core.baselines import table_baseline_methods
     from simplex_core.experiments import (
@@ -121,7 +121,8 @@ def jobs(args) -> list[tuple[str, callable]]:
         def run():
             t = load(name, crit)
             methods = bayesian_methods(t, which, cache=cache, progress=log, **fit)
-            return evaluate_table(t, methods, ci_resamples=n_resamples, expensive=methods, seed=args.seed)
+            return evaluate_table(t, methods, ci_resamples=n_resamples, expensive=methods, seed=args.seed,
+                                  client=client, progress=log)
         return run
 
     def selfpref_job(name, crit, n_bayes):
@@ -129,7 +130,7 @@ def jobs(args) -> list[tuple[str, callable]]:
             t = load(name, crit)
             return self_preference_experiment(
                 t, ci_resamples=args.baseline_resamples, bayes_ci_resamples=n_bayes, resample_seed=args.seed,
-                cache=cache, progress=log, **fit,
+                cache=cache, progress=log, client=client, **fit,
             )
         return run
 
@@ -137,7 +138,7 @@ def jobs(args) -> list[tuple[str, callable]]:
         def run():
             t = load(name, crit)
             return prior_experiment(t, method=method or args.prior_method, ci_resamples=n_resamples, resample_seed=args.seed,
-                                    cache=cache, progress=log, **fit)
+                                    cache=cache, progress=log, client=client, **fit)
         return run
 
     # TriviaQA V1 first and completely (point figures), then the other datasets, then intervals.
@@ -150,8 +151,8 @@ def jobs(args) -> list[tuple[str, callable]]:
     for name, crit in DATASETS_WITH_TRUTH[1:]:
         out.append((f"baselines__{name}__{crit}", baselines_job(name, crit)))
         out.append((f"bayes_point__{name}__{crit}", bayes_job(name, crit, 0)))
-    # Intervals: the base method (engine 'fast', seconds per fit) on every dataset, the integrated
-    # method (PyMC graph through nutpie, tens of seconds per fit) where --integrated-ci-datasets says.
+    # Intervals: the base method on the datasets --ci-datasets lists, the integrated method (a few
+    # times slower) on those --integrated-ci-datasets lists.
     for name, crit in [DATASETS_WITH_TRUTH[i] for i in args.ci_datasets]:
         out.append((f"bayes_ci_base__{name}__{crit}", bayes_job(name, crit, args.bayes_resamples, ("bayesian",))))
     for name, crit in [DATASETS_WITH_TRUTH[i] for i in args.integrated_ci_datasets]:
@@ -169,9 +170,10 @@ def jobs(args) -> list[tuple[str, callable]]:
         big = dict(fit, chains=4, draws=1000, tune=1000)
         return self_preference_experiment(
             t, settings=("after/no-exclusion",), baselines=False, ci_resamples=0, resample_seed=args.seed,
-            cache=cache, progress=log, **big,
+            cache=cache, progress=log, client=client, **big,
         )
-    out.append((f"selfpref_check_4x1000__{first[0]}__{first[1]}", selfpref_check))
+    if (args.chains, args.draws, args.tune) < (4, 1000, 1000):  # only for fits smaller than the defaults
+        out.append((f"selfpref_check_4x1000__{first[0]}__{first[1]}", selfpref_check))
     if args.selfpref_second:
         sec = DATASETS_WITH_TRUTH[1]
         out.append((f"selfpref_point__{sec[0]}__{sec[1]}", selfpref_job(*sec, 0)))
@@ -185,7 +187,15 @@ def run_jobs(args) -> None:
     LOG_FILE = work / "log.txt"
     timings_path = work / "timings.json"
     timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
-    for name, fn in jobs(args):
+    from simplex_core.distributed import describe, open_client
+
+    with open_client(args.scheduler, args.workers) as client:
+        log(f"Bayesian fits run {describe(client)}")
+        _run(args, work, jobs(args, client), timings, timings_path)
+
+
+def _run(args, work: Path, todo, timings: dict, timings_path: Path) -> None:
+    for name, fn in todo:
         path = work / f"{name}.csv"
         if path.exists():
             continue
@@ -262,6 +272,23 @@ def _collapse_single(df: pd.DataFrame) -> pd.DataFrame:
            "spearman": single["spearman"].mean(), "coverage": single["coverage"].mean(),
            "resamples": 0, "n_single": len(single), "n_single_ranked": int(single["spearman"].notna().sum())}
     return pd.concat([rest, pd.DataFrame([row])], ignore_index=True)
+
+
+def _converged_text(row) -> str:
+    """The row's convergence in words: the full-data fit, then the share of resample fits (Bayesian
+    rows); "" for methods without fits."""
+    def flag(x):
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return None
+        return str(x).strip().lower() in ("true", "1", "1.0")
+    full = flag(row.get("converged"))
+    if full is None:
+        return ""
+    text = "yes" if full else "**NO**"
+    share = row.get("resamples_converged")
+    if share is not None and not (isinstance(share, float) and math.isnan(share)):
+        text += f"; resamples {float(share):.0%}"
+    return text
 
 
 def _label(name, crit):
@@ -391,9 +418,12 @@ def render(args) -> None:
     w = L.append
     w("# Results: the paper's comparison on the built-in datasets")
     w("")
-    w("> The tables on this page were made with the paper's per-judge likelihood, the default until the "
-      "shared-truth likelihood replaced it (issue 11). The shared-truth figures (calibration on simulated "
-      "data, the 12 dataset-criterion pairs against the baselines, gold labels, SBC, speed) are in "
+    from simplex_core.model import FitSettings
+
+    likelihood = FitSettings().likelihood
+    w(f"> The Bayesian rows on this page use the project's default model: the {likelihood} likelihood "
+      "(README, \"Model\"), engine 'fast', the default fit size unless the command below says otherwise. "
+      "More shared-truth figures (calibration on simulated data, gold labels, SBC, speed) are in "
       "[RESULTS-shared-truth.md](RESULTS-shared-truth.md), with the commands that print them.")
     w("")
     w("Generated by `scripts/make_results.py` (do not edit by hand; the discussion text lives in the "
@@ -429,11 +459,12 @@ def render(args) -> None:
     w(f"- Machine: {platform.machine()}, {os.cpu_count()} cores (wall times below; earlier jobs may have shared "
       "the machine with other work).")
     w(f"- Bayesian fits: {args.chains} chains × {args.draws} draws after {args.tune} warm-up iterations "
-      f"(seed {args.seed}; `bayesian` on engine 'fast', `bayesian_integrated` on the PyMC graph through nutpie, "
-      "where 'fast' falls back), self-family pairs excluded unless said otherwise. `bayesian_integrated` "
-      "= hyperpriors ω ~ U(0, 8), β_max ~ U(0, 20) (the paper's Table 1 method); `bayesian` = base setting ω = 0, β_max = 5. "
-      "These are small fits: several did not meet the strict convergence thresholds (R-hat ≤ 1.01, bulk ESS ≥ 400); "
-      "rank intervals from 1000 draws are still usable but the last digit of coverage can move with the seed.")
+      f"(seed {args.seed}; {likelihood} likelihood; engine 'fast', which adds rounds of longer chains, a "
+      "divergence retry or parallel tempering when a fit has not converged), self-family pairs excluded unless said "
+      "otherwise. `bayesian_integrated` = hyperpriors ω ~ U(0, 8), β_max ~ U(0, 20) (the paper's Table 1 method); "
+      "`bayesian` = base setting ω = 0, β_max = 5. Whether each fit met the convergence thresholds (R-hat ≤ 1.01, "
+      "bulk ESS ≥ 400, no divergences) is in the convergence table below and in each table's `converged` column; "
+      "independent fits ran on Dask (a LocalCluster of one worker per core).")
     w(f"- Baselines: single judge (one method per judge; the tables show the mean over judges), simple average, "
       f"bootstrap (1000 item resamples), Bradley–Terry with ties (200 bootstrap resamples), PPI 5% / 10% (300 resamples, uses gold labels). "
       "Self-family pairs excluded, as for the model.")
@@ -481,8 +512,9 @@ def render(args) -> None:
         w("| dataset | " + " | ".join(MAIN_ORDER) + " |")
         w("|---|" + "---|" * len(MAIN_ORDER))
         for k, d in collapsed.items():
-            cells = [f"{_fmt(d.loc[m, 'spearman'], 2)} / {_fmt(d.loc[m, 'coverage'], 2)}" if m in d.index else "…"
-                     for m in MAIN_ORDER]
+            cells = [(f"{_fmt(d.loc[m, 'spearman'], 2)} / {_fmt(d.loc[m, 'coverage'], 2)}"
+                      + (" (not converged)" if _converged_text(d.loc[m]).startswith("**NO") else ""))
+                     if m in d.index else "…" for m in MAIN_ORDER]
             w(f"| {_label(*k)} | " + " | ".join(cells) + " |")
         w("")
         w("`…` = not run yet / not available. `single judge (mean)`: coverage averaged over every judge; Spearman "
@@ -523,10 +555,11 @@ def render(args) -> None:
             continue
         w(f"#### {_label(name, crit)} (`{name}`, criterion `{crit}`)")
         w("")
-        w("| method | uses labels | Spearman [95% CI] | coverage [95% CI] | resamples |")
-        w("|---|---|---|---|---|")
+        w("| method | uses labels | Spearman [95% CI] | coverage [95% CI] | resamples | converged (full data; resamples) |")
+        w("|---|---|---|---|---|---|")
         for _, r in df.iterrows():
-            w(f"| {r['method']} | {'yes' if r['uses_labels'] else 'no'} | {_ci(r, 'spearman')} | {_ci(r, 'coverage')} | {int(r['resamples'])} |")
+            w(f"| {r['method']} | {'yes' if r['uses_labels'] else 'no'} | {_ci(r, 'spearman')} | {_ci(r, 'coverage')} | "
+              f"{int(r['resamples'])} | {_converged_text(r)} |")
         w("")
 
     w("## The paper's published numbers (different datasets, same methods)")
@@ -640,9 +673,15 @@ def render(args) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--work", default="/tmp/simplex_results", help="directory of the per-job CSVs and the fit cache")
-    p.add_argument("--chains", type=int, default=2)
-    p.add_argument("--draws", type=int, default=500)
-    p.add_argument("--tune", type=int, default=500)
+    from simplex_core.model import SamplerSettings
+
+    defaults = SamplerSettings()
+    p.add_argument("--chains", type=int, default=defaults.chains, help="default: the project's (%(default)s)")
+    p.add_argument("--draws", type=int, default=defaults.draws, help="default: the project's (%(default)s)")
+    p.add_argument("--tune", type=int, default=defaults.tune, help="default: the project's (%(default)s)")
+    p.add_argument("--scheduler", default=None,
+                   help="address of an existing Dask scheduler (tcp://HOST:PORT); default: a LocalCluster")
+    p.add_argument("--workers", type=int, default=None, help="LocalCluster worker processes (default: one per core)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--baseline-resamples", type=int, default=50)
     p.add_argument("--bayes-resamples", type=int, default=5, help="item resamples for the Bayesian intervals")
