@@ -538,6 +538,11 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     """The ``'fast'`` engine: mode search, then nutpie over the numba log density, one sampling run
     per starting mode (chains of different runs have different seeds), concatenated over chains.
 
+    When the chains have not converged and some of them explored a mode holding a negligible share
+    of the posterior mass (less than e^-NEGLIGIBLE_LOG_MASS of the heaviest mode's, by bridge
+    sampling, :mod:`simplex_core.mode_mass`: the optimiser's best maximum is not always the
+    posterior's), every chain starts afresh from the modes that hold the mass (``timing
+    ['restarted_chains']`` = how many chains were in light modes); the posterior is unchanged.
     When chains started at different modes of comparable mass have not converged, the posterior is
     sampled again by parallel tempering (:mod:`simplex_core.tempering`; ``timing['sampler']``),
     whose chains cross between modes. When chains from a single start have not converged and more
@@ -566,6 +571,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     modes_s = time.perf_counter() - t1
     models = [fast_engine.compile_fast(counts, settings.model, start=start) for start, _ in groups]
     runs: list = []  # round by round, one sampling run per starting mode
+    unconstrained: list = []  # the runs' draws in unconstrained coordinates, [chain, draw, n] each
 
     def sample_round(r: int, lo: float, hi: float, note: str, base: FitSettings = settings) -> None:
         done_chains = 0
@@ -581,13 +587,34 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             seed = settings.seed + 7919 * g + 104729 * r
             run = _sample_nutpie(model, base.sampler.replace(chains=n_chains, seed=seed), {},
                                  scaled if cb is not None else None, store_unconstrained=True)
+            unconstrained.append(np.asarray(run.sample_stats["unconstrained_draw"].values))
             runs.append(_with_boost_log(run, counts))
             done_chains += n_chains
 
     sample_round(0, 0.05, 0.90 if len(groups) == 1 else 0.30, "")
     idata = _pooled(runs)
     diagnostics = diagnose(idata, tuple(counts.candidates))
-    rounds, tempered_s, tempering_load_s = 1, 0.0, 0.0
+    rounds, tempered_s, tempering_load_s, restarted = 1, 0.0, 0.0, 0
+    mode_starts: list[np.ndarray] = []  # one point per mode the chains sat in, when they sat in several
+    if not diagnostics.converged:
+        # Chains that disagree may sit in a mode without mass (the optimiser's best maximum is not
+        # always the posterior's: see simplex_core.mode_mass): weigh the region each chain explored
+        # and start every chain afresh where the mass is. Same posterior; only the starts change.
+        mode_starts, heavy = _heavy_chains(counts, settings, np.concatenate(unconstrained, axis=0),
+                                           np.asarray(idata.posterior["expected_score"].values))
+        if heavy is not None:
+            restarted = len(heavy[1])
+            _report(cb, f"{restarted} chain(s) sat in a mode holding under {math.exp(-fast_engine.NEGLIGIBLE_LOG_MASS):.1%} "
+                        "of the posterior mass (bridge sampling): sampling again from the modes that hold it", 0.30)
+            groups = heavy[0]
+            models = [fast_engine.compile_fast(counts, settings.model, start=start) for start, _ in groups]
+            runs.clear()
+            unconstrained.clear()
+            sample_round(RESTART_SEED_ROUND, 0.30, 0.90 if len(groups) == 1 else 0.50, "")
+            idata = _pooled(runs)
+            diagnostics = diagnose(idata, tuple(counts.candidates))
+            mode_starts = [] if diagnostics.converged else _mode_starts(
+                np.concatenate(unconstrained, axis=0), np.asarray(idata.posterior["expected_score"].values))
     last = settings  # the settings of the last round sampled (its chain lengths)
 
     def longer_rounds(base: FitSettings) -> None:
@@ -600,6 +627,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
             step = 0.1 / settings.extra_rounds
             runs.clear()
+            unconstrained.clear()
             last = base.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
             sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
                          f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): "
@@ -608,21 +636,35 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             idata = _pooled(runs)
             diagnostics = diagnose(idata, tuple(counts.candidates))
 
-    if not diagnostics.converged and len(groups) > 1:
-        # Modes of comparable mass and chains that disagree: NUTS cannot cross between them (more
-        # rounds make it worse, measured on GPQA-like replicates); parallel tempering can.
+    tempered_starts = [start for start, _ in groups] if len(groups) > 1 else mode_starts
+    if not diagnostics.converged and len(tempered_starts) > 1:
+        # Modes of comparable mass and chains that disagree (started in separate modes, or drifted
+        # into them from one start): NUTS cannot cross between them (more rounds make it worse,
+        # measured on GPQA-like replicates); parallel tempering can.
         from simplex_core.tempering import TEMPERED_THIN, sample_tempered
 
         nuts_note = diagnostics.message
-        _report(cb, f"the posterior has {len(groups)} separate modes that NUTS chains cannot cross: sampling them "
+        n_modes = len(tempered_starts)
+        _report(cb, f"the posterior has {n_modes} separate modes that NUTS chains cannot cross: sampling them "
                     "together by parallel tempering (slower: about 15 s on GPQA-size data; no updates until it ends)", 0.30)
         t2 = time.perf_counter()
         fast_density.warm_up_tempering()  # its kernels load (or compile, once per machine) on first use
         tempering_load_s = time.perf_counter() - t2
         t2 = time.perf_counter()
-        idata = sample_tempered(counts, settings, [start for start, _ in groups], thin=TEMPERED_THIN)
+        idata = sample_tempered(counts, settings, tempered_starts, thin=TEMPERED_THIN)
         tempered_s = time.perf_counter() - t2
-        diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), len(groups), nuts_note)
+        diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), n_modes, nuts_note)
+        # Tempered chains that cross between the modes too rarely yet: chains twice as long, as the
+        # extra rounds of NUTS (measured: HANNA empathy at ω = 4, β_max = 0, R-hat 1.014 after one run)
+        while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
+            _report(cb, f"not converged yet ({diagnostics.message.split(';')[0].split('. Note')[0].removeprefix('not converged: ')}): "
+                        f"tempered chains {2**rounds} times as long (no updates until it ends)", 0.9)
+            last = settings.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
+            t2 = time.perf_counter()
+            idata = sample_tempered(counts, last, tempered_starts, thin=TEMPERED_THIN)
+            tempered_s += time.perf_counter() - t2
+            rounds += 1
+            diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), n_modes, nuts_note)
     else:
         longer_rounds(settings)
     target_accept_used = float(settings.target_accept)
@@ -640,9 +682,9 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             from simplex_core.tempering import TEMPERED_THIN, sample_tempered
 
             t2 = time.perf_counter()
-            again = sample_tempered(counts, retry, [start for start, _ in groups], thin=TEMPERED_THIN)
+            again = sample_tempered(counts, retry, tempered_starts, thin=TEMPERED_THIN)
             tempered_s += time.perf_counter() - t2
-            again_diagnostics = _explain_tempering(diagnose(again, tuple(counts.candidates)), len(groups), nuts_note)
+            again_diagnostics = _explain_tempering(diagnose(again, tuple(counts.candidates)), n_modes, nuts_note)
         else:
             runs.clear()
             sample_round(0, 0.9, 0.95, "", base=retry)
@@ -665,6 +707,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         timing={"compile_s": float(compile_s), "sample_s": float(sample_s), "reused_compiled": bool(reused),
                 "engine_used": "fast", "modes_s": float(modes_s), "modes": len(modes),
                 "start_modes": len(groups), "rounds": rounds, "tempered_s": float(tempered_s),
+                "restarted_chains": restarted,
                 "target_accept": target_accept_used,
                 "sampler": "parallel tempering" if tempered_s else "nuts"},
         settings=settings,
@@ -675,11 +718,55 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 _FAST_LOADED = threading.Event()
 
 
+def _heavy_chains(counts: CountsLike, settings: FitSettings, draws: np.ndarray, expected: np.ndarray):
+    """``(mode starts, restart)`` for the chains of ``draws`` (``[chain, draw, n]``, unconstrained),
+    grouped into the modes they sat in by their ``expected`` scores (``[chain, draw, K]``,
+    :mod:`simplex_core.mode_mass`). ``mode starts``: the last draw of the first chain of each mode
+    that holds mass ([] when all chains sat in one mode). ``restart``: when some mode holds less than
+    e^-NEGLIGIBLE_LOG_MASS of the heaviest one's mass, ``(groups, light)``: new ``(start, n_chains)``
+    pairs, one per heavy mode, sharing out ``settings.chains`` chains, and the indices of the chains
+    in light modes; else ``None``."""
+    from simplex_core import fast_density, fast_engine
+    from simplex_core.mode_mass import cluster_log_masses, heavy_chains, same_mode_clusters
+
+    clusters = same_mode_clusters(expected)
+    starts = [draws[members[0], -1].copy() for members in clusters]
+    if len(clusters) < 2:
+        return [], None
+    buf = fast_density.build_buffer(counts, settings.model)
+    grad = np.zeros(draws.shape[-1])
+
+    def log_density(x: np.ndarray) -> float:
+        return float(fast_density.logp_grad(np.ascontiguousarray(x), grad, buf))
+
+    log_mass, error = cluster_log_masses(draws, clusters, log_density, seed=settings.seed)
+    heavy = heavy_chains(log_mass, error, fast_engine.NEGLIGIBLE_LOG_MASS)
+    if heavy is None:
+        return starts, None
+    chains = int(settings.chains)
+    kept = [starts[h] for h in heavy[:chains]]
+    groups = [(start, len(range(i, chains, len(kept)))) for i, start in enumerate(kept)]
+    light = sorted(c for i, members in enumerate(clusters) if i not in set(heavy) for c in members)
+    return kept, (groups, np.array(light, dtype=int))
+
+
+def _mode_starts(draws: np.ndarray, expected: np.ndarray) -> list[np.ndarray]:
+    """The last draw of the first chain of each mode the chains sat in (grouped by their
+    ``expected`` scores, :func:`simplex_core.mode_mass.same_mode_clusters`); [] for one mode."""
+    from simplex_core.mode_mass import same_mode_clusters
+
+    clusters = same_mode_clusters(expected)
+    return [draws[members[0], -1].copy() for members in clusters] if len(clusters) > 1 else []
+
+
 def _pooled(runs: list):
     """The sampling runs as one posterior, their chains side by side."""
     import arviz as az
 
     return runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
+
+#: The round number that seeds the chains restarted in the heavy modes (apart from the extra rounds').
+RESTART_SEED_ROUND = 1000
 
 #: Acceptance targets of the fresh runs after divergent transitions (engine ``'fast'``), tried in turn
 #: while divergences remain; the run with the fewest divergences is kept.

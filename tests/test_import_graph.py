@@ -19,7 +19,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the data: tables and counts, built-in datasets, gold labels, simulated data, a fit's identity
     ("data", "datasets", "gold", "simulate", "labelling", "fit_identity"),
     # ranking methods and fitting: baselines, the engines, prior reweighting, the fit cache, one job
-    ("baselines", "reweighting", "fast_engine", "tempering", "inference", "fit_cache", "jobs.book", "jobs.worker"),
+    ("baselines", "reweighting", "fast_engine", "mode_mass", "tempering", "inference", "fit_cache", "jobs.book",
+     "jobs.worker"),
     # what a fit is read into: tables, scores, the leaderboard, figures
     ("summaries", "evaluation", "leaderboard", "figures", "figures.simplex", "figures.results",
      "figures.geometry_lab", "calibration_figures"),
