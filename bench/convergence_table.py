@@ -13,6 +13,7 @@ Usage (repo root, project venv)::
 
     .venv/bin/python -m bench.convergence_table                      # base setting, every case
     .venv/bin/python -m bench.convergence_table --integrated --grid --cases triviaqa-v1:correctness
+    .venv/bin/python -m bench.convergence_table --points hanna:coherence@0,0 triviaqa-v2:correctness@1,10
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def fit_case(task: tuple) -> dict:
     d = res.diagnostics
     return {"case": case, "setting": "integrated" if settings.integrated else f"ω={settings.omega:g} β={settings.beta_max:g}",
             "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "converged": d.converged,
-            "seconds": time.perf_counter() - t0, "sampler": res.timing.get("sampler", res.timing.get("engine_used", ""))}
+            "seconds": time.perf_counter() - t0, "sampler": res.timing.get("sampler", res.timing.get("engine_used", "")),
+            "restarted": res.timing.get("restarted_chains", 0), "rounds": res.timing.get("rounds", 1)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,6 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--likelihood", default=FitSettings().likelihood)
     p.add_argument("--scheduler", default=None)
     p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--points", nargs="*", default=None, metavar="CASE@OMEGA,BETA_MAX",
+                   help="only these fits, e.g. hanna:coherence@0,0 triviaqa-v2:correctness@1,10 (replaces the other options)")
     args = p.parse_args(argv)
     settings = [FitSettings(omega=0.0, beta_max=5.0, likelihood=args.likelihood)]
     if args.integrated:
@@ -81,6 +85,12 @@ def main(argv: list[str] | None = None) -> None:
         base = base_settings(FitSettings(likelihood=args.likelihood))
         settings += [s for s in grid_settings(base) if (s.omega, s.beta_max) != (base.omega, base.beta_max)]
     tasks = [(case, s) for case in args.cases.split(",") for s in settings]
+    if args.points:
+        tasks = []
+        for point in args.points:
+            case, _, setting = point.partition("@")
+            omega, beta = (float(v) for v in setting.split(","))
+            tasks.append((case, FitSettings(omega=omega, beta_max=beta, likelihood=args.likelihood)))
     print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}")
     print(f"# load before: {uptime()}", flush=True)
     def show(_i: int, r: dict) -> None:  # a row as soon as its fit ends: a long run shows its progress
@@ -96,11 +106,11 @@ def main(argv: list[str] | None = None) -> None:
             rows = map_tasks(fit_case, tasks, client=client, labels=[f"{c} {s.key()[:8]}" for c, s in tasks],
                              on_result=show)
     print(f"# fits ran {where}")
-    print("| case | setting | max R-hat | min bulk ESS | divergences | converged | seconds | sampler |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| case | setting | max R-hat | min bulk ESS | divergences | converged | seconds | sampler | rounds | chains restarted |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['case']} | {r['setting']} | {r['rhat']:.3f} | {r['ess']:.0f} | {r['div']} | "
-              f"{'yes' if r['converged'] else 'NO'} | {r['seconds']:.1f} | {r['sampler']} |")
+              f"{'yes' if r['converged'] else 'NO'} | {r['seconds']:.1f} | {r['sampler']} | {r['rounds']} | {r['restarted']} |")
     n_conv = sum(r["converged"] for r in rows)
     print(f"\n{n_conv}/{len(rows)} fits converged (R-hat ≤ 1.01, bulk ESS ≥ 400, no divergences)")
     print(f"# load after: {uptime()}")

@@ -497,6 +497,17 @@ def render(args) -> None:
             w(f"| `{r['job']}` | {r['fits']} | {r['not_converged']} | {r['max_rhat']:.3f} | {r['min_ess']:.0f} | {r['divergent_fits']} |")
         w("")
 
+    sbc = ROOT / "bench" / "results" / "sbc-shared-truth.txt"
+    if sbc.exists():
+        w("Simulation-based calibration of the default model (Talts et al. 2018; `python -m simplex_core calibrate`, "
+          f"the command is the first line; `{sbc.relative_to(ROOT)}` is its printed output): rank "
+          "statistics of each parameter among the posterior draws, chi-square test of uniformity.")
+        w("")
+        w("```")
+        L.extend(sbc.read_text().rstrip("\n").split("\n"))
+        w("```")
+        w("")
+
     # -- compact Table 1
     w("## Table 1 on our datasets (Spearman / coverage)")
     w("")

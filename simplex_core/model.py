@@ -268,7 +268,7 @@ class SamplerSettings:
     seed: int = 0
     engine: str = "fast"
     target_accept: float = 0.8
-    extra_rounds: int = 2
+    extra_rounds: int = 3
 
     def __post_init__(self) -> None:
         _settle(self, "sampler", _sampler_values)

@@ -44,7 +44,7 @@ def test_divergent_single_judge_fit_is_resampled_with_smaller_steps(monkeypatch)
 
 def test_a_retry_free_of_divergences_but_short_gets_the_longer_rounds_at_its_acceptance_target():
     counts = _single_binary_judge(3)
-    short = FitSettings(draws=100, tune=300)  # 400 draws in all: short of a bulk ESS of 400 whatever happens
+    short = FitSettings(draws=100, tune=300, extra_rounds=2)  # 400 draws in all: short of a bulk ESS of 400 whatever happens
     res = fit_model(counts, short)
     assert res.timing["target_accept"] in DIVERGENCE_RETRY_ACCEPT, "the test needs a run that diverged"
     assert res.diagnostics.divergences == 0, res.diagnostics.message

@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln
 
-from simplex_core.mode_mass import (bridge_log_mass, chain_log_masses, cluster_log_masses, heavy_chains,
-                                     same_mode_clusters)
+from simplex_core.mode_mass import (UNMEASURED_ERROR, bridge_log_mass, chain_log_masses, heavy_modes,
+                                     mode_log_masses, same_mode_clusters)
 
 
 def test_bridge_recovers_the_normalising_constant_of_a_correlated_gaussian():
@@ -56,32 +56,45 @@ def _two_modes(log_weight_second: float):
     return log_density, draws
 
 
-def test_chains_in_a_mode_without_mass_are_light_and_comparable_modes_are_not():
+def test_a_mode_without_mass_is_light_and_comparable_modes_are_not():
     log_density, draws = _two_modes(-20.0)
     log_mass, err = chain_log_masses(draws, log_density, seed=0)
     assert np.allclose(log_mass[:2], 0.0, atol=0.1) and np.allclose(log_mass[2:], -20.0, atol=0.1)
-    assert list(heavy_chains(log_mass, err, negligible=5.0)) == [0, 1]
-    # comparable masses (the second mode holds 2/3 of the first's): every chain is heavy
-    log_density, draws = _two_modes(math.log(2 / 3))
-    log_mass, err = chain_log_masses(draws, log_density, seed=0)
-    assert heavy_chains(log_mass, err, negligible=5.0) is None
-
-
-def test_chains_are_grouped_by_the_mode_they_explored_and_a_mode_weighed_with_all_its_chains():
-    log_density, draws = _two_modes(-20.0)
-    summary = draws[:, :, :2]  # two coordinates stand for the expected scores
-    clusters = same_mode_clusters(summary)
+    clusters = same_mode_clusters(draws[:, :, :2])  # two coordinates stand for the expected scores
     assert clusters == [[0, 1], [2, 3]]
-    log_mass, err = cluster_log_masses(draws, clusters, log_density, seed=0)
-    assert np.allclose(log_mass, [0.0, -20.0], atol=4 * err + 0.02)
-    assert list(heavy_chains(log_mass, err, negligible=5.0)) == [0]
-    # interleaved chains of one mode stay one group
+    modes, error = mode_log_masses(log_mass, err, clusters)
+    assert np.allclose(modes, [0.0, -20.0], atol=0.1) and error < 0.2  # two chains per mode agree
+    assert list(heavy_modes(modes, error, negligible=5.0)) == [0]
+    # comparable masses (the second mode holds 2/3 of the first's): every mode is heavy
+    log_density, draws = _two_modes(math.log(2 / 3))
+    modes, error = mode_log_masses(*chain_log_masses(draws, log_density, seed=0), same_mode_clusters(draws[:, :, :2]))
+    assert heavy_modes(modes, error, negligible=5.0) is None
+
+
+def test_the_error_scale_is_how_far_chains_of_one_mode_disagree():
+    # chains 0-2 explored one mode and disagree by 9 log units: a gap of 18 to chain 3's mode is
+    # not enough to call either negligible (the HANNA coherence case); a gap of 90 is.
+    clusters = [[0, 1, 2], [3]]
+    errors = np.full(4, 1.3)
+    modes, error = mode_log_masses(np.array([-4280.4, -4289.5, -4286.4, -4262.0]), errors, clusters)
+    assert error == pytest.approx(9.1)
+    assert heavy_modes(modes, error, negligible=5.0) is None
+    modes, error = mode_log_masses(np.array([-4280.4, -4289.5, -4286.4, -4195.0]), errors, clusters)
+    assert list(heavy_modes(modes, error, negligible=5.0)) == [1]
+    # no mode with two chains: the error cannot be measured and is taken as UNMEASURED_ERROR
+    _, error = mode_log_masses(np.array([0.0, -30.0]), np.array([0.1, 0.1]), [[0], [1]])
+    assert error == UNMEASURED_ERROR
+
+
+def test_chains_are_grouped_by_the_mode_they_explored():
+    _, draws = _two_modes(-20.0)
+    summary = draws[:, :, :2]
     assert same_mode_clusters(summary[[0, 2, 1, 3]]) == [[0, 2], [1, 3]]
 
 
-def test_a_failed_estimate_calls_no_chain_light():
-    assert heavy_chains(np.array([0.0, -50.0, np.nan]), np.array([0.1, 0.1, 0.1]), 5.0) is None
-    assert heavy_chains(np.array([0.0, -50.0]), np.array([0.1, np.inf]), 5.0) is None
+def test_a_failed_estimate_calls_no_mode_light():
+    assert heavy_modes(np.array([0.0, -50.0, np.nan]), 0.1, 5.0) is None
+    assert heavy_modes(np.array([0.0, -50.0]), math.inf, 5.0) is None
 
 
 @pytest.mark.slow

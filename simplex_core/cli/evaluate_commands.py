@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..model import FitSettings
 from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client, usage_message
 
 METHOD_HELP = (
@@ -38,10 +39,10 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--draws", type=int, default=500, help="kept draws per chain (default 500)")
     g.add_argument("--tune", type=int, default=500, help="warm-up iterations per chain (default 500)")
     g.add_argument("--fit-seed", type=int, default=0, help="seed of every fit (default 0)")
-    g.add_argument("--extra-rounds", type=int, default=2, metavar="N",
+    g.add_argument("--extra-rounds", type=int, default=FitSettings().extra_rounds, metavar="N",
                    help="a fit that has not converged gets up to N more rounds of --chains chains, each twice as long as the "
                         "last, where that can help "
-                        "(default 2; 0 = never)")
+                        "(default %(default)s; 0 = never)")
     g.add_argument("--fit-cache", metavar="DIR", help="keep fits on disk in DIR and reuse them in later runs")
 
 

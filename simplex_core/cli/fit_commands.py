@@ -38,9 +38,9 @@ def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--draws", type=int, default=1000, help="kept draws per chain (default 1000)")
     p.add_argument("--tune", type=int, default=1000, help="warm-up iterations per chain (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--extra-rounds", type=int, default=2, metavar="N",
+    p.add_argument("--extra-rounds", type=int, default=FitSettings().extra_rounds, metavar="N",
                    help="if the chains have not converged and more draws can help, sample up to N more rounds of "
-                        "--chains chains, each twice as long as the last (default 2; 0 = never)")
+                        "--chains chains, each twice as long as the last (default %(default)s; 0 = never)")
     p.add_argument("--gold-fraction", type=float, default=None, metavar="F",
                    help="for experiments: mark a random share F (0-1) of the answers that have a true_score as gold "
                         "(their true level is observed by the shared-truth likelihood), drawn with --seed")
