@@ -89,7 +89,7 @@ def test_convergence_problem_is_one_sentence_and_each_front_end_adds_one_new_act
     assert len(words) == len(set(words)), problem  # no word said twice ("not converged ... not converged")
     # the command line's action is the next step from the settings used, never the one already taken
     # (engine fast's two extra rounds may already have run chains of 4 × 2000: the advice goes beyond)
-    note = convergence_note(d, FitSettings(draws=2000, tune=2000))
+    note = convergence_note(d, FitSettings(draws=2000, tune=2000, extra_rounds=2))
     assert note.startswith(problem) and "--draws 16000 --tune 16000" in note and "--draws 8000 " not in note
     note = convergence_note(d, FitSettings(draws=2000, tune=2000, extra_rounds=0))
     assert "--draws 4000 --tune 4000" in note and "--draws 2000 " not in note
