@@ -82,6 +82,7 @@ def convergence_summary(work: Path) -> pd.DataFrame:
             m = re.search(r"job (\S+): start", line)
             if m:
                 job = m.group(1)
+                rows.pop(job, None)  # a job run again (its CSV removed): only its last run counts
                 continue
             f = _FIT_LINE.search(line)
             if f and job and f.group("time") != "cache":

@@ -730,9 +730,9 @@ def _heavy_chains(counts: CountsLike, settings: FitSettings, draws: np.ndarray, 
     from simplex_core.mode_mass import chain_log_masses, heavy_modes, mode_log_masses, same_mode_clusters
 
     clusters = same_mode_clusters(expected)
-    starts = [draws[members[0], -1].copy() for members in clusters]
     if len(clusters) < 2:
         return [], None
+    starts = _first_draws(draws, clusters)
     buf = fast_density.build_buffer(counts, settings.model)
     grad = np.zeros(draws.shape[-1])
 
@@ -751,12 +751,17 @@ def _heavy_chains(counts: CountsLike, settings: FitSettings, draws: np.ndarray, 
 
 
 def _mode_starts(draws: np.ndarray, expected: np.ndarray) -> list[np.ndarray]:
-    """The last draw of the first chain of each mode the chains sat in (grouped by their
-    ``expected`` scores, :func:`simplex_core.mode_mass.same_mode_clusters`); [] for one mode."""
+    """:func:`_first_draws` of the modes the chains sat in (grouped by their ``expected`` scores,
+    :func:`simplex_core.mode_mass.same_mode_clusters`); [] for one mode."""
     from simplex_core.mode_mass import same_mode_clusters
 
     clusters = same_mode_clusters(expected)
-    return [draws[members[0], -1].copy() for members in clusters] if len(clusters) > 1 else []
+    return _first_draws(draws, clusters) if len(clusters) > 1 else []
+
+
+def _first_draws(draws: np.ndarray, clusters: list[list[int]]) -> list[np.ndarray]:
+    """Per cluster of chains, a point of its mode to start chains from: its first chain's last draw."""
+    return [draws[members[0], -1].copy() for members in clusters]
 
 
 def _pooled(runs: list):
@@ -765,9 +770,10 @@ def _pooled(runs: list):
 
     return runs[0] if len(runs) == 1 else az.concat(runs, dim="chain", reset_dim=True)
 
-#: Chains disagree by sitting in separate modes, not by mixing slowly, only beyond this R-hat (measured:
-#: chains in separate modes 1.29-1.5 on HANNA and TriviaQA V2; slow mixing in one mode, and short chains
-#: on a single binary judge's ridge, below it); divergent runs go to the divergence retry instead.
+#: Chains disagree by sitting in separate modes, not by mixing slowly, only beyond this R-hat (measured
+#: after the first round: chains in separate modes 1.29-1.5 on HANNA and TriviaQA V2; chains mixing
+#: slowly in one mode 1.019, HANNA relevance at ω = 1, β_max = 0); divergent runs go to the divergence
+#: retry instead.
 SEPARATE_MODES_RHAT = 1.1
 #: The round number that seeds the chains restarted in the heavy modes (apart from the extra rounds').
 RESTART_SEED_ROUND = 1000
