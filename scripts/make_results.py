@@ -430,18 +430,19 @@ def render(args) -> None:
     w("")
     w(f"It runs the jobs listed under *wall time* below in that order, one CSV per job in `{args.work}` (fits cached "
       f"in `{args.work}/fits`; a job whose CSV exists is skipped, `--render-only` rebuilds this page). The same "
-      "figures one dataset at a time from the command line (the defaults of `evaluate` / `experiment` are the fit "
-      "size used here):")
+      "figures one dataset at a time from the command line, at the fit size used here:")
     w("")
+    size = f"--chains {args.chains} --draws {args.draws} --tune {args.tune}"
     w("```")
     w(f"python -m simplex_core evaluate triviaqa-v1 --out tqa1.csv --ci-resamples {args.baseline_resamples} "
-      f"--bayes-ci-resamples {args.bayes_resamples}")
-    w("python -m simplex_core evaluate hanna --criterion coherence --out hanna-coherence.csv --bayes-ci-resamples 0")
+      f"--bayes-ci-resamples {args.bayes_resamples} {size}")
+    w(f"python -m simplex_core evaluate hanna --criterion coherence --out hanna-coherence.csv --bayes-ci-resamples 0 {size}")
     w(f"python -m simplex_core experiment self-preference triviaqa-v1 --out sp.csv --ci-resamples {args.baseline_resamples} "
-      "--bayes-ci-resamples 0")
-    w(f"python -m simplex_core experiment priors triviaqa-v1 --out priors.csv --ci-resamples {args.prior_resamples}")
-    w("python -m simplex_core experiment priors triviaqa-v1 --bayes-method bayesian_integrated --out priors-int.csv --ci-resamples 0")
-    w("python -m simplex_core experiment priors hanna --criterion coherence --out priors-hanna.csv --ci-resamples 0")
+      f"--bayes-ci-resamples 0 {size}")
+    w(f"python -m simplex_core experiment priors triviaqa-v1 --out priors.csv --ci-resamples {args.prior_resamples} {size}")
+    w(f"python -m simplex_core experiment priors triviaqa-v1 --bayes-method bayesian_integrated --out priors-int.csv "
+      f"--ci-resamples 0 {size}")
+    w(f"python -m simplex_core experiment priors hanna --criterion coherence --out priors-hanna.csv --ci-resamples 0 {size}")
     w("```")
     w("")
     w("## What was run")
