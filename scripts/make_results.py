@@ -350,9 +350,9 @@ DISCUSSION = r"""
   (Bradley–Terry, simple average); on TriviaQA V2 1.00 against 0.00–0.15; on HANNA relevance 0.82
   against 0.55 at best.
 - *Correlation.* `bayesian_integrated` ranks at least as well as every label-free baseline on 7 of 12
-  pairs, and within 0.02 of the best on the others except Topical-Chat coherence and groundedness,
-  where Bradley–Terry is ahead (0.66 against 0.60, 1.00 against 0.94; one judge, six candidates):
-  TriviaQA V1 0.983 against 0.867, TriviaQA V2 1.000 against 0.810. The paper calls its correlation
+  pairs (TriviaQA V1 0.983 against 0.867 at best, TriviaQA V2 1.000 against 0.810), and within 0.02
+  of the best on the others except Topical-Chat coherence and groundedness, where Bradley–Terry is
+  ahead (0.66 against 0.60, 1.00 against 0.94; one judge, six candidates). The paper calls its correlation
   gains "more modest" than its coverage gains; here they are large on the two datasets with many
   judges and small or nil with one judge (Topical-Chat), as they should be: with one judge there is
   nothing to weigh it against.
