@@ -655,8 +655,11 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         tempered_s = time.perf_counter() - t2
         diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), n_modes, nuts_note)
         # Tempered chains that cross between the modes too rarely yet: chains twice as long, as the
-        # extra rounds of NUTS (measured: HANNA empathy at ω = 4, β_max = 0, R-hat 1.014 after one run)
-        while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
+        # extra rounds of NUTS (measured: HANNA empathy at ω = 4, β_max = 0, R-hat 1.014 after one run),
+        # but only when they came close: chains that never cross (HANNA coherence at ω = 0, β_max = 0:
+        # R-hat 1.384 after one run, 1.109 after three more rounds, 703 s) do not get there by length.
+        while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
+               and diagnostics.max_rhat <= TEMPERED_ROUNDS_RHAT):
             _report(cb, f"not converged yet ({diagnostics.message.split(';')[0].split('. Note')[0].removeprefix('not converged: ')}): "
                         f"tempered chains {2**rounds} times as long (no updates until it ends)", 0.9)
             last = settings.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
@@ -775,6 +778,8 @@ def _pooled(runs: list):
 #: slowly in one mode 1.019, HANNA relevance at ω = 1, β_max = 0); divergent runs go to the divergence
 #: retry instead.
 SEPARATE_MODES_RHAT = 1.1
+#: Tempered chains get the extra rounds only when their R-hat is at most this (see _fit_fast).
+TEMPERED_ROUNDS_RHAT = 1.05
 #: The round number that seeds the chains restarted in the heavy modes (apart from the extra rounds').
 RESTART_SEED_ROUND = 1000
 
