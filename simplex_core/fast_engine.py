@@ -22,8 +22,8 @@ from simplex_core.fast_density import (_offsets, build_buffer, expand_c, logp_c,
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.model import CountsLike, ModelSettings
 
-__all__ = ["INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "Mode", "chain_starts", "compile_fast", "find_modes",
-           "negative_hessian"]
+__all__ = ["INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "Mode", "chain_starts", "compile_fast", "deal_chains",
+           "find_modes", "negative_hessian"]
 
 #: Half-width of the uniform jitter around an optimised start (unconstrained units).
 START_JITTER = 0.1
@@ -191,5 +191,11 @@ def chain_starts(modes: list[Mode], chains: int, negligible: float = NEGLIGIBLE_
     ref = best.log_mass if math.isfinite(best.log_mass) else best.logp
     kept = [m for m in modes
             if (m.log_mass if math.isfinite(m.log_mass) else m.logp) >= ref - negligible] or [best]
-    kept = kept[:chains]
-    return [(m.point, len(range(i, chains, len(kept)))) for i, m in enumerate(kept)]
+    return deal_chains([m.point for m in kept], chains)
+
+
+def deal_chains(points: list[np.ndarray], chains: int) -> list[tuple[np.ndarray, int]]:
+    """``(point, number of chains)``: ``chains`` chains dealt round-robin over the first ``chains``
+    of ``points``, in order."""
+    points = points[:chains]
+    return [(p, len(range(i, chains, len(points)))) for i, p in enumerate(points)]

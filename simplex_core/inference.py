@@ -573,6 +573,10 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     runs: list = []  # round by round, one sampling run per starting mode
     unconstrained: list = []  # the runs' draws in unconstrained coordinates, [chain, draw, n] each
 
+    def new_round() -> None:  # a round's runs replace the last round's
+        runs.clear()
+        unconstrained.clear()
+
     def sample_round(r: int, lo: float, hi: float, note: str, base: FitSettings = settings) -> None:
         done_chains = 0
         for g, ((_, n_chains), model) in enumerate(zip(groups, models)):
@@ -600,16 +604,14 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         # Chains that disagree may sit in a mode without mass (the optimiser's best maximum is not
         # always the posterior's: see simplex_core.mode_mass): weigh the region each chain explored
         # and start every chain afresh where the mass is. Same posterior; only the starts change.
-        mode_starts, heavy = _heavy_chains(counts, settings, np.concatenate(unconstrained, axis=0),
-                                           np.asarray(idata.posterior["expected_score"].values))
-        if heavy is not None:
-            restarted = len(heavy[1])
+        mode_starts, restarted = _heavy_modes(counts, settings, np.concatenate(unconstrained, axis=0),
+                                              np.asarray(idata.posterior["expected_score"].values))
+        if restarted:
             _report(cb, f"{restarted} chain(s) sat in a mode holding under {math.exp(-fast_engine.NEGLIGIBLE_LOG_MASS):.1%} "
                         "of the posterior mass (bridge sampling): sampling again from the modes that hold it", 0.30)
-            groups = heavy[0]
+            groups = fast_engine.deal_chains(mode_starts, int(settings.chains))
             models = [fast_engine.compile_fast(counts, settings.model, start=start) for start, _ in groups]
-            runs.clear()
-            unconstrained.clear()
+            new_round()
             sample_round(RESTART_SEED_ROUND, 0.30, 0.90 if len(groups) == 1 else 0.50, "")
             idata = _pooled(runs)
             diagnostics = diagnose(idata, tuple(counts.candidates))
@@ -626,8 +628,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         nonlocal idata, diagnostics, rounds, last
         while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
             step = 0.1 / settings.extra_rounds
-            runs.clear()
-            unconstrained.clear()
+            new_round()
             last = base.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
             sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
                          f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): "
@@ -689,7 +690,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             tempered_s += time.perf_counter() - t2
             again_diagnostics = _explain_tempering(diagnose(again, tuple(counts.candidates)), n_modes, nuts_note)
         else:
-            runs.clear()
+            new_round()
             sample_round(0, 0.9, 0.95, "", base=retry)
             again = _pooled(runs)
             again_diagnostics = diagnose(again, tuple(counts.candidates))
@@ -721,20 +722,19 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 _FAST_LOADED = threading.Event()
 
 
-def _heavy_chains(counts: CountsLike, settings: FitSettings, draws: np.ndarray, expected: np.ndarray):
-    """``(mode starts, restart)`` for the chains of ``draws`` (``[chain, draw, n]``, unconstrained),
+def _heavy_modes(counts: CountsLike, settings: FitSettings, draws: np.ndarray,
+                 expected: np.ndarray) -> tuple[list[np.ndarray], int]:
+    """``(starts, light chains)`` for the chains of ``draws`` (``[chain, draw, n]``, unconstrained),
     grouped into the modes they sat in by their ``expected`` scores (``[chain, draw, K]``,
-    :mod:`simplex_core.mode_mass`). ``mode starts``: the last draw of the first chain of each mode
-    that holds mass ([] when all chains sat in one mode). ``restart``: when some mode holds less than
-    e^-NEGLIGIBLE_LOG_MASS of the heaviest one's mass, ``(groups, light)``: new ``(start, n_chains)``
-    pairs, one per heavy mode, sharing out ``settings.chains`` chains, and the indices of the chains
-    in light modes; else ``None``."""
+    :mod:`simplex_core.mode_mass`). ``starts``: a point of each mode that holds mass (its first
+    chain's last draw; [] when all chains sat in one mode). ``light chains``: how many chains sat in
+    modes holding less than e^-NEGLIGIBLE_LOG_MASS of the heaviest one's mass (0: none)."""
     from simplex_core import fast_density, fast_engine
     from simplex_core.mode_mass import chain_log_masses, heavy_modes, mode_log_masses, same_mode_clusters
 
     clusters = same_mode_clusters(expected)
     if len(clusters) < 2:
-        return [], None
+        return [], 0
     starts = _first_draws(draws, clusters)
     buf = fast_density.build_buffer(counts, settings.model)
     grad = np.zeros(draws.shape[-1])
@@ -745,12 +745,8 @@ def _heavy_chains(counts: CountsLike, settings: FitSettings, draws: np.ndarray, 
     log_mass, error = mode_log_masses(*chain_log_masses(draws, log_density, seed=settings.seed), clusters)
     heavy = heavy_modes(log_mass, error, fast_engine.NEGLIGIBLE_LOG_MASS)
     if heavy is None:
-        return starts, None
-    chains = int(settings.chains)
-    kept = [starts[h] for h in heavy[:chains]]
-    groups = [(start, len(range(i, chains, len(kept)))) for i, start in enumerate(kept)]
-    light = sorted(c for i, members in enumerate(clusters) if i not in set(heavy) for c in members)
-    return kept, (groups, np.array(light, dtype=int))
+        return starts, 0
+    return [starts[h] for h in heavy], sum(len(m) for i, m in enumerate(clusters) if i not in set(heavy))
 
 
 def _mode_starts(draws: np.ndarray, expected: np.ndarray) -> list[np.ndarray]:

@@ -105,8 +105,8 @@ def same_mode_clusters(summary: np.ndarray, max_rhat: float = SAME_MODE_RHAT) ->
     groups: list[list[int]] = []
     for c in range(len(x)):
         for g in groups:
-            pair = x[[g[0], c]]
-            if max(float(az.rhat(pair[:, :, k])) for k in range(pair.shape[2])) <= max_rhat:
+            pair = az.convert_to_dataset({"x": x[[g[0], c]]})
+            if float(az.rhat(pair)["x"].max()) <= max_rhat:
                 g.append(c)
                 break
         else:
