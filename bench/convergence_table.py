@@ -62,6 +62,16 @@ def fit_case(task: tuple) -> dict:
             "restarted": res.timing.get("restarted_chains", 0), "rounds": res.timing.get("rounds", 1)}
 
 
+def _point(text: str) -> tuple[str, float, float]:
+    """``CASE@OMEGA,BETA_MAX`` -> (case, ω, β_max), or an argparse error naming the text."""
+    case, _, setting = text.partition("@")
+    try:
+        omega, beta = (float(v) for v in setting.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not CASE@OMEGA,BETA_MAX (e.g. hanna:coherence@0,0)") from None
+    return case, omega, beta
+
+
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.distributed import describe, map_tasks, open_client
     from simplex_core.model import FitSettings
@@ -73,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--likelihood", default=FitSettings().likelihood)
     p.add_argument("--scheduler", default=None)
     p.add_argument("--workers", type=int, default=None)
-    p.add_argument("--points", nargs="*", default=None, metavar="CASE@OMEGA,BETA_MAX",
+    p.add_argument("--points", nargs="*", type=_point, default=None, metavar="CASE@OMEGA,BETA_MAX",
                    help="only these fits, e.g. hanna:coherence@0,0 triviaqa-v2:correctness@1,10 (replaces the other options)")
     args = p.parse_args(argv)
     settings = [FitSettings(omega=0.0, beta_max=5.0, likelihood=args.likelihood)]
@@ -86,11 +96,8 @@ def main(argv: list[str] | None = None) -> None:
         settings += [s for s in grid_settings(base) if (s.omega, s.beta_max) != (base.omega, base.beta_max)]
     tasks = [(case, s) for case in args.cases.split(",") for s in settings]
     if args.points:
-        tasks = []
-        for point in args.points:
-            case, _, setting = point.partition("@")
-            omega, beta = (float(v) for v in setting.split(","))
-            tasks.append((case, FitSettings(omega=omega, beta_max=beta, likelihood=args.likelihood)))
+        tasks = [(case, FitSettings(omega=omega, beta_max=beta, likelihood=args.likelihood))
+                 for case, omega, beta in args.points]
     print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}")
     print(f"# load before: {uptime()}", flush=True)
     def show(_i: int, r: dict) -> None:  # a row as soon as its fit ends: a long run shows its progress

@@ -24,6 +24,7 @@ Bayesian fits with ``--bayes-ci-resamples``)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -190,7 +191,12 @@ def run_jobs(args) -> None:
     timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
     from simplex_core.distributed import describe, open_client
 
-    with open_client(args.scheduler, args.workers) as client:
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(open_client(args.scheduler, args.workers))
+        except ValueError as exc:  # an unreachable scheduler, a bad worker count: said plainly
+            print(f"make_results: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
         log(f"Bayesian fits run {describe(client)}")
         _run(args, work, jobs(args, client), timings, timings_path)
 
