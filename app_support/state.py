@@ -72,6 +72,7 @@ class K:
     LAB_H = "w_lab_h"
     LAB_SEG_T1 = "w_lab_t1"
     LAB_SEG_T2 = "w_lab_t2"
+    LAB_TAB = "w_lab_tab"
     # non-widget state
     UPLOAD_BYTES = "upload_bytes"
     UPLOAD_NAME = "upload_name"
@@ -90,7 +91,7 @@ class K:
 # Widgets drawn on only one page whose values must survive a visit to another page.
 _PAGE_WIDGETS = (K.LEVELS, K.TRUE_LEVELS, K.FAMILIES, K.COLLAPSE_ON, K.SIMPLEX_JUDGES, K.SIMPLEX_LAYOUT,
                  K.SIMPLEX_DRAWS, K.LAB_POINT_A, K.LAB_POINT_B, K.LAB_H, K.LAB_SEG_T1, K.LAB_SEG_T2,
-                 K.OMEGA_FREE, K.BETA_MAX_FREE, K.DELTA_CUSTOM)
+                 K.LAB_TAB,                  K.OMEGA_FREE, K.BETA_MAX_FREE, K.DELTA_CUSTOM)
 
 DEFAULTS: dict[str, Any] = {
     K.SELF_EXCLUSION: True,

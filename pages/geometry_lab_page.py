@@ -26,11 +26,20 @@ from simplex_core import figures, geometry
 LEVELS = ("1 (low)", "2 (mid)", "3 (high)")
 ss = st.session_state
 
-tab_area, tab_segment, tab_flip, tab_lift = st.tabs(
-    ["Barycentric = area ratios", "Two levels: order on a segment", "Three levels: the flip", "Augmented simplex"])
 
-# -- 1. barycentric coordinates as area ratios ------------------------------------------------------
-with tab_area, guard("drawing the area view"):
+def flip_span(ex: geometry.FlipExample) -> float:
+    """The h slider's bound for the flip example, with h (shared by the flip and augmented-simplex tabs,
+    whichever is opened first) set to half of it if unset or out of range."""
+    h_lo, h_hi = geometry.flip_h_range(ex.Theta, ex.gamma1, ex.gamma2)
+    span = round(min(-float(max(h_lo, -1.0)), float(min(h_hi, 1.0))) * 0.98, 3)
+    if not (-span <= ss.get(K.LAB_H, span / 2) <= span):
+        ss[K.LAB_H] = round(span / 2, 3)
+    ss.setdefault(K.LAB_H, round(span / 2, 3))
+    return span
+
+
+# -- barycentric coordinates as area ratios ------------------------------------------------------
+def area_view() -> None:
     st.markdown(
         "A judge with three levels is a triangle: vertex θ(m) is the distribution of scores it gives when the true "
         "score is *m*. A candidate it scores with shares γ sits inside. Its true-score distribution π is γ's "
@@ -58,8 +67,9 @@ with tab_area, guard("drawing the area view"):
                    "produce these scores for any true-score distribution.", icon=":material/warning:")
     show_figure(fig, "barycentric-areas", key="lab-area", height=560)
 
-# -- 2. two levels --------------------------------------------------------------------------------
-with tab_segment, guard("drawing the segment view"):
+
+# -- two levels --------------------------------------------------------------------------------
+def segment_view() -> None:
     st.markdown(
         "With two levels everything lies on a segment: the x axis is the probability of the top score. The judge is "
         "two points, θ₁ = P(top | true low) and θ₂ = P(top | true top). Three candidates have fixed observed "
@@ -88,8 +98,9 @@ with tab_segment, guard("drawing the segment view"):
                      "is reversed. The model's judge prior rules such judges out.", icon=":material/swap_vert:")
         show_figure(fig, "segment-order", key="lab-seg", height=420)
 
-# -- 3. the flip ----------------------------------------------------------------------------------
-with tab_flip, guard("drawing the flip"):
+
+# -- the flip ----------------------------------------------------------------------------------
+def flip_view() -> None:
     st.markdown(
         "With three or more levels, the data cannot settle the ranking on their own (theorem 2). Two candidates "
         "(fixed points) are explained by a judge Θ + hΔ for every h in a range: all these triangles contain both "
@@ -97,12 +108,7 @@ with tab_flip, guard("drawing the flip"):
         "h > 0. This is the construction of the proof (appendix F): Δ moves the vertices so that the candidates' "
         "expected scores, equal at h = 0, separate in opposite directions. Only a prior on the judge (β_max) can choose.")
     ex = geometry.canonical_flip_example()
-    h_lo, h_hi = geometry.flip_h_range(ex.Theta, ex.gamma1, ex.gamma2)
-    h_lo, h_hi = float(max(h_lo, -1.0)), float(min(h_hi, 1.0))
-    span = round(min(-h_lo, h_hi) * 0.98, 3)
-    ss.setdefault(K.LAB_H, round(span / 2, 3))
-    if not (-span <= ss[K.LAB_H] <= span):
-        ss[K.LAB_H] = round(span / 2, 3)
+    span = flip_span(ex)
     h = st.slider("h: move the judge's vertices along Θ + hΔ", -span, span, step=max(span / 50, 1e-3), key=K.LAB_H,
                   format="%.3f")
     conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, h)
@@ -120,16 +126,30 @@ with tab_flip, guard("drawing the flip"):
                 f"Both candidates inside: {'yes' if conf.candidates_inside else 'no'}; "
                 f"vertices valid distributions: {'yes' if conf.judge_valid else 'no'}.")
 
-# -- 4. augmented simplex -------------------------------------------------------------------------
-with tab_lift, guard("drawing the augmented simplex"):
+
+# -- augmented simplex -------------------------------------------------------------------------
+def lifted_view() -> None:
     st.markdown(
         "Lift each judge vertex θ(m) to the height of its score value *m*. The lifted triangle is a tilted plane; a "
         "candidate placed at its observed position rises to the plane at a height equal to its **expected score** "
         "(appendix A). Moving the vertices (the flip tab's slider h, used here too) tilts the plane and can change "
         "which candidate sits higher. Rotate the figure with the mouse.")
     ex = geometry.canonical_flip_example()
-    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, float(ss.get(K.LAB_H, 0.0)))
+    flip_span(ex)
+    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, float(ss[K.LAB_H]))
     fig = figures.augmented_simplex_figure(conf.Theta_h, ex.values, conf.pi, ["candidate 1", "candidate 2"],
                                            level_labels=LEVELS)
     show_figure(fig, "augmented-simplex", key="lab-lift", height=620)
     st.caption(f"h = {conf.h:+.3f}; heights E₁ = {conf.expected_scores[0]:.3f}, E₂ = {conf.expected_scores[1]:.3f}.")
+
+
+# Only the open tab is drawn (a rerun on switching tabs): drawing all four at once, the 3-D figure by
+# software WebGL among them, delayed a first visit's first figure by about 0.9 s (issue 13).
+TABS = {"Barycentric = area ratios": (area_view, "drawing the area view"),
+        "Two levels: order on a segment": (segment_view, "drawing the segment view"),
+        "Three levels: the flip": (flip_view, "drawing the flip"),
+        "Augmented simplex": (lifted_view, "drawing the augmented simplex")}
+for tab, (view, doing) in zip(st.tabs(list(TABS), key=K.LAB_TAB, on_change="rerun"), TABS.values()):
+    if tab.open:
+        with tab, guard(doing):
+            view()

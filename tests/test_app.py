@@ -270,9 +270,29 @@ def test_a_bad_custom_delta_is_a_plain_message():
 
 # -- geometry lab --------------------------------------------------------------------------------
 
+def _lab_tab(at, label: str):
+    at.session_state["w_lab_tab"] = label
+    return at.run()
+
+
+def test_the_geometry_lab_draws_only_the_open_tab_and_the_flip_tabs_share_h():
+    at = new_app()
+    at.switch_page("pages/geometry_lab_page.py").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1  # the area view's figure only
+    _lab_tab(at, "Augmented simplex")  # opened before the flip tab: h starts at the flip tab's default
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    lifted_h = at.session_state["w_lab_h"]
+    _lab_tab(at, "Three levels: the flip")
+    assert len(at.get("plotly_chart")) == 2 and at.slider(key="w_lab_h").value == lifted_h != 0
+    at.slider(key="w_lab_h").set_value(-lifted_h).run()
+    _lab_tab(at, "Augmented simplex")
+    assert f"h = {-lifted_h:+.3f}" in texts(at)
+
+
 def test_the_flip_slider_reverses_the_expected_score_order():
     at = new_app()
     at.switch_page("pages/geometry_lab_page.py").run()
+    _lab_tab(at, "Three levels: the flip")
     h = at.slider(key="w_lab_h")
     verdicts = {}
     for sign in (1, -1):
@@ -285,6 +305,7 @@ def test_the_flip_slider_reverses_the_expected_score_order():
 def test_a_label_flipping_segment_judge_is_called_out():
     at = new_app()
     at.switch_page("pages/geometry_lab_page.py").run()
+    _lab_tab(at, "Two levels: order on a segment")
     at.slider(key="w_lab_t1").set_value(0.8)
     at.slider(key="w_lab_t2").set_value(0.3).run()
     assert any("Label-flipping judge" in plain(e.value) for e in at.error)

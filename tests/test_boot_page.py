@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support.boot_page import ROOT, BootPlaceholder, is_page_address, placeholder_html
+import re
 
-PAGE = b"<html><body><noscript>x</noscript>" + ROOT + b"</body></html>"
+from app_support.boot_page import ROOT, BootPlaceholder, is_page_address, placeholder_html, plotly_preload_link
+from app_support.static_assets import streamlit_static_folder
+
+PAGE = b"<html><head><title>t</title></head><body><noscript>x</noscript>" + ROOT + b"</body></html>"
 
 
 def _serve(body: bytes, content_type: bytes, path: str, headers=(), chunks: int = 1, method: str = "GET"):
@@ -45,7 +48,7 @@ def test_the_page_gets_the_placeholder_with_a_correct_length_even_in_parts():
     for chunks in (1, 3):
         sent, _ = _serve(PAGE, b"text/html; charset=utf-8", "/data", chunks=chunks)
         body = _body(sent)
-        assert body == PAGE.replace(ROOT, placeholder_html("/data"))
+        assert body == PAGE.replace(ROOT, placeholder_html("/data")).replace(b"</head>", plotly_preload_link() + b"</head>")
         assert b"Loading the Data page of Simplex Judge" in body and body.count(b'id="root"') == 1
         length = dict(sent[0]["headers"])[b"content-length"]
         assert int(length) == len(body)
@@ -76,3 +79,16 @@ def test_a_page_is_asked_for_uncompressed_and_files_keep_their_compression():
     assert seen == gzip
     assert is_page_address("/") and is_page_address("/rankings") and is_page_address("/data/")
     assert not any(is_page_address(p) for p in ("/static/js/a.js", "/_stcore/health", "/favicon.png", "/media/x"))
+
+
+def test_the_page_preloads_the_installed_streamlits_plotly_module():
+    """The link names a file Streamlit serves (its name changes with Streamlit's version), with
+    crossorigin like Streamlit's own preloads, so that the browser's import reuses it."""
+    link = plotly_preload_link()
+    name = re.fullmatch(rb'<link rel="modulepreload" crossorigin href="\./static/js/(PlotlyChart\.[\w-]+\.js)" />', link)
+    assert name, link
+    assert (streamlit_static_folder() / "static" / "js" / name.group(1).decode()).is_file()
+    body = _body(_serve(PAGE, b"text/html", "/simplex")[0])
+    assert body.count(link) == 1 and body.index(link) < body.index(b"</head>")
+    no_head = b"<html><body>" + ROOT + b"</body></html>"
+    assert _body(_serve(no_head, b"text/html", "/simplex")[0]) == no_head.replace(ROOT, placeholder_html("/simplex"))

@@ -48,12 +48,12 @@ def test_candidates_are_drawn_above_faint_triangle_outlines(crowded):
     observed, draws, post = _data(names, crowded=crowded)
     fig = F.ternary_judge_figure(observed, LEVELS, draws, draws.mean(axis=0), post, judge="J")
     roles = _roles(fig)
-    last_draw = max(i for i, r in enumerate(roles) if r == "theta_draw")
+    last_draw = roles.index("theta_draws")
     # bottom to top: outlines, bold mean, candidates' posterior dots, observed points, labels
     assert last_draw < roles.index("theta_mean") < roles.index("candidate_posterior") < roles.index("candidates")
     assert roles.index("candidates") < roles.index("vertex_labels")
     for t in fig.data:
-        if isinstance(t.meta, dict) and t.meta.get("role") == "theta_draw":
+        if isinstance(t.meta, dict) and t.meta.get("role") == "theta_draws":
             assert t.fill in (None, "none")
             assert float(t.line.color.rsplit(",", 1)[1].rstrip(")")) <= 0.3
     # every candidate is named on the figure: a legend key each, with its own (colour, shape)

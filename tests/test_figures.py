@@ -24,6 +24,14 @@ def _levels_from_ternary(trace) -> np.ndarray:
     return np.column_stack([cols[axis] for axis in G.TERNARY_AXIS_OF_LEVEL])
 
 
+def _draw_shapes(points: np.ndarray) -> list[np.ndarray]:
+    """The polylines of a ``theta_draws`` trace: its points split at the NaN rows that end each."""
+    points = np.asarray(points, dtype=float).reshape(len(points), -1)
+    ends = np.flatnonzero(np.isnan(points).all(axis=1))
+    assert ends.size and ends[-1] == len(points) - 1
+    return [points[a + 1:b] for a, b in zip(np.r_[-1, ends[:-1]], ends)]
+
+
 @pytest.fixture
 def judge_data():
     rng = np.random.default_rng(7)
@@ -40,22 +48,23 @@ def judge_data():
 def test_posterior_triangles_are_exactly_the_theta_draws(judge_data):
     observed, counts, draws, post = judge_data
     fig = F.ternary_judge_figure(observed, LEVELS, draws, draws.mean(axis=0), post, counts=counts, max_draws=12)
-    tri = _by_role(fig, "theta_draw")
-    assert len(tri) == 12
-    assert len({t.meta["draw"] for t in tri}) == 12
-    for t in tri:
-        # outlines only, faint: forty of them must not stack into an opaque block
-        assert isinstance(t, go.Scatterternary) and t.fill in (None, "none") and t.mode == "lines"
-        assert float(t.line.color.split(",")[-1].rstrip(")")) <= 0.3
-        verts = draws[t.meta["draw"]]
-        np.testing.assert_allclose(_levels_from_ternary(t), np.vstack([verts, verts[:1]]))
-    assert sum(bool(t.showlegend) for t in tri) == 1  # one legend entry for all draws
+    (tri,) = _by_role(fig, "theta_draws")  # one trace for all draws: one legend entry
+    assert len(tri.meta["draws"]) == len(set(tri.meta["draws"])) == 12
+    # outlines only, faint: forty of them must not stack into an opaque block
+    assert isinstance(tri, go.Scatterternary) and tri.fill in (None, "none") and tri.mode == "lines"
+    assert float(tri.line.color.split(",")[-1].rstrip(")")) <= 0.3
+    shapes = _draw_shapes(_levels_from_ternary(tri))
+    assert len(shapes) == 12
+    for s, outline in zip(tri.meta["draws"], shapes):
+        np.testing.assert_allclose(outline, np.vstack([draws[s], draws[s][:1]]))
 
 
 def test_draw_indices_choose_the_draws(judge_data):
     observed, counts, draws, _ = judge_data
     fig = F.ternary_judge_figure(observed, LEVELS, draws, draw_indices=[3, 17, 29])
-    assert [t.meta["draw"] for t in _by_role(fig, "theta_draw")] == [3, 17, 29]
+    (tri,) = _by_role(fig, "theta_draws")
+    assert tri.meta["draws"] == [3, 17, 29]
+    np.testing.assert_allclose(_draw_shapes(_levels_from_ternary(tri))[1][:3], draws[17])
     with pytest.raises(ValueError, match=r"draw_indices must lie in 0\.\.29; got \[30\]"):
         F.ternary_judge_figure(observed, LEVELS, draws, draw_indices=[30])
 
@@ -84,7 +93,7 @@ def test_mean_triangle_is_bold_and_axes_carry_level_labels(judge_data):
     fig = F.ternary_judge_figure(observed, LEVELS, draws, mean)
     (mean_trace,) = _by_role(fig, "theta_mean")
     np.testing.assert_allclose(_levels_from_ternary(mean_trace), np.vstack([mean, mean[:1]]))
-    assert mean_trace.line.width > _by_role(fig, "theta_draw")[0].line.width
+    assert mean_trace.line.width > _by_role(fig, "theta_draws")[0].line.width
     tern = fig.layout.ternary
     assert LEVELS[2] in tern.aaxis.title.text and LEVELS[0] in tern.baxis.title.text and LEVELS[1] in tern.caxis.title.text
 
@@ -95,11 +104,12 @@ def test_binary_truth_draws_segments():
     rng = np.random.default_rng(1)
     draws = np.stack([[rng.dirichlet([30, 3, 3]), rng.dirichlet([3, 3, 30])] for _ in range(10)])
     fig = F.ternary_judge_figure(observed, labels, draws, draws.mean(axis=0))
-    segs = _by_role(fig, "theta_draw")
-    assert len(segs) == 10
-    for t in segs:
-        assert len(t.a) == 2 and t.fill == "none" and "lines" in t.mode
-        np.testing.assert_allclose(_levels_from_ternary(t), draws[t.meta["draw"]])
+    (segs,) = _by_role(fig, "theta_draws")
+    assert segs.fill == "none" and "lines" in segs.mode and len(segs.meta["draws"]) == 10
+    shapes = _draw_shapes(_levels_from_ternary(segs))
+    assert [len(v) for v in shapes] == [2] * 10
+    for s, segment in zip(segs.meta["draws"], shapes):
+        np.testing.assert_allclose(segment, draws[s])
     (mean_trace,) = _by_role(fig, "theta_mean")
     assert len(mean_trace.a) == 2
     assert list(mean_trace.text) == ["θ: incorrect", "θ: correct"]
@@ -121,11 +131,11 @@ def test_overlay_gives_one_colour_per_judge_and_side_by_side_one_figure_each(jud
     means = _by_role(fig, "theta_mean")
     assert [t.meta["judge"] for t in means] == ["j1", "j2"]
     assert means[0].line.color != means[1].line.color
-    assert len(_by_role(fig, "theta_draw")) == 10
+    assert [len(t.meta["draws"]) for t in _by_role(fig, "theta_draws")] == [5, 5]
     assert {t.meta["judge"] for t in _by_role(fig, "candidates")} == {"j1", "j2"}
     figs = F.ternary_judge_figures(judges, LEVELS, max_draws=4)
     assert list(figs) == ["j1", "j2"]
-    assert all(len(_by_role(f, "theta_draw")) == 4 for f in figs.values())
+    assert all([len(t.meta["draws"]) for t in _by_role(f, "theta_draws")] == [4] for f in figs.values())
 
 
 def test_judge_observed_table_pivots_the_score_distribution():
@@ -145,10 +155,13 @@ def test_segment_figure_for_two_levels():
     observed = pd.DataFrame({"wrong": [0.7, 0.4, 0.2], "right": [0.3, 0.6, 0.8]}, index=["a", "b", "c"])
     draws = np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.8, 0.2], [0.1, 0.9]], [[0.85, 0.15], [0.3, 0.7]]])
     fig = F.segment_judge_figure(observed, ["wrong", "right"], draws, draws.mean(axis=0))
-    segs = _by_role(fig, "theta_draw")
-    assert len(segs) == 3
-    for t in segs:
-        np.testing.assert_allclose(t.x, draws[t.meta["draw"], :, 1])  # P(top level) of each vertex
+    (segs,) = _by_role(fig, "theta_draws")
+    shapes = _draw_shapes(np.column_stack([segs.x, segs.y]))
+    assert segs.meta["draws"] == [0, 1, 2] and len(shapes) == 3
+    for s, segment in zip(segs.meta["draws"], shapes):
+        np.testing.assert_allclose(segment[:, 0], draws[s, :, 1])  # P(top level) of each vertex
+        assert segment[0, 1] == segment[1, 1]  # a horizontal segment in the judge's row
+    assert list(segs.marker.symbol) == ["circle-open", "circle", "circle"] * 3
     (cand,) = _by_role(fig, "candidates")
     np.testing.assert_allclose(cand.x, [0.3, 0.6, 0.8])
     assert np.all((np.asarray(cand.x) >= 0) & (np.asarray(cand.x) <= 1))
