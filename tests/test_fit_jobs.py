@@ -150,6 +150,19 @@ def test_a_fit_runs_on_a_worker_reports_progress_and_is_stored(manager):
     assert manager.tasks_started == 1
 
 
+def test_a_fit_that_landed_is_shown_from_memory_while_its_entry_is_stored(manager, tmp_path, monkeypatch):
+    """The page that asked for a fit gets it without reading it back from disk; an entry removed
+    from the store since (cleared, evicted) is a miss, so that the fit runs again."""
+    settings = FakeSettings(omega=3.0, steps=2, step_seconds=0.01)
+    job = manager.submit(_counts(), settings)
+    assert wait_until(lambda: manager.status(job.job_id).state == "done", timeout=120)
+    reads = []
+    monkeypatch.setattr(PickleStore, "load", lambda self, *a: reads.append(a))
+    assert manager.lookup(_counts(), settings)["omega"] == 3.0 and not reads
+    manager.store._path(_counts(), settings).unlink()
+    assert manager.lookup(_counts(), settings) is None and len(reads) == 1
+
+
 def test_a_stored_fit_comes_back_without_a_task(tmp_path, client):
     store = PickleStore(str(tmp_path / "store"))
     settings = FakeSettings(omega=2.0)

@@ -48,6 +48,10 @@ DRAIN_SECONDS = 20.0
 _KILLED = ("The fit worker stopped unexpectedly; this often means it ran out of memory. Try fewer draws or "
            "chains, or collapse the scale to fewer levels.")
 _MEMORY_ENTRIES = 32
+#: Fits that landed and were stored are kept in memory too, up to this many bytes of draws (the pages
+#: ask for a fit just landed at once, and the background grid's fits are the sliders' reweighting
+#: sources): a 9-candidate fit of 4 × 1000 draws holds 4.4 MB.
+_LANDED_BYTES = 256 * 2**20
 
 
 def default_fit_workers() -> int:
@@ -73,6 +77,13 @@ def _shutdown_all() -> None:
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
     for manager in list(_MANAGERS):
         manager.shutdown(wait=False)
+
+
+def _draws_bytes(result: Any) -> int:
+    """The bytes a fit result's draws hold (0 for anything without an InferenceData)."""
+    idata = getattr(result, "idata", None)
+    groups = idata.groups() if hasattr(idata, "groups") else []
+    return int(sum(getattr(idata, g).nbytes for g in groups))
 
 
 class FitManager:
@@ -129,6 +140,7 @@ class FitManager:
         self._futures: dict[str, Any] = {}  # job id -> future of a running job
         self._draining: dict[str, tuple[Any, float]] = {}  # cancelled, still on a worker: future, since
         self._memory: OrderedDict[str, Any] = OrderedDict()  # fit key -> result the store could not keep
+        self._landed: OrderedDict[str, tuple[Any, int]] = OrderedDict()  # fit key -> (stored result landed lately, bytes)
         self._last_seen: dict[str, float] = {}
         self._gone_since: dict[str, float] = {}
         self._reaped_at = 0.0
@@ -144,9 +156,16 @@ class FitManager:
     # -- public API ----------------------------------------------------------------------------
     def lookup(self, counts: Any, settings: Any) -> Any | None:
         """The stored result of this fit, or ``None`` (never runs a fit)."""
-        held = self._memory.get(fit_key(counts, settings))
+        key = fit_key(counts, settings)
+        with self._lock:
+            held, landed = self._memory.get(key), self._landed.get(key, (None, 0))[0]
         if held is not None:
             return held
+        if landed is not None:
+            if self.store.contains(counts, settings):  # a stat, not a read; an entry removed since is refitted
+                return landed
+            with self._lock:
+                self._landed.pop(key, None)
         try:
             return self.store.load(counts, settings)
         except Exception:  # noqa: BLE001 — an unreadable entry is a miss, logged
@@ -341,10 +360,10 @@ class FitManager:
         with self._lock:
             finished = [(i, f) for i, f in self._futures.items() if f.status != "pending"]
         for job_id, future in finished:
-            held, message, failure = None, None, None
+            landed, message, failure = None, None, None
             try:
                 if future.status == "finished":
-                    held = future.result(timeout=60)
+                    landed = future.result(timeout=60)
                 else:
                     failure = future.exception(timeout=60)
             except Exception as exc:  # noqa: BLE001 — a lost or cancelled future
@@ -355,10 +374,14 @@ class FitManager:
                 if job is None:
                     continue
                 if failure is None:
-                    if held is not None:
+                    stored, result = landed
+                    if not stored:
                         log.warning("fit %s could not be stored in the fit cache; kept in memory", job.label or job.key)
                         message = "The fit cache folder could not be written: this fit is kept in memory only."
-                        self._memory[job.key] = held
+                    if stored:
+                        self._keep_landed(job.key, result)
+                    else:
+                        self._memory[job.key] = result
                         while len(self._memory) > _MEMORY_ENTRIES:
                             self._memory.popitem(last=False)
                     self._book.on_done(job_id, message)
@@ -370,6 +393,13 @@ class FitManager:
                         log.error("fit %s failed: %r", job.label or job.key, failure)
                     self._book.on_failed(job_id, _KILLED if killed else plain_failure(failure))
             future.release()
+
+    def _keep_landed(self, key: str, result: Any) -> None:
+        """Keep a stored fit that landed in memory, dropping the oldest beyond ``_LANDED_BYTES``."""
+        self._landed[key] = (result, _draws_bytes(result))
+        self._landed.move_to_end(key)
+        while len(self._landed) > 1 and sum(size for _, size in self._landed.values()) > _LANDED_BYTES:
+            self._landed.popitem(last=False)
 
     def _stop(self, job_id: str) -> None:
         try:
