@@ -207,6 +207,10 @@ def main(argv: list[str] | None = None) -> None:
                     s["shown"] = page.evaluate("() => window.__shown")
                     s["errors"] = page.evaluate("() => window.__errors")
                     s["line"] = page.evaluate(RANKING_LINE) if s["shown"] else None
+                    if not s["shown"]:  # what the page says instead, for whoever reads the figures
+                        said = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') || document.body).innerText")
+                        print(f"  session {label(s['omega'], s['beta'])} did not show its fit; its page says: "
+                              f"{' '.join(said.split())[:600]}", flush=True)
                     entry = stored.get((s["omega"], s["beta"]))
                     s["stored"] = entry[0] if entry else None
                     s["correct"] = bool(entry and s["line"] and expected_line(entry[1]) in s["line"].replace("\u2060", ""))
