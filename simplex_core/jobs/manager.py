@@ -368,6 +368,9 @@ class FitManager:
                     failure = future.exception(timeout=60)
             except Exception as exc:  # noqa: BLE001 — a lost or cancelled future
                 failure = exc
+            if failure is None and not (isinstance(landed, tuple) and len(landed) == 2):
+                # never leave a job running for good (its page would wait forever): fail it in words
+                failure = RuntimeError(f"the fit task returned {type(landed).__name__}, not (stored, result)")
             with self._lock:
                 self._futures.pop(job_id, None)
                 job = self._book.running_job(job_id)
