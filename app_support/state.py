@@ -91,7 +91,7 @@ class K:
 # Widgets drawn on only one page whose values must survive a visit to another page.
 _PAGE_WIDGETS = (K.LEVELS, K.TRUE_LEVELS, K.FAMILIES, K.COLLAPSE_ON, K.SIMPLEX_JUDGES, K.SIMPLEX_LAYOUT,
                  K.SIMPLEX_DRAWS, K.LAB_POINT_A, K.LAB_POINT_B, K.LAB_H, K.LAB_SEG_T1, K.LAB_SEG_T2,
-                 K.LAB_TAB,                  K.OMEGA_FREE, K.BETA_MAX_FREE, K.DELTA_CUSTOM)
+                 K.LAB_TAB, K.OMEGA_FREE, K.BETA_MAX_FREE, K.DELTA_CUSTOM)
 
 DEFAULTS: dict[str, Any] = {
     K.SELF_EXCLUSION: True,

@@ -55,7 +55,7 @@ def _select_draws(n_draws: int, max_draws: int, draw_indices: Sequence[int] | No
     return np.unique(np.linspace(0, n_draws - 1, max_draws).round().astype(int))
 
 
-def gapped(shapes: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
+def _gapped(shapes: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
     """Polylines [n_i, d] stacked into one array with a NaN row after each: one Plotly trace draws
     them all, unconnected (a trace per posterior draw made a first visit's Simplex page draw its four
     figures 0.3 s slower: Plotly's cost grows with the number of traces)."""
@@ -210,7 +210,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
         idx = _select_draws(draws.shape[0], max_draws, draw_indices)
         if idx.size:
             # outlines only: a fill would stack into an opaque block over the candidates
-            outlines = gapped([np.vstack([draws[s], draws[s][:1]]) if n_true == 3 else draws[s] for s in idx])
+            outlines = _gapped([np.vstack([draws[s], draws[s][:1]]) if n_true == 3 else draws[s] for s in idx])
             fig.add_trace(go.Scatterternary(
                 **ternary_abc(outlines), mode="lines", fill="none",
                 line=dict(color=rgba(color, DRAW_LINE_ALPHA), width=DRAW_LINE_WIDTH),
@@ -380,8 +380,9 @@ def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
     -------
     go.Figure
         Traces in drawing order (``meta["role"]``): ``theta_draws`` (every drawn draw's outline in
-        one trace, separated by NaN points; ``meta["draws"]`` their indices), ``theta_mean``, ``candidate_posterior``, ``candidates``,
-        ``candidate_key`` (legend only, one per candidate), ``vertex_labels``, ``candidate_labels``
+        one trace, separated by NaN points; ``meta["draws"]`` their indices), ``theta_mean``,
+        ``candidate_posterior``, ``candidates``, ``candidate_key`` (legend only, one per
+        candidate), ``vertex_labels``, ``candidate_labels``
         (text traces; ``meta["xy"]`` the anchors on a side-1 simplex, ``meta["positions"]``).
     """
     labels = check_levels(level_labels, 3)
@@ -539,7 +540,7 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
         idx = _select_draws(draws.shape[0], max_draws, draw_indices)
         if idx.size:
             offsets = np.linspace(-0.45, 0.45, len(idx)) if len(idx) > 1 else np.zeros(1)
-            xy = gapped([np.column_stack([draws[s, :, 1], [judge_row + off] * 2]) for s, off in zip(idx, offsets)])
+            xy = _gapped([np.column_stack([draws[s, :, 1], [judge_row + off] * 2]) for s, off in zip(idx, offsets)])
             fig.add_trace(go.Scatter(
                 x=xy[:, 0], y=xy[:, 1], mode="lines+markers",
                 line=dict(color=rgba(JUDGE_COLOR, 0.35), width=1),

@@ -378,12 +378,11 @@ class FitManager:
                     continue
                 if failure is None:
                     stored, result = landed
-                    if not stored:
-                        log.warning("fit %s could not be stored in the fit cache; kept in memory", job.label or job.key)
-                        message = "The fit cache folder could not be written: this fit is kept in memory only."
                     if stored:
                         self._keep_landed(job.key, result)
                     else:
+                        log.warning("fit %s could not be stored in the fit cache; kept in memory", job.label or job.key)
+                        message = "The fit cache folder could not be written: this fit is kept in memory only."
                         self._memory[job.key] = result
                         while len(self._memory) > _MEMORY_ENTRIES:
                             self._memory.popitem(last=False)
