@@ -210,28 +210,41 @@ def main(argv: list[str] | None = None) -> None:
                     if not s["shown"]:  # what the page says instead, for whoever reads the figures
                         said = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') || document.body).innerText")
                         print(f"  session {label(s['omega'], s['beta'])} did not show its fit; its page says: "
-                              f"{' '.join(said.split())[:600]}", flush=True)
+                              f"{' '.join(said.split())[:2500]}", flush=True)
                     entry = stored.get((s["omega"], s["beta"]))
                     s["stored"] = entry[0] if entry else None
                     s["correct"] = bool(entry and s["line"] and expected_line(entry[1]) in s["line"].replace("\u2060", ""))
                 sessions_browser.close()
                 browser.close()
-    print("\n| session | setting | shown after open (s) | stored → shown (s) | own correct result | error alerts |")
-    print("|---|---|---|---|---|---|")
-    lags = []
+        if not all(s["shown"] for s in sessions):  # the server's own words on what happened
+            said = [line.rstrip() for line in open(cache / "server.log", errors="replace")
+                    if any(w in line for w in ("fit", "Fit", "ERROR", "Error", "Traceback", "WARNING"))]
+            print("  server log (lines about fits and errors):\n    " + "\n    ".join(said[-60:]), flush=True)
+    # A fit the background grid had stored before its session opened is shown by the session's first
+    # page run: that wait is a first paint, not the lag between storing and showing a fit.
+    print("\n| session | setting | shown after open (s) | stored → shown (s) | stored before the session opened | "
+          "own correct result | error alerts |")
+    print("|---|---|---|---|---|---|---|")
+    lags, early = [], []
     for i, s in enumerate(sessions, start=1):
         shown = (s["shown"] / 1000 - s["opened"]) if s["shown"] else float("nan")
         lag = (s["shown"] / 1000 - s["stored"]) if s["shown"] and s["stored"] else float("nan")
-        lags.append(lag)
-        print(f"| {i} | {label(s['omega'], s['beta'])} | {shown:.1f} | {lag:.1f} | {'yes' if s['correct'] else 'NO'} | "
-              f"{len(s['errors'])}{': ' + '; '.join(s['errors']) if s['errors'] else ''} |")
+        before = bool(s["stored"] and s["stored"] < s["opened"])
+        (early if before else lags).append(shown if before else lag)
+        print(f"| {i} | {label(s['omega'], s['beta'])} | {shown:.1f} | {lag:.1f} | {'yes' if before else 'no'} | "
+              f"{'yes' if s['correct'] else 'NO'} | {len(s['errors'])}{': ' + '; '.join(s['errors']) if s['errors'] else ''} |")
     for i, what in ((1, "the page's own title and text"), (0, "the placeholder (title and what is coming)")):
         during = np.array([v[i] for k, v in paints[1:]], dtype=float)
         print(f"first paint of a new visitor, {what}: idle {paints[0][1][i]:.2f} s; while the sessions work: "
               f"{len(during)} visits, median {np.nanmedian(during) if len(during) else float('nan'):.2f} s, "
               f"max {np.nanmax(during) if len(during) else float('nan'):.2f} s (target ≤ 5 s)")
     lag = np.array(lags, dtype=float)
-    print(f"stored → shown: median {np.nanmedian(lag):.2f} s, max {np.nanmax(lag):.2f} s (target ≤ 5 s)")
+    print(f"stored → shown, {len(lag)} fits that landed while their session waited: median "
+          f"{np.nanmedian(lag) if len(lag) else float('nan'):.2f} s, max {np.nanmax(lag) if len(lag) else float('nan'):.2f} s "
+          "(target ≤ 5 s)")
+    if early:
+        print(f"open → shown, {len(early)} fits stored before their session opened (the background grid's): "
+              f"{', '.join(f'{v:.1f}' for v in early)} s (a first paint in the burst)")
     print(f"sessions with their own correct result and no error alert: "
           f"{sum(s['correct'] and not s['errors'] for s in sessions)} of {len(sessions)}")
     print(f"all fits shown {max((s['shown'] or 0) / 1000 for s in sessions) - t_start:.0f} s after the sessions opened"
