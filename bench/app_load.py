@@ -217,9 +217,9 @@ def main(argv: list[str] | None = None) -> None:
                 sessions_browser.close()
                 browser.close()
         if not all(s["shown"] for s in sessions):  # the server's own words on what happened
-            said = [line.rstrip() for line in open(cache / "server.log", errors="replace")
-                    if any(w in line for w in ("fit", "Fit", "ERROR", "Error", "Traceback", "WARNING"))]
-            print("  server log (lines about fits and errors):\n    " + "\n    ".join(said[-60:]), flush=True)
+            lines = [line.rstrip() for line in open(cache / "server.log", errors="replace")
+                     if any(w in line for w in ("fit", "Fit", "ERROR", "Error", "Traceback", "WARNING"))]
+            print("  server log (lines about fits and errors):\n    " + "\n    ".join(lines[-60:]), flush=True)
     # A fit the background grid had stored before its session opened is shown by the session's first
     # page run: that wait is a first paint, not the lag between storing and showing a fit.
     print("\n| session | setting | shown after open (s) | stored → shown (s) | stored before the session opened | "

@@ -189,12 +189,13 @@ def run_jobs(args) -> None:
     LOG_FILE = work / "log.txt"
     timings_path = work / "timings.json"
     timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
-    from simplex_core.distributed import describe, open_client
+    from simplex_core.cli import UsageError, study_client
+    from simplex_core.distributed import describe
 
     with contextlib.ExitStack() as stack:
-        try:
-            client = stack.enter_context(open_client(args.scheduler, args.workers))
-        except ValueError as exc:  # an unreachable scheduler, a bad worker count: said plainly
+        try:  # the study commands' own client: an unreachable scheduler or a bad --workers is one line
+            client = stack.enter_context(study_client(args))
+        except UsageError as exc:
             print(f"make_results: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
         log(f"Bayesian fits run {describe(client)}")

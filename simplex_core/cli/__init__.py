@@ -153,8 +153,8 @@ def study_client(args: argparse.Namespace):
         except ImportError as exc:
             raise UsageError(f"{exc.name or 'dask'} is not installed (pip install -r requirements.txt), or run "
                              "without a cluster: --workers 0.") from None
-        except ValueError as exc:  # an unreachable --scheduler: the core's words, then the flag
-            raise UsageError(f"{usage_message(exc)} (--scheduler; leave it out to use this machine)") from None
+        except ValueError as exc:  # an unreachable --scheduler: the core's words (with what to do), then the flag
+            raise UsageError(f"{usage_message(exc)} (--scheduler)") from None
         yield client
 
 
