@@ -39,6 +39,8 @@ def rank_histogram_figure(ranks: pd.DataFrame, n_ranks: int, bins: int, *, title
     from plotly.subplots import make_subplots
     from scipy import stats
 
+    from simplex_core.figures.style import TEMPLATE
+
     names = list(dict.fromkeys(ranks["parameter"]))
     if not names:
         raise ValueError("no ranks to draw.")
@@ -79,7 +81,7 @@ def rank_histogram_figure(ranks: pd.DataFrame, n_ranks: int, bins: int, *, title
     fig.update_xaxes(showticklabels=False)
     fig.update_layout(
         title=title or "Simulation-based calibration: rank of the true value among posterior draws",
-        bargap=0.05, height=max(320, 220 * rows), template="plotly_white",
+        bargap=0.05, height=max(320, 220 * rows), template=TEMPLATE,
         legend={"orientation": "h", "y": -0.05},
     )
     return fig

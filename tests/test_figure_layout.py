@@ -131,18 +131,15 @@ def _rendered(fig: go.Figure) -> str:
     return json.dumps(shown, default=str)
 
 
-def test_user_level_labels_and_names_are_text_in_every_figure_family():
-    """Level labels (a user's --levels) and names reach axis titles, vertex labels and hovers of the
-    simplex and the Geometry lab's figures as text, never as a link."""
+def _geometry_figures(levels: list[str]) -> dict[str, go.Figure]:
+    """One figure of each simplex and Geometry-lab family, with ``levels`` and a name that is a link."""
     from simplex_core import geometry
 
-    escaped = safe_text(LINK)
-    levels = ["low", LINK, "high"]
     observed, draws, post = _data(["plain", "other"])
     observed.columns = levels
     ex = geometry.canonical_flip_example()
     conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
-    figs = {
+    return {
         "ternary": F.ternary_judge_figure(observed, levels, draws, draws.mean(axis=0), post),
         "grid": S.ternary_judges_grid_figure({"j": F.JudgeSimplex(observed, None, draws, draws.mean(axis=0), post)}, levels),
         "areas": F.barycentric_area_figure(ex.Theta, ex.gamma1, levels),
@@ -151,10 +148,35 @@ def test_user_level_labels_and_names_are_text_in_every_figure_family():
         "flip curve": F.flip_score_curve_figure(np.linspace(-0.1, 0.1, 5), np.ones((5, 2)), names=("plain", LINK)),
         "augmented": F.augmented_simplex_figure(conf.Theta_h, ex.values, conf.pi, ["plain", LINK], level_labels=levels),
     }
-    for name, fig in figs.items():
+
+
+def test_user_level_labels_and_names_are_text_in_every_figure_family():
+    """Level labels (a user's --levels) and names reach axis titles, vertex labels and hovers of the
+    simplex and the Geometry lab's figures as text, never as a link."""
+    escaped = safe_text(LINK)
+    for name, fig in _geometry_figures(["low", LINK, "high"]).items():
         text = _rendered(fig)
         assert "<a href" not in text, name
         assert escaped in text, name  # the label is still there, as text
+
+
+def test_figures_look_as_with_plotly_white_for_every_trace_type_they_draw():
+    """The slim template keeps plotly_white's layout and its defaults for each trace type drawn."""
+    import plotly.io as pio
+
+    white = pio.templates["plotly_white"]
+    rows = [(m, f"c{k}", r) for m in ("bayesian", "bootstrap") for k in range(4) for r in (k + 1, k + 2)]
+    figs = {**_geometry_figures(LEVELS),
+            "ranks": F.rank_boxplot_figure(pd.DataFrame(rows, columns=["method", "candidate", "rank"]),
+                                           [f"c{k}" for k in range(4)])}
+    kinds = set()
+    for name, fig in figs.items():
+        template = fig.layout.template
+        assert template.layout == white.layout, name
+        for trace in fig.data:
+            kinds.add(trace.type)
+            assert getattr(template.data, trace.type) == getattr(white.data, trace.type), (name, trace.type)
+    assert {"scatter", "scatterternary", "scatter3d", "box"} <= kinds  # the families above drew these
 
 
 def test_rank_figure_is_compact_enough_for_a_slide():

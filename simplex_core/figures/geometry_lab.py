@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from simplex_core import geometry
 from simplex_core.figures.style import (
-    CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, LABEL_HALO, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR,
+    TEMPLATE, CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, LABEL_HALO, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR,
     TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, fmt_number, label_rows,
     outward_positions, place_labels, rgba, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_xy,
 )
@@ -88,7 +88,7 @@ def barycentric_area_figure(vertices: ArrayLike, point: ArrayLike, level_labels:
         default += "<br><sup>γ is outside the triangle: a sub-triangle's area counts as negative</sup>"
     fig.update_layout(ternary=ternary_layout(labels), title=dict(text=title or default),
                       legend=dict(orientation="h", yanchor="top", y=-0.08, x=0.0),
-                      template="plotly_white", margin=dict(l=60, r=60, t=90, b=60))
+                      template=TEMPLATE, margin=dict(l=60, r=60, t=90, b=60))
     return fig
 
 
@@ -177,7 +177,7 @@ def segment_order_figure(theta1: float, theta2: float, gammas: ArrayLike, names:
         xaxis=dict(title=f"probability (top level: {labels[1]})", range=[lo, hi], zeroline=False),
         yaxis=dict(tickvals=[0, 1], ticktext=[f"true prevalence π of {labels[1]}", f"judge-assigned P({labels[1]})"],
                    range=[-0.6 - 0.2 * max(rows, default=0), 1.6], showgrid=False, zeroline=False),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0), template="plotly_white",
+        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0), template=TEMPLATE,
         height=380 + 16 * max(rows, default=0),
     )
     return fig
@@ -266,7 +266,7 @@ def flip_figure(Theta_h: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike, title:
     fig.update_layout(ternary=ternary_layout(labels),
                       title=dict(text=title, subtitle=dict(text=subtitle or "", font=dict(size=12, color="#555555"))),
                       legend=dict(orientation="h", yanchor="top", y=-0.08, x=0.0),
-                      template="plotly_white", margin=dict(l=60, r=60, t=120, b=60))
+                      template=TEMPLATE, margin=dict(l=60, r=60, t=120, b=60))
     return fig
 
 
@@ -302,7 +302,7 @@ def flip_score_curve_figure(h_grid: ArrayLike, expected_scores: ArrayLike, names
     if h_current is not None:
         fig.add_vline(x=float(h_current), line=dict(color=REFERENCE_COLOR, dash="dot", width=1))
     fig.update_layout(title=dict(text=title or "Expected scores as the judge moves along Θ + hΔ"),
-                      xaxis=dict(title="h"), yaxis=dict(title="expected score"), template="plotly_white",
+                      xaxis=dict(title="h"), yaxis=dict(title="expected score"), template=TEMPLATE,
                       legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0.0), height=320)
     return fig
 
@@ -417,7 +417,7 @@ def augmented_simplex_figure(Theta: ArrayLike, values: ArrayLike, pis: ArrayLike
                                                                  tickmode="array", tickvals=[float(x) for x in v]),
                    aspectmode="manual", aspectratio=dict(x=1, y=0.87, z=0.9),
                    camera=dict(eye=dict(x=0.3, y=-2.0, z=1.0), center=dict(x=0, y=0, z=-0.1))),
-        legend=dict(orientation="h", yanchor="top", y=0.0, x=0.0), template="plotly_white",
+        legend=dict(orientation="h", yanchor="top", y=0.0, x=0.0), template=TEMPLATE,
         margin=dict(l=0, r=0, t=60, b=0), height=560,
     )
     return fig

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from simplex_core.figures.style import (
-    GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba,
+    TEMPLATE, GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba,
     safe_text,
     safe_texts, series_colors,
 )
@@ -122,7 +122,7 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
         # the legend in one column at the right: it never wraps over the plot, however many methods
         legend=dict(orientation="v", yanchor="top", y=1.0, x=1.01, xanchor="left", font=dict(size=11),
                     title=dict(text="method")),
-        margin=dict(t=50, b=50, r=10), template="plotly_white", font=dict(size=12),
+        margin=dict(t=50, b=50, r=10), template=TEMPLATE, font=dict(size=12),
         # compact: 9 candidates x 4 interval methods fit a 16:9 slide (about 500 px)
         height=rank_boxplot_height(K, n_boxes),
     )
@@ -178,7 +178,7 @@ def pairwise_heatmap_figure(pairwise: pd.DataFrame, title: str | None = None, *,
         title=dict(text=title or "Pairwise: probability that the row candidate scores higher"),
         xaxis=dict(title="column candidate", tickangle=-45, side="bottom"),
         yaxis=dict(title="row candidate", autorange="reversed"),
-        template="plotly_white", height=max(400, 28 * len(table) + 200),
+        template=TEMPLATE, height=max(400, 28 * len(table) + 200),
     )
     return fig
 
@@ -263,7 +263,7 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     head = dict(text=title or "How much the ranking moves as the priors change", x=0.0, xanchor="left", xref="paper")
     if subtitle:
         head["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
-    fig.update_layout(title=head, template="plotly_white", showlegend=group is not None,
+    fig.update_layout(title=head, template=TEMPLATE, showlegend=group is not None,
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
                       margin=dict(t=90 if subtitle else 70, b=100 if group is not None else 70))
     return fig
@@ -333,7 +333,7 @@ def rank_interval_shift_figure(tables: Mapping[str, pd.DataFrame] | pd.DataFrame
         yaxis=dict(tickvals=list(range(K)), ticktext=safe_texts(order), autorange="reversed", showgrid=False, zeroline=False),
         # the legend under the axis title: above the plot its rows ran into the figure's title
         legend=dict(title=dict(text="setting"), orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
-        margin=dict(t=70, b=60 + legend_h), template="plotly_white", height=max(380, 30 * K + 160) + legend_h,
+        margin=dict(t=70, b=60 + legend_h), template=TEMPLATE, height=max(380, 30 * K + 160) + legend_h,
     )
     return fig
 
@@ -438,7 +438,7 @@ def ppc_figure(ppc: pd.DataFrame, title: str | None = None, *, judge: str | None
                           xaxis=dict(title=f"observed {unit}", range=[-pad, top + pad], constrain="domain"),
                           yaxis=dict(title=f"fitted {unit} (posterior predictive)", range=[-pad, top + pad],
                                      scaleanchor="x", scaleratio=1, constrain="domain"))
-    fig.update_layout(template="plotly_white", legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0.0))
+    fig.update_layout(template=TEMPLATE, legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0.0))
     return fig
 
 
@@ -546,7 +546,7 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
                                     pad=dict(t=10), subtitle=dict(text=subtitle or "", font=dict(size=12, color="#555555"))),
         legend=dict(title=dict(text="score"), orientation="h", yref="container", yanchor="top", y=1.0 - head / height,
                     x=0.0, traceorder="normal", font=dict(size=12)),
-        template="plotly_white", height=height, margin=dict(t=top, b=60),
+        template=TEMPLATE, height=height, margin=dict(t=top, b=60),
     )
     return fig
 
@@ -618,7 +618,7 @@ def leaderboard_figure(leaderboard: pd.DataFrame, title: str | None = None, *, n
     fig.update_layout(
         title=dict(text=(title or "Leaderboard: tiers the data can tell apart at 95%")
                    + (f"<br><sup>{safe_text(note)}</sup>" if note else "")),
-        template="plotly_white", height=max(320, 44 * K + 170),
+        template=TEMPLATE, height=max(320, 44 * K + 170),
         margin=dict(l=min(420, 7 * longest + 90), r=210, t=70, b=90),
         legend=dict(orientation="h", yanchor="top", y=-0.16 if K > 4 else -0.3, x=0.0),
     )
@@ -698,7 +698,7 @@ def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | Non
     fig.update_yaxes(range=[lo, 1.02])
     fig.update_xaxes(title_text="ω (random-effects weight)", row=1, col=1)
     fig.update_xaxes(title_text="β_max (judge discrimination)", row=1, col=2)
-    fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"), template="plotly_white",
+    fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"), template=TEMPLATE,
                       # the legend at the figure's bottom edge, in pixels below the axis titles (a
                       # legend placed by plot fraction ran into them in a short figure)
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from simplex_core import geometry
 from simplex_core.figures.style import (
-    CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
+    TEMPLATE, CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
     LABEL_HALO, TERNARY_LABEL_BOX, default_true_labels, distribution_hover, inside_triangle, outward_position,
     place_labels, require_columns, rgba,
     safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_tick_label_boxes, ternary_xy,
@@ -322,7 +322,7 @@ def _simplex_layout(fig: go.Figure, labels: Sequence[str], title: str, n_legend:
         # the legend below the axis titles of the bottom corners, in rows of about three entries
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0, font=dict(size=11),
                     tracegroupgap=2),
-        margin=dict(l=50, r=50, t=70, b=60 + 20 * int(np.ceil(n_legend / 3))), template="plotly_white",
+        margin=dict(l=50, r=50, t=70, b=60 + 20 * int(np.ceil(n_legend / 3))), template=TEMPLATE,
         font=dict(size=12), height=520 + 20 * int(np.ceil(n_legend / 3)),
     )
 
@@ -594,7 +594,7 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
         yaxis=dict(tickvals=tickvals, ticktext=ticktext, range=[-0.8, judge_row + 2.4], showgrid=False),
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0, font=dict(size=11)),
         margin=dict(t=60, b=70 + 22 * int(np.ceil(n_legend / 2))), font=dict(size=12),
-        template="plotly_white", height=max(320, 26 * (K + 3) + 200),
+        template=TEMPLATE, height=max(320, 26 * (K + 3) + 200),
     )
     return fig
 

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from simplex_core.figures.simplex import SUBSCRIPTS, JudgeSimplex, segment_judge_figure, ternary_judge_figure
-from simplex_core.figures.style import safe_text, ternary_layout, wrap_words
+from simplex_core.figures.style import TEMPLATE, safe_text, ternary_layout, wrap_words
 
 #: Page sizes in CSS pixels (PNG files are written at twice this): a 16:9 slide and a paper figure
 #: (about 6.5 x 4.2 inches at 100 px per inch, one text width).
@@ -206,7 +206,7 @@ def ternary_judges_grid_figure(judges: Mapping[str, JudgeSimplex], level_labels:
     grid.update_layout(
         meta={"judges_grid": {"n": n, "two_levels": two_levels, "cols": cols, "levels": shown_levels, "prefix": prefix,
                               "titles": [x[len(prefix):] for x in names]}},
-        template="plotly_white", showlegend=True,
+        template=TEMPLATE, showlegend=True,
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
         # the shared prefix is said once (for_slides appends it to the caption)
         title=dict(text=f"panels: judges {safe_text(prefix)}…" if prefix else None, font=dict(size=12)),
