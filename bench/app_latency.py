@@ -208,6 +208,7 @@ def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
             value, released = _move(page, which, target)
             if abs(value - current) < step / 2:  # the press landed on the thumb itself
                 value, released = _nudge(page, which, "ArrowRight" if current + step <= hi else "ArrowLeft")
+            at = time.time() - (time.perf_counter() - released)  # the release by the wall clock (server logs)
             setting[which] = round(value, 2)
             om, be = setting["omega"], setting["beta_max"]
             row = {"slider": which, **setting, "seconds": float("nan"), "figure": float("nan"), "board": float("nan"),
@@ -228,7 +229,8 @@ def slider_moves(browser, url: str, moves: int, seed: int) -> list[dict]:
             print(f"  {which}: → {_label(om, be)}: ranking {row['seconds']:.2f} s (bench clock "
                   f"{row['bench_seconds']:.2f} s; {row['kind']}"
                   f"{', k̂ > 0.7' if row['flagged'] else ''}), rank figure {row['figure']:.2f} s, "
-                  f"leaderboard figure {row['board']:.2f} s"
+                  f"leaderboard figure {row['board']:.2f} s, released at "
+                  f"{time.strftime('%H:%M:%S', time.localtime(at))}{f'{at % 1:.3f}'[1:]}"
                   + (f"  ERROR SHOWN: {row['errors']}" if row["errors"] else ""), flush=True)
     if rows and rows[-1]["kind"] == "approximate":
         t0 = time.perf_counter()
