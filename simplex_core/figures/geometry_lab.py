@@ -11,8 +11,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from simplex_core import geometry
 from simplex_core.figures.style import (
-    TEMPLATE, CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, LABEL_HALO, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR,
-    TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, fmt_number, label_rows,
+    CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, LABEL_HALO, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR,
+    TEMPLATE, TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, fmt_number, label_rows,
     outward_positions, place_labels, rgba, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_xy,
 )
 

@@ -11,9 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from simplex_core.figures.style import (
-    TEMPLATE, GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, cycle, fmt_number, level_colors, require_columns, rgba,
-    safe_text,
-    safe_texts, series_colors,
+    GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, TEMPLATE, cycle, fmt_number, level_colors, require_columns,
+    rgba, safe_text, safe_texts, series_colors,
 )
 
 

@@ -13,8 +13,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from simplex_core import geometry
 from simplex_core.figures.style import (
-    TEMPLATE, CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
-    LABEL_HALO, TERNARY_LABEL_BOX, default_true_labels, distribution_hover, inside_triangle, outward_position,
+    CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
+    LABEL_HALO, TEMPLATE, TERNARY_LABEL_BOX, default_true_labels, distribution_hover, inside_triangle, outward_position,
     place_labels, require_columns, rgba,
     safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_tick_label_boxes, ternary_xy,
 )
