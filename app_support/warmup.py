@@ -67,16 +67,15 @@ def warm_default_view() -> dict[str, float]:
     return timings
 
 
-def freeze_long_lived() -> int:
+def freeze_long_lived() -> None:
     """Move every object alive now (modules, the warm caches: about 350k objects) out of reach of
-    Python's cyclic garbage collector; returns how many. Why (issue 13, measured with a gc callback
+    Python's cyclic garbage collector. Why (issue 13, measured with a gc callback
     in the server during ``bench.app_latency``): a full collection walked them all, 0.26-0.40 s on
     the script thread, and when it fell inside a slider move's page run the ranking came that much
     later. Objects frozen here are still freed by reference counting; only cycles among them that
     become garbage later stay (the imports and warm caches live as long as the server anyway)."""
     gc.collect()
     gc.freeze()
-    return gc.get_freeze_count()
 
 
 def start_in_background() -> threading.Thread:

@@ -40,6 +40,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -144,8 +145,6 @@ class KeepNiced:
     ``nice``."""
 
     def __init__(self, nice: int) -> None:
-        import threading
-
         self.nice, self.reniced = nice, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="keep-niced", daemon=True)

@@ -13,10 +13,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from simplex_core import geometry
 from simplex_core.figures.style import (
-    CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, check_levels, cycle,
-    LABEL_HALO, TEMPLATE, TERNARY_LABEL_BOX, default_true_labels, distribution_hover, inside_triangle, outward_position,
-    place_labels, require_columns, rgba,
-    safe_text, safe_texts, series_colors, ternary_abc, ternary_layout, ternary_tick_label_boxes, ternary_xy,
+    CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, LABEL_HALO, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, TEMPLATE,
+    TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, inside_triangle, outward_position,
+    place_labels, require_columns, rgba, safe_text, safe_texts, series_colors, ternary_abc, ternary_layout,
+    ternary_tick_label_boxes, ternary_xy,
 )
 
 def _check_distributions(observed: pd.DataFrame, n_levels: int, what: str) -> NDArray[np.float64]:
