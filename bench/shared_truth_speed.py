@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     print(f"# bench.shared_truth_speed  {time.strftime('%Y-%m-%d %H:%M:%S')}")
     print(f"# load before: {uptime()}")
-    print("| case | likelihood | patterns | fit | seconds | target (s) | sampler | convergence |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| case | likelihood | patterns | fit | seconds | of which modes / sampling (s) | target (s) | sampler "
+          "| convergence |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for case in args.cases.split(","):
         make, target = CASES[case]
         counts = make()
@@ -75,8 +76,10 @@ def main(argv: list[str] | None = None) -> None:
                 t0 = time.perf_counter()
                 res = fit_model(counts, FitSettings(likelihood=likelihood, seed=r))
                 wall = time.perf_counter() - t0
+                phases = f"{res.timing.get('modes_s', 0.0):.1f} / {res.timing.get('sample_s', 0.0):.1f}"
                 print(f"| {case} | {likelihood} | {n_patterns} | {'cold' if r == 0 else f'warm {r}'} | {wall:.1f} | "
-                      f"{target:.0f} | {res.timing.get('sampler', '')} | {res.diagnostics.message} |", flush=True)
+                      f"{phases} | {target:.0f} | {res.timing.get('sampler', '')} | {res.diagnostics.message} |",
+                      flush=True)
     print(f"# load after: {uptime()}")
 
 

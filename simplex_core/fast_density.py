@@ -81,10 +81,22 @@ __all__ = [
 ]
 
 #: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, shared truth 0/1,
-#: pattern rows Q, distinct score patterns U, integrated 0/1, upper bound of ω, upper bound of β_max] (integrated mode:
+#: pattern rows Q, distinct score patterns U, integrated 0/1, upper bound of ω, upper bound of β_max,
+#: per-candidate dense passes 0/1 (see :func:`_shared_truth_loglik_dense`)] (integrated mode:
 #: ω and β_max are coordinates of x, not buffer values; the bounds travel in the buffer so that the
 #: compiled code never holds a copy of model.py's constants)
-HEADER = 15
+HEADER = 16
+
+#: :func:`_shared_truth_loglik_dense` works on every (candidate, distinct pattern) cell, the row-by-row
+#: kernel on every pattern row; the dense one is used when K · U ≤ this many times Q. Measured on random
+#: patterns (2 and 5 levels, K = 9…100): dense is faster up to K · U ≈ 23 Q (46 against 90 µs at 1 Q,
+#: 384 against 435 µs at 17 Q, 1217 against 894 µs at 32 Q).
+DENSE_PATTERN_RATIO = 20.0
+
+#: Below this, a distinct pattern's largest product Π_j Θ_j[t, s_j] over t is recomputed through logs,
+#: so that the products never underflow (their factors are probabilities, so a partial product is never
+#: smaller than the whole).
+_SMALLEST_PRODUCT = 1e-280
 
 
 @njit(cache=True, error_model="numpy")
@@ -355,7 +367,7 @@ def tempered_logp_grad(x, g, buf, power):
         Q = int(buf[10])
         rows_at = o + P * M
         lik += _shared_truth_loglik(buf[rows_at:], Q, buf[rows_at + Q * (3 + J):], int(buf[11]), J, K, M, T, pi, theta,
-                                    use_re, Z, R, W, power, gpi, gtheta, gZ, gR, gW)
+                                    use_re, buf[15] > 0.5, Z, R, W, power, gpi, gtheta, gZ, gR, gW)
     q = np.empty(T)
     gq = np.empty(T)
     gam = np.empty(M)
@@ -516,20 +528,183 @@ def _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, powe
     return lik
 
 
+_FAST = {"contract", "reassoc", "nsz", "arcp"}  # lets LLVM vectorise the dense passes' sums (order of additions only)
+
+
 @njit(cache=True, error_model="numpy")
-def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, Z, R, W, power, gpi, gtheta, gZ, gR,
-                         gW):
+def _log_array(x, out):
+    """``out = log(x)`` in a loop LLVM vectorises. Numba here has no SVML, so ``math.log`` is one libm
+    call per value (2.8–3 ns); this takes about 1.2 ns (measured on 7624 values). The exponent and
+    mantissa come from the bits, m is brought into [√½, √2), and log m = 2 atanh(s), s = (m − 1)/(m + 1)
+    (|s| ≤ 0.172), by its odd series to s²³: within a few units in the last place of libm's log.
+    Zero, subnormal, infinite and NaN values go to libm."""
+    n = x.size
+    bits = x.view(np.int64)
+    mant = np.empty(n)
+    mbits = mant.view(np.int64)
+    expo = out.view(np.int64)  # the exponents, then overwritten by the logs
+    for i in range(n):
+        b = bits[i]
+        mbits[i] = (b & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000
+        expo[i] = ((b >> 52) & 0x7FF) - 1023
+    for i in range(n):
+        e = float(expo[i])
+        m = mant[i]
+        if m > 1.4142135623730951:
+            m *= 0.5
+            e += 1.0
+        s = (m - 1.0) / (m + 1.0)
+        z = s * s
+        p = 1.0 / 23.0
+        p = p * z + 1.0 / 21.0
+        p = p * z + 1.0 / 19.0
+        p = p * z + 1.0 / 17.0
+        p = p * z + 1.0 / 15.0
+        p = p * z + 1.0 / 13.0
+        p = p * z + 1.0 / 11.0
+        p = p * z + 1.0 / 9.0
+        p = p * z + 1.0 / 7.0
+        p = p * z + 1.0 / 5.0
+        p = p * z + 1.0 / 3.0
+        # log 2 split in a high part exact in e · ln2_hi and a low part (fdlibm's constants)
+        out[i] = e * 6.93147180369123816490e-01 + ((2.0 * s * z * p + e * 1.90821492927058770002e-10) + 2.0 * s)
+    for i in range(n):
+        v = x[i]
+        if not (v >= 2.2250738585072014e-308 and v < np.inf):
+            out[i] = math.log(v)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _candidate_totals(k, U, T, pi, AT, tot):
+    """tot[u] = Σ_t π_k[t] A[t, u] for every distinct pattern u."""
+    for u in range(U):
+        tot[u] = 0.0
+    for t in range(T):
+        p = pi[k, t]
+        for u in range(U):
+            tot[u] += p * AT[t, u]
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _candidate_grads(k, U, T, pi, AT, c, gpi, GBt):
+    """Adds Σ_u c[u] A[t, u] to ∂/∂π_k[t] and c[u] π_k[t] to GBt[t, u] (the gradient wrt A[t, u] before
+    its factor A, see :func:`_shared_truth_loglik_dense`)."""
+    for t in range(T):
+        acc = 0.0
+        p = pi[k, t]
+        for u in range(U):
+            acc += c[u] * AT[t, u]
+            GBt[t, u] += c[u] * p
+        gpi[k, t] += acc
+
+
+@njit(cache=True, error_model="numpy")
+def _shared_truth_loglik_dense(rows, Q, distinct, U, J, K, T, pi, theta, power, gpi, gtheta):
+    """:func:`_shared_truth_loglik_distinct` with each candidate's work done over all U distinct
+    patterns at once: the sums over true levels and the gradient's scatter become dense loops that
+    LLVM vectorises, and only one division and one log (in a vectorised batch) stay per pattern row.
+    Same value and gradient, to rounding. Worth it when the candidates share most patterns
+    (``build_buffer`` decides, by :data:`DENSE_PATTERN_RATIO`); K = 50, J = 5, M = 5, 2000 items:
+    118 → 71 µs a call.
+
+    A[t, u] = Π_j Θ_j[t, s_uj] / max_t(…), scale exp(bmax[u]) = max_t(…): products, not sums of logs
+    and exponentials, except for a pattern whose largest product is below :data:`_SMALLEST_PRODUCT`.
+    A row (candidate k, pattern u, weight w) adds w (log Σ_t π_k[t] A[t, u] + bmax[u]); with
+    c = power · w / Σ_t π_k[t] A[t, u], its gradient is c A[t, u] wrt π_k[t] and c π_k[t] A[t, u]
+    wrt log Π_j Θ_j[t, s_uj], that is c π_k[t] A[t, u] / Θ_j[t, s] wrt each Θ_j[t, s] of the pattern.
+    Gold rows (true level observed) add w (log π_k[tr] + Σ_j log Θ_j[tr, s_uj]) directly."""
+    index = distinct[U * J:]
+    starts = distinct[U * J + Q:]
+    logth = np.log(theta)
+    AT = np.empty((T, U))
+    bmax = np.empty(U)
+    for u in range(U):
+        mx = 0.0
+        for t in range(T):
+            prod = 1.0
+            for j in range(J):
+                s = int(distinct[u * J + j])
+                if s >= 0:
+                    prod *= theta[j, t, s]
+            AT[t, u] = prod
+            if prod > mx:
+                mx = prod
+        if mx >= _SMALLEST_PRODUCT:
+            bmax[u] = math.log(mx)
+            inv = 1.0 / mx
+            for t in range(T):
+                AT[t, u] *= inv
+        else:  # many small factors: the same numbers through logs, so that nothing underflows
+            for t in range(T):
+                AT[t, u] = 0.0
+            for j in range(J):
+                s = int(distinct[u * J + j])
+                if s >= 0:
+                    for t in range(T):
+                        AT[t, u] += logth[j, t, s]
+            mx = AT[0, u]
+            for t in range(1, T):
+                if AT[t, u] > mx:
+                    mx = AT[t, u]
+            bmax[u] = mx
+            for t in range(T):
+                AT[t, u] = math.exp(AT[t, u] - mx)
+    GBt = np.zeros((T, U))
+    tot = np.empty(U)
+    c = np.zeros(U)
+    row_tot = np.ones(Q)
+    lik = 0.0
+    for k in range(K):
+        _candidate_totals(k, U, T, pi, AT, tot)
+        for u in range(U):
+            c[u] = 0.0
+        for q in range(int(starts[k]), int(starts[k + 1])):
+            u = int(index[q])
+            row_tot[q] = tot[u]
+            c[u] += power * rows[q * (3 + J) + 2] / tot[u]
+        _candidate_grads(k, U, T, pi, AT, c, gpi, GBt)
+    row_log = np.empty(Q)
+    _log_array(row_tot, row_log)
+    for q in range(int(starts[0]), Q):
+        lik += rows[q * (3 + J) + 2] * (row_log[q] + bmax[int(index[q])])
+    for q in range(int(starts[0])):  # gold: the true level is observed
+        _, k, tr, w = _pattern_row(rows, q, J)
+        u = int(index[q])
+        lik += w * math.log(pi[k, tr])
+        gpi[k, tr] += power * w / pi[k, tr]
+        for j in range(J):
+            s = int(distinct[u * J + j])
+            if s >= 0:
+                lik += w * logth[j, tr, s]
+                gtheta[j, tr, s] += power * w / theta[j, tr, s]
+    inv_theta = 1.0 / theta
+    for u in range(U):
+        for j in range(J):
+            s = int(distinct[u * J + j])
+            if s >= 0:
+                for t in range(T):
+                    gtheta[j, t, s] += GBt[t, u] * AT[t, u] * inv_theta[j, t, s]
+    return lik
+
+
+@njit(cache=True, error_model="numpy")
+def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, dense, Z, R, W, power, gpi, gtheta, gZ,
+                         gR, gW):
     """The shared-truth log likelihood Σ_q weight_q · log Σ_t π_k[t] Π_j L[j, k, t, s_qj] of the
     ``Q`` pattern rows ``rows`` (each: candidate, gold true level or −1, weight, J scores or −1; see
     :func:`simplex_core.model.shared_truth_emission` for L); adds ``power`` times its gradient into
     the gradient arrays of π, Θ, Z, R and W. ``distinct``: the ``U`` distinct score patterns and
-    each row's index among them (see :func:`_shared_truth_loglik_distinct`, used without random
-    effects; ``build_buffer`` always writes them, so this general form runs with random effects only).
+    each row's index among them, then where each candidate's non-gold rows start (gold rows come first,
+    then the others by candidate; see :func:`_shared_truth_loglik_distinct` and :func:`_shared_truth_loglik_dense`, used without random
+    effects, ``dense`` choosing between them; ``build_buffer`` always writes them, so this general form
+    runs with random effects only).
 
     L, log L and the gradient wrt L are stored as ``[J, K, M, T]``, the true level last, so that
     the inner loops over t read contiguous memory; 1/L is precomputed (a product is cheaper than a
     division in the per-pattern loop, which dominates the cost)."""
     if not use_re:  # L does not depend on the candidate
+        if dense:
+            return _shared_truth_loglik_dense(rows, Q, distinct, U, J, K, T, pi, theta, power, gpi, gtheta)
         return _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, power, gpi, gtheta)
     L = np.empty((J, K, M, T))
     zeta = np.zeros((J, K, M))
@@ -989,14 +1164,20 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     if settings.likelihood == "shared-truth":
         patterns = require_patterns(counts)
         jj = kk = np.zeros(0, dtype=np.int64)  # no per-pair multinomials
-        rows = np.column_stack([patterns.candidate, patterns.truth, patterns.weight, patterns.scores])
+        # gold rows first, then each candidate's other rows together (the dense kernel's layout)
+        gold = np.asarray(patterns.truth) >= 0
+        order = np.lexsort((patterns.candidate, ~gold))
+        scores = np.asarray(patterns.scores).reshape(patterns.n_patterns, J)[order]
+        rows = np.column_stack([patterns.candidate[order], patterns.truth[order], patterns.weight[order], scores])
         head[9], head[10] = 1.0, patterns.n_patterns
         # the distinct score patterns over all candidates and each row's index among them: without
         # random effects the kernel computes the judges' product once per distinct pattern
-        distinct, index = np.unique(np.asarray(patterns.scores).reshape(patterns.n_patterns, J), axis=0,
-                                    return_inverse=True)
+        distinct, index = np.unique(scores, axis=0, return_inverse=True)
         head[11] = distinct.shape[0]
-        after_rows = np.concatenate([distinct.ravel(), np.ravel(index)]).astype(np.float64)
+        n_gold = int(gold.sum())  # where each candidate's non-gold rows start; the gold rows end at starts[0]
+        starts = n_gold + np.searchsorted(patterns.candidate[order][n_gold:], np.arange(K + 1))
+        head[15] = 1.0 if K * distinct.shape[0] <= DENSE_PATTERN_RATIO * patterns.n_patterns else 0.0
+        after_rows = np.concatenate([distinct.ravel(), np.ravel(index), starts]).astype(np.float64)
     else:
         jj, kk = included_pairs(counts)
         rows = np.zeros((0, 0))
