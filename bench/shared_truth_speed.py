@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     print(f"# bench.shared_truth_speed  {time.strftime('%Y-%m-%d %H:%M:%S')}")
     print(f"# load before: {uptime()}")
-    print("| case | likelihood | patterns | fit | seconds | of which modes / sampling (s) | target (s) | sampler "
+    print("| case | likelihood | patterns | fit | seconds | mode search / mode search + sampling (s) | target (s) | sampler "
           "| convergence |")
     print("|---|---|---|---|---|---|---|---|---|")
     for case in args.cases.split(","):

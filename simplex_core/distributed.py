@@ -74,8 +74,11 @@ def start_client(scheduler: str | None = None, n_workers: int | None = None,
     if n < 1:
         raise ValueError(f"a local cluster needs at least 1 worker; got {n}.")
     # The scheduler's HTTP server (dashboard, health checks) on a free port: two studies at once, or
-    # another Dask program, would otherwise clash on 8787. Worker warnings at shutdown (a worker
-    # still inside a compiled sampler gets killed) are not the user's business.
+    # another Dask program, would otherwise clash on 8787. Worker warnings and errors at shutdown (a
+    # worker still inside a compiled sampler gets killed; a worker's heartbeat caught by the
+    # scheduler's close logs "Failed to communicate with scheduler" with a traceback, seen after a
+    # 200-replicate `calibrate`, dask/distributed#9032) are not the user's business: a task's own
+    # error and a lost worker reach the client as exceptions.
     # On a busy machine (measured: the test suite beside a browser) starting the worker processes can
     # overrun distributed's start-up waits; the start is then cancelled inside distributed.utils.sync,
     # which surfaces as "cannot access local variable 'result'". Longer waits and a second attempt.
@@ -85,7 +88,7 @@ def start_client(scheduler: str | None = None, n_workers: int | None = None,
         try:
             with dask.config.set(settings):
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       silence_logs=logging.ERROR)
+                                       silence_logs=logging.CRITICAL)
                 return Client(cluster, timeout="90s"), cluster
         except (Exception, asyncio.CancelledError):
             if cluster is not None:
