@@ -360,8 +360,10 @@ def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None
             on_landed()
         if progress.total == 0:
             return
-        total = progress.total + 1  # the setting shown first is part of the 5 × 5 grid
-        done = progress.done + 1
+        # the grid's jobs are its settings but the one shown first, when that one is on the grid (an
+        # off-grid first setting, e.g. from a link, leaves all of them to the background)
+        total = max(len(OMEGA_GRID) * len(BETA_MAX_GRID), progress.total)
+        done = progress.done + (total - progress.total)
         st.markdown(f"**Background grid** ({len(OMEGA_GRID)} × {len(BETA_MAX_GRID)} settings)")
         st.progress(done / total, text=f"{done} of {total} fitted"
                     + ("" if progress.finished else (f", about {_fmt_eta(progress.eta_seconds)} left"

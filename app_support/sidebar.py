@@ -134,6 +134,8 @@ def render_sidebar() -> AnalysisContext:
     titles = {d.name: d.title.split(":")[0] for d in catalogue}
 
     with st.sidebar:
+        for note in ss.get(K.URL_NOTES, []):  # first, where a visitor who followed the link looks
+            st.caption(note)
         st.markdown("#### Data")
         st.selectbox("Dataset", names, key=K.DATASET, on_change=_reset_criterion,
                      format_func=lambda n: "Your file (upload on the Data page)" if n == UPLOAD else titles.get(n, n),
@@ -205,8 +207,6 @@ def render_sidebar() -> AnalysisContext:
     ctx = build_context(dataset=dataset, criterion=criterion)
     st.session_state[K.CONTEXT] = ctx
     st.session_state[K.FIT_SLOT] = slot
-    for note in ss.get(K.URL_NOTES, []):
-        st.sidebar.caption(note)
     write_url_state({
         "data": ss.get(K.DATASET),
         "criterion": criterion,
