@@ -688,6 +688,30 @@ def _shared_truth_loglik_dense(rows, Q, distinct, U, J, K, T, pi, theta, power, 
 
 
 @njit(cache=True, error_model="numpy")
+def _row_responsibilities_in_logs(rows, base, k, J, T, pi, L, a):
+    """A pattern row's log Σ_t π_k[t] Π_j L[j, k, s_j, t], with P(t | its scores) into ``a``, by
+    log-sum-exp: for the rows whose products would underflow (many judges, small probabilities)."""
+    for t in range(T):
+        a[t] = math.log(pi[k, t])
+    for j in range(J):
+        s = int(rows[base + 3 + j])
+        if s >= 0:
+            for t in range(T):
+                a[t] += math.log(L[j, k, s, t])
+    amax = a[0]
+    for t in range(1, T):
+        if a[t] > amax:
+            amax = a[t]
+    tot = 0.0
+    for t in range(T):
+        a[t] = math.exp(a[t] - amax)
+        tot += a[t]
+    for t in range(T):
+        a[t] /= tot
+    return amax + math.log(tot)
+
+
+@njit(cache=True, error_model="numpy")
 def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, dense, Z, R, W, power, gpi, gtheta, gZ,
                          gR, gW):
     """The shared-truth log likelihood Σ_q weight_q · log Σ_t π_k[t] Π_j L[j, k, t, s_qj] of the
@@ -695,13 +719,14 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, de
     :func:`simplex_core.model.shared_truth_emission` for L); adds ``power`` times its gradient into
     the gradient arrays of π, Θ, Z, R and W. ``distinct``: the ``U`` distinct score patterns and
     each row's index among them, then where each candidate's non-gold rows start (gold rows come first,
-    then the others by candidate; see :func:`_shared_truth_loglik_distinct` and :func:`_shared_truth_loglik_dense`, used without random
-    effects, ``dense`` choosing between them; ``build_buffer`` always writes them, so this general form
-    runs with random effects only).
+    then the others by candidate; see :func:`_shared_truth_loglik_distinct` and
+    :func:`_shared_truth_loglik_dense`, used without random effects, ``dense`` choosing between them;
+    ``build_buffer`` always writes them, so this general form runs with random effects only).
 
-    L, log L and the gradient wrt L are stored as ``[J, K, M, T]``, the true level last, so that
-    the inner loops over t read contiguous memory; 1/L is precomputed (a product is cheaper than a
-    division in the per-pattern loop, which dominates the cost)."""
+    L and the gradient wrt L are stored as ``[J, K, M, T]``, the true level last, so that the inner
+    loops over t read contiguous memory; 1/L is precomputed (a product is cheaper than a division in
+    the per-pattern loop, which dominates the cost). A row's Π_j L is a product of probabilities, not
+    an exponential of a sum of logs (T exponentials fewer a row), except where it would underflow."""
     if not use_re:  # L does not depend on the candidate
         if dense:
             return _shared_truth_loglik_dense(rows, Q, distinct, U, J, K, T, pi, theta, power, gpi, gtheta)
@@ -718,39 +743,39 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, de
                 zeta[j, k, m] = z
                 for t in range(T):
                     L[j, k, m, t] = (1.0 - mix) * theta[j, t, m] + mix * z
-    logL = np.log(L)
     invL = 1.0 / L
-    logpi = np.log(pi)
     gL = np.zeros((J, K, M, T))
     a = np.empty(T)
     lik = 0.0
     for q in range(Q):
         base, k, tr, w = _pattern_row(rows, q, J)
-        for t in range(T):
-            a[t] = logpi[k, t]
-        for j in range(J):
-            s = int(rows[base + 3 + j])
-            if s >= 0:
-                for t in range(T):
-                    a[t] += logL[j, k, s, t]
-        if tr >= 0:  # gold: the true level is observed
-            ll = a[tr]
+        if tr >= 0:  # gold: the true level is observed (in logs: gold rows are few)
+            ll = math.log(pi[k, tr])
+            for j in range(J):
+                s = int(rows[base + 3 + j])
+                if s >= 0:
+                    ll += math.log(L[j, k, s, tr])
             for t in range(T):
                 a[t] = 0.0
             a[tr] = 1.0
-        else:  # responsibilities P(t | the answer's scores)
-            amax = a[0]
-            for t in range(1, T):
-                if a[t] > amax:
-                    amax = a[t]
+        else:  # responsibilities P(t | the answer's scores), from products (no exponentials)
+            for t in range(T):
+                a[t] = pi[k, t]
+            for j in range(J):
+                s = int(rows[base + 3 + j])
+                if s >= 0:
+                    for t in range(T):
+                        a[t] *= L[j, k, s, t]
             tot = 0.0
             for t in range(T):
-                a[t] = math.exp(a[t] - amax)
                 tot += a[t]
-            ll = amax + math.log(tot)
-            inv = 1.0 / tot
-            for t in range(T):
-                a[t] *= inv
+            if tot >= _SMALLEST_PRODUCT:
+                ll = math.log(tot)
+                inv = 1.0 / tot
+                for t in range(T):
+                    a[t] *= inv
+            else:
+                ll = _row_responsibilities_in_logs(rows, base, k, J, T, pi, L, a)
         lik += w * ll
         pw = power * w
         for t in range(T):

@@ -17,7 +17,7 @@ from simplex_core.simulate import simulate
 
 
 def _single_binary_judge(seed: int):
-    rng = np.random.default_rng([seed, 1, 11])  # the calibration bench's replicate 3 of binary J = 1
+    rng = np.random.default_rng([seed, 1, 11])  # the calibration bench's replicate `seed` of binary J = 1
     acc = np.linspace(0.55, 0.65, 8)
     a = rng.uniform(0.70, 0.95, size=1)
     theta = np.stack([[[a[0], 1 - a[0]], [1 - a[0], a[0]]]])
@@ -29,7 +29,9 @@ def _single_binary_judge(seed: int):
 def test_divergent_single_judge_fit_is_resampled_with_smaller_steps(monkeypatch):
     from simplex_core import inference
 
-    counts = _single_binary_judge(3)
+    # replicate 1: 131 divergent transitions at 0.8 (replicate 3, used before, stopped diverging when the
+    # kernel's rounding changed: whether a seed diverges is a property of the run, not of the data)
+    counts = _single_binary_judge(1)
     monkeypatch.setattr(inference, "DIVERGENCE_RETRY_ACCEPT", ())
     plain = fit_model(counts, FitSettings())
     assert plain.diagnostics.divergences > 0  # the case this test is about: NUTS at 0.8 diverges here
@@ -43,7 +45,7 @@ def test_divergent_single_judge_fit_is_resampled_with_smaller_steps(monkeypatch)
 
 
 def test_a_retry_free_of_divergences_but_short_gets_the_longer_rounds_at_its_acceptance_target():
-    counts = _single_binary_judge(3)
+    counts = _single_binary_judge(1)
     short = FitSettings(draws=100, tune=300, extra_rounds=2)  # 400 draws in all: short of a bulk ESS of 400 whatever happens
     res = fit_model(counts, short)
     assert res.timing["target_accept"] in DIVERGENCE_RETRY_ACCEPT, "the test needs a run that diverged"

@@ -239,6 +239,35 @@ def test_dense_kernel_goes_through_logs_where_products_would_underflow():
         np.testing.assert_allclose(dense, rowwise, rtol=1e-9, atol=1e-12 * np.abs(rowwise).max())
 
 
+def test_random_effects_kernel_goes_through_logs_where_products_would_underflow():
+    """The random-effects kernel multiplies each row's probabilities; with forty judges at 1e-30 the
+    products underflow and it must take those rows through logs. With R = 0 (no judge mixes) its L is
+    Θ, so it must equal the row-by-row kernel without random effects, which sums logs."""
+    scale = Scale((0.0, 1.0))
+    J, K = 40, 3
+    counts = _answers_counts(scale, J, K, n=6, seed=4, missing=0.0, gold=0.2)
+    buf = fast_density.build_buffer(counts, FitSettings(omega=0.0, likelihood="shared-truth"))
+    Q, U = int(buf[10]), int(buf[11])
+    rows_at = buf.size - (Q * (3 + J) + U * J + Q + K + 1)
+    rows, distinct = buf[rows_at:], buf[rows_at + Q * (3 + J):]
+    rng = np.random.default_rng(0)
+    pi = rng.dirichlet(np.ones(2), size=K)
+    theta = np.empty((J, 2, 2))
+    theta[:, :, 0], theta[:, :, 1] = 1e-30, 1.0 - 1e-30
+    theta[: J // 2, 1, 0], theta[: J // 2, 1, 1] = 0.3, 0.7
+    Z, R, W = rng.dirichlet(np.ones(2), size=K), np.zeros(J), rng.uniform(0.2, 0.8, K)
+    gpi, gtheta = np.zeros((K, 2)), np.zeros((J, 2, 2))
+    g_re = [np.zeros((K, 2)), np.zeros(J), np.zeros(K)]
+    lik = fast_density._shared_truth_loglik(rows, Q, distinct, U, J, K, 2, 2, pi, theta, True, False, Z, R, W, 1.0,
+                                            gpi, gtheta, *g_re)
+    ref_gpi, ref_gtheta = np.zeros((K, 2)), np.zeros((J, 2, 2))
+    ref = fast_density._shared_truth_loglik_distinct(rows, Q, distinct, U, J, 2, 2, pi, theta, 1.0, ref_gpi, ref_gtheta)
+    assert np.isfinite(lik)
+    np.testing.assert_allclose(lik, ref, rtol=1e-12)
+    for got, want in ((gpi, ref_gpi), (gtheta, ref_gtheta)):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+
+
 def test_vectorised_log_matches_libm():
     """The dense kernel's batch log: within 4 units in the last place of NumPy's log over the whole
     range, and libm's own answer for zero, subnormals, infinity and NaN."""
