@@ -471,6 +471,31 @@ def _pattern_row(rows, q, J):
 
 
 @njit(cache=True, error_model="numpy")
+def _pattern_log_products(distinct, u, J, T, logth, b):
+    """b[t] = Σ_j log Θ_j[t, s_uj] over the judges who scored distinct pattern u (``logth``: log Θ)."""
+    for t in range(T):
+        b[t] = 0.0
+    for j in range(J):
+        s = int(distinct[u * J + j])
+        if s >= 0:
+            for t in range(T):
+                b[t] += logth[j, t, s]
+
+
+@njit(cache=True, error_model="numpy")
+def _shifted_exp(b, out):
+    """out[t] = exp(b[t] − max_t b); returns max_t b (the shift keeps the product of many small
+    probabilities from underflowing)."""
+    mx = b[0]
+    for t in range(1, b.size):
+        if b[t] > mx:
+            mx = b[t]
+    for t in range(b.size):
+        out[t] = math.exp(b[t] - mx)
+    return mx
+
+
+@njit(cache=True, error_model="numpy")
 def _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, power, gpi, gtheta):
     """:func:`_shared_truth_loglik` without random effects, where Π_j Θ_j[t, s_j] does not depend on
     the candidate: it is computed once per distinct score pattern (``distinct``: U × J scores, then
@@ -482,23 +507,12 @@ def _shared_truth_loglik_distinct(rows, Q, distinct, U, J, M, T, pi, theta, powe
     then has log Σ_t π_k[t] A[u, t] + max_t b[u, t], the same value as the log-sum-exp of the
     general kernel."""
     logth = np.log(theta)
-    b = np.zeros((U, T))
-    for u in range(U):
-        for j in range(J):
-            s = int(distinct[u * J + j])
-            if s >= 0:
-                for t in range(T):
-                    b[u, t] += logth[j, t, s]
+    b = np.empty((U, T))
     bmax = np.empty(U)
     A = np.empty((U, T))
     for u in range(U):
-        mx = b[u, 0]
-        for t in range(1, T):
-            if b[u, t] > mx:
-                mx = b[u, t]
-        bmax[u] = mx
-        for t in range(T):
-            A[u, t] = math.exp(b[u, t] - mx)
+        _pattern_log_products(distinct, u, J, T, logth, b[u])
+        bmax[u] = _shifted_exp(b[u], A[u])
     gb = np.zeros((U, T))  # gradient wrt b
     index = distinct[U * J:]
     lik = 0.0
@@ -634,7 +648,9 @@ def _shared_truth_loglik_dense(rows, Q, distinct, U, J, K, T, pi, theta, power, 
             inv = 1.0 / mx
             for t in range(T):
                 AT[t, u] *= inv
-        else:  # many small factors: the same numbers through logs, so that nothing underflows
+        else:  # many small factors: the same numbers through logs, so that nothing underflows (written
+            # out, not by _pattern_log_products and _shifted_exp: with those calls here the whole kernel
+            # took 8% longer, measured on K = 50)
             for t in range(T):
                 AT[t, u] = 0.0
             for j in range(J):

@@ -203,25 +203,28 @@ def test_dense_and_row_kernels_agree(name, scale, J, K, base, gold):
         np.testing.assert_allclose(g_dense, g_rows, rtol=1e-9, atol=1e-9)
 
 
+def _forty_judges_mostly_sure(gold: float):
+    """Binary answers scored by forty judges who say 0 with probability 1e-30 (half of them 0.3 when the
+    truth is 1): the kernels' pattern rows and distinct patterns, π and Θ, and the generator used."""
+    scale = Scale((0.0, 1.0))
+    J, K = 40, 3
+    counts = _answers_counts(scale, J, K, n=6, seed=4, missing=0.0, gold=gold)
+    buf = fast_density.build_buffer(counts, FitSettings(omega=0.0, likelihood="shared-truth"))
+    Q, U = int(buf[10]), int(buf[11])
+    rows_at = buf.size - (Q * (3 + J) + U * J + Q + K + 1)
+    rng = np.random.default_rng(0)
+    pi = rng.dirichlet(np.ones(2), size=K)
+    theta = np.empty((J, 2, 2))
+    theta[:, :, 0], theta[:, :, 1] = 1e-30, 1.0 - 1e-30
+    theta[: J // 2, 1, 0], theta[: J // 2, 1, 1] = 0.3, 0.7
+    return J, K, buf[rows_at:], Q, buf[rows_at + Q * (3 + J):], U, pi, theta, rng
+
+
 def test_dense_kernel_goes_through_logs_where_products_would_underflow():
     """Forty judges who give the score 0 with probability 1e-30: a pattern's products would underflow,
     so the dense kernel takes those patterns through logs and still equals the row-by-row kernel (which
     sums logs)."""
-    scale = Scale((0.0, 1.0))
-    J, K, n = 40, 3, 6
-    counts = _answers_counts(scale, J, K, n=n, seed=4, missing=0.0)
-    settings = FitSettings(omega=0.0, likelihood="shared-truth")
-    buf = fast_density.build_buffer(counts, settings)
-    Q, U = int(buf[10]), int(buf[11])
-    rows_at = buf.size - (Q * (3 + J) + U * J + Q + K + 1)
-    rows, distinct = buf[rows_at:], buf[rows_at + Q * (3 + J):]
-    rng = np.random.default_rng(0)
-    pi = rng.dirichlet(np.ones(2), size=K)
-    theta = np.empty((J, 2, 2))
-    theta[:, :, 0] = 1e-30  # every judge all but certain to say 1, whatever the truth
-    theta[:, :, 1] = 1.0 - 1e-30
-    theta[: J // 2, 1, 0] = 0.3
-    theta[: J // 2, 1, 1] = 0.7
+    J, K, rows, Q, distinct, U, pi, theta, _ = _forty_judges_mostly_sure(gold=0.0)
     patterns = distinct[:U * J].reshape(U, J).astype(int)
     log_products = np.array([[np.log(theta[np.arange(J), t, p]).sum() for t in range(2)] for p in patterns])
     assert (log_products.max(axis=1) < np.log(1e-280)).any()  # the case this test is about occurs
@@ -243,18 +246,7 @@ def test_random_effects_kernel_goes_through_logs_where_products_would_underflow(
     """The random-effects kernel multiplies each row's probabilities; with forty judges at 1e-30 the
     products underflow and it must take those rows through logs. With R = 0 (no judge mixes) its L is
     Θ, so it must equal the row-by-row kernel without random effects, which sums logs."""
-    scale = Scale((0.0, 1.0))
-    J, K = 40, 3
-    counts = _answers_counts(scale, J, K, n=6, seed=4, missing=0.0, gold=0.2)
-    buf = fast_density.build_buffer(counts, FitSettings(omega=0.0, likelihood="shared-truth"))
-    Q, U = int(buf[10]), int(buf[11])
-    rows_at = buf.size - (Q * (3 + J) + U * J + Q + K + 1)
-    rows, distinct = buf[rows_at:], buf[rows_at + Q * (3 + J):]
-    rng = np.random.default_rng(0)
-    pi = rng.dirichlet(np.ones(2), size=K)
-    theta = np.empty((J, 2, 2))
-    theta[:, :, 0], theta[:, :, 1] = 1e-30, 1.0 - 1e-30
-    theta[: J // 2, 1, 0], theta[: J // 2, 1, 1] = 0.3, 0.7
+    J, K, rows, Q, distinct, U, pi, theta, rng = _forty_judges_mostly_sure(gold=0.2)
     Z, R, W = rng.dirichlet(np.ones(2), size=K), np.zeros(J), rng.uniform(0.2, 0.8, K)
     gpi, gtheta = np.zeros((K, 2)), np.zeros((J, 2, 2))
     g_re = [np.zeros((K, 2)), np.zeros(J), np.zeros(K)]
