@@ -484,7 +484,7 @@ def _pattern_log_products(distinct, u, J, T, logth, b):
 
 @njit(cache=True, error_model="numpy")
 def _shifted_exp(b, out):
-    """out[t] = exp(b[t] − max_t b); returns max_t b (the shift keeps the product of many small
+    """out[t] = exp(b[t] − max_t b); returns max_t b (``out`` may be ``b``; the shift keeps the product of many small
     probabilities from underflowing)."""
     mx = b[0]
     for t in range(1, b.size):
@@ -714,13 +714,9 @@ def _row_responsibilities_in_logs(rows, base, k, J, T, pi, L, a):
         if s >= 0:
             for t in range(T):
                 a[t] += math.log(L[j, k, s, t])
-    amax = a[0]
-    for t in range(1, T):
-        if a[t] > amax:
-            amax = a[t]
+    amax = _shifted_exp(a, a)
     tot = 0.0
     for t in range(T):
-        a[t] = math.exp(a[t] - amax)
         tot += a[t]
     for t in range(T):
         a[t] /= tot
@@ -1209,14 +1205,15 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
         gold = np.asarray(patterns.truth) >= 0
         order = np.lexsort((patterns.candidate, ~gold))
         scores = np.asarray(patterns.scores).reshape(patterns.n_patterns, J)[order]
-        rows = np.column_stack([patterns.candidate[order], patterns.truth[order], patterns.weight[order], scores])
+        candidate = np.asarray(patterns.candidate)[order]
+        rows = np.column_stack([candidate, patterns.truth[order], patterns.weight[order], scores])
         head[9], head[10] = 1.0, patterns.n_patterns
         # the distinct score patterns over all candidates and each row's index among them: without
         # random effects the kernel computes the judges' product once per distinct pattern
         distinct, index = np.unique(scores, axis=0, return_inverse=True)
         head[11] = distinct.shape[0]
         n_gold = int(gold.sum())  # where each candidate's non-gold rows start; the gold rows end at starts[0]
-        starts = n_gold + np.searchsorted(patterns.candidate[order][n_gold:], np.arange(K + 1))
+        starts = n_gold + np.searchsorted(candidate[n_gold:], np.arange(K + 1))
         head[15] = 1.0 if K * distinct.shape[0] <= DENSE_PATTERN_RATIO * patterns.n_patterns else 0.0
         after_rows = np.concatenate([distinct.ravel(), np.ravel(index), starts]).astype(np.float64)
     else:
