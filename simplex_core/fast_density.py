@@ -484,8 +484,8 @@ def _pattern_log_products(distinct, u, J, T, logth, b):
 
 @njit(cache=True, error_model="numpy")
 def _shifted_exp(b, out):
-    """out[t] = exp(b[t] − max_t b); returns max_t b (``out`` may be ``b``; the shift keeps the product of many small
-    probabilities from underflowing)."""
+    """out[t] = exp(b[t] − max_t b); returns max_t b (``out`` may be ``b``; the shift keeps the product
+    of many small probabilities from underflowing)."""
     mx = b[0]
     for t in range(1, b.size):
         if b[t] > mx:
