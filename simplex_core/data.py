@@ -776,7 +776,7 @@ def load_table(
     drop_idx: np.ndarray = np.zeros(0, dtype=np.int64)
     if dup_mask.any():
         sub = raw.loc[dup_mask]
-        group = sub.groupby(key, sort=False).ngroup().to_numpy()
+        group = sub.groupby(key, sort=False, dropna=False).ngroup().to_numpy()  # blank names: reported above
         values = ["score"] + (["true_score"] if has_true else [])
         distinct = sub[values].groupby(group).nunique(dropna=False).max(axis=1).to_numpy()
         conflict = distinct[group] > 1

@@ -76,6 +76,15 @@ def test_binary_garbage_and_other_encodings():
     _problem(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes(), name="t.csv")
 
 
+def test_duplicate_rows_with_blank_names_are_reported_not_raised():
+    """Found by the fuzz below (2026-11-27): repeated rows whose item and candidate are blank made the
+    duplicate check index with the NaN group of pandas (IndexError). The blanks are the message."""
+    frame = pd.DataFrame([[None, None, "j", 1], [None, None, "j", 1], ["i", "c", "j", 1]],
+                         columns=["item", "candidate", "judge", "score"])
+    with pytest.raises(ValidationError, match=r"The 'item' column: 2 blank values in rows 1, 2"):
+        load_table(frame)
+
+
 def test_blank_score_column():
     assert "every score is blank (2 rows): there is nothing to rank" in _problem(b"item,candidate,judge,score\nq,a,j,\nq,b,j,\n", name="t.csv")
 
