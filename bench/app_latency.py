@@ -150,6 +150,12 @@ def flagged_for(omega: float, beta: float) -> str:
             "e.innerText.includes('not to be trusted'))")
 
 
+def wait_for_mark(page, mark: str, timeout: float = 180_000) -> None:
+    """Wait until the tab's :data:`PAGE_MARKS` script has noted ``mark`` (``first``, ``content`` or
+    ``figure``): polled on animation frames, reading a variable only."""
+    page.wait_for_function(f"() => window.__marks && '{mark}' in window.__marks", timeout=timeout, polling="raf")
+
+
 def open_pages(browser, url: str, shared: Any = None) -> list[dict]:
     """Each page in a new tab of a new browser context (a visitor whose browser has never seen the
     app: nothing cached), or with ``shared`` (a context), a new tab of that context (a returning
@@ -161,26 +167,19 @@ def open_pages(browser, url: str, shared: Any = None) -> list[dict]:
         page.add_init_script(PAGE_MARKS)
         t0 = time.perf_counter()
         page.goto(f"{url}/{address}", wait_until="commit")
-        # the first thing drawn: serve.py's placeholder (app_support/boot_page.py), or the page itself
-        page.wait_for_selector('[data-testid="bootPlaceholder"], [data-testid="stMain"] h1', state="visible",
-                               timeout=180_000)
-        first = time.perf_counter() - t0
-        page.wait_for_selector('[data-testid="stMain"] h1', timeout=180_000)
-        page.wait_for_function(f"() => ({MAIN_TEXT})().length > 200", timeout=180_000)
-        content = time.perf_counter() - t0
+        # the page's own marks (PAGE_MARKS), waited for without reading the page (no forced layout)
+        wait_for_mark(page, "content")
         figure = float("nan")
         if has_figure:
             try:
-                page.wait_for_function(FIGURE, timeout=180_000)
-                figure = time.perf_counter() - t0
+                wait_for_mark(page, "figure")
+                figure = time.perf_counter() - t0  # the bench's clock, printed beside the page's
             except Exception:  # noqa: BLE001 — a page still waiting for its fit: reported as missing
                 pass
         marks = {k: v / 1000.0 for k, v in page.evaluate("window.__marks").items()}
-        # the figures by the page's clock; the bench's clock (Playwright's round trips on a loaded
-        # machine added 0.1-0.5 s) beside them
-        rows.append({"page": name, "first": marks.get("first", first), "content": marks.get("content", content),
-                     "figure": marks.get("figure", figure), "bench_first": first, "bench_content": content,
-                     "bench_figure": figure, "errors": page.evaluate(ERRORS)})
+        rows.append({"page": name, "first": marks.get("first", float("nan")), "content": marks["content"],
+                     "figure": marks.get("figure", float("nan")), "bench_figure": figure,
+                     "errors": page.evaluate(ERRORS)})
         if shared is None:
             ctx.close()
         else:

@@ -52,7 +52,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.app_latency import PAGE_MARKS  # noqa: E402
+from bench.app_latency import PAGE_MARKS, wait_for_mark  # noqa: E402
 from bench.speed import uptime  # noqa: E402
 from tests.streamlit_server import streamlit_server  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -198,7 +198,7 @@ def first_paint(browser, url: str) -> tuple[float, float, float]:
     t0 = time.perf_counter()
     try:
         page.goto(url, wait_until="commit", timeout=300_000)
-        page.wait_for_function("() => window.__marks && 'content' in window.__marks", timeout=300_000, polling=100)
+        wait_for_mark(page, "content", timeout=300_000)
         bench = time.perf_counter() - t0
         marks = page.evaluate("window.__marks")
         return marks.get("first", float("nan")) / 1000.0, marks["content"] / 1000.0, bench
