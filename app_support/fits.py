@@ -13,10 +13,12 @@ page may show the last result of the same data (``FitView.origin == "stale"``), 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import streamlit as st
+from streamlit.logger import get_logger
 
 from simplex_core.data import Counts, JudgmentTable, count_tensor
 from simplex_core.fit_identity import data_key, fit_key
@@ -34,6 +36,7 @@ from .state import BETA_MAX_GRID, OMEGA_GRID, K
 #: Priority of the sensitivity sweep's fits: after interactive requests, before the grid fill.
 SWEEP = 5
 _MEMO_SIZE = 48
+_LOG = get_logger("simplex_judge.fits")  # Streamlit's handler: the lines show in the server's output
 
 
 # -- process-wide objects ---------------------------------------------------------------------------
@@ -200,8 +203,10 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     view = FitView(requested=settings, counts=counts, key=key)
     result = cached_result(counts, settings)
     if result is not None:
+        _note_delivery(counts, settings, key)
         view.result, view.result_settings, view.origin = result, settings, origin_of(result)
         return view
+    st.session_state.setdefault(K.WAITING_FITS, set()).add(key)
     manager = fit_manager()
     job = manager.find(counts, settings)
     explicit = st.session_state.setdefault(K.CANCELLED, set())
@@ -217,6 +222,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     if job is not None and job.state == "done":
         result = cached_result(counts, settings)
         if result is not None:
+            _note_delivery(counts, settings, key)
             view.result, view.result_settings, view.origin = result, settings, "cache"
             return view
         # Finished but unreadable: the cache has set the broken entry aside; fit once more, saying
@@ -241,6 +247,20 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
         if old is not None:
             view.result, view.result_settings, view.origin = old, old_settings, "stale"
     return view
+
+
+def _note_delivery(counts: Counts, settings: FitSettings, key: str) -> None:
+    """Log, once, how long after it landed a fit reached a page run of a session that had asked for
+    it before it was fitted: the server's share of the wait between a fit being stored and a visitor
+    seeing it (the rest is the visitor's browser drawing the page)."""
+    waiting = st.session_state.get(K.WAITING_FITS)
+    if not waiting or key not in waiting:
+        return
+    waiting.discard(key)
+    landed = fit_manager().landed_at(counts, settings)
+    if landed is not None:
+        _LOG.info("fit %s reached a page that waited for it %.2f s after it landed", settings_label(settings),
+                  time.time() - landed)
 
 
 def remember_shown(view: FitView, purpose: str = "main") -> None:

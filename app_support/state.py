@@ -84,6 +84,7 @@ class K:
     SHOWN_FITS = "shown_fits"  # {(data key): settings key} of the last fit shown per dataset
     GRIDS_STARTED = "grids_started"  # set of grid group names this session started
     CANCELLED = "cancelled_fits"  # fit keys this user cancelled (not resubmitted automatically)
+    WAITING_FITS = "waiting_fits"  # fit keys a page of this session asked for before they were fitted
     CONTEXT = "analysis_context"  # the AnalysisContext app.py built for this run
     FIT_SLOT = "sidebar_fit_slot"  # the sidebar container where pages draw background-fit progress
 

@@ -403,6 +403,43 @@ def test_a_cancelled_fit_says_so_and_can_be_restarted():
     assert "Fitting ω = 0, β_max = 20" in texts(at)  # ... but on request
 
 
+def test_a_fit_that_lands_while_its_page_waits_is_logged_once_with_the_delay_to_the_page(monkeypatch):
+    """The server's share of "stored → shown" (issue 14): the first page run that gets a fit its
+    session asked for before it was fitted logs how long after landing that was; later runs do not."""
+    import shutil
+    import time
+    from types import SimpleNamespace
+
+    from app_support import fits
+    from app_support.sidebar import sampler_sizes
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.fit_cache import FitCache
+    from simplex_core.model import FitSettings
+
+    counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
+    shutil.rmtree(FitCache().path(counts, FitSettings(beta_max=17.5, **sampler_sizes())), ignore_errors=True)
+    fits._memo.clear()
+    lines: list[str] = []
+    monkeypatch.setattr(fits, "_LOG", SimpleNamespace(info=lambda msg, *args: lines.append(msg % args)))
+    at = new_app({"beta_max": "17.5"})
+    assert "Fitting ω = 0, β_max = 17.5" in texts(at)
+    assert lines == []  # nothing has landed yet
+    deadline = time.time() + 300
+    while "Fit: ω = 0, β_max = 17.5" not in texts(at) and time.time() < deadline:
+        time.sleep(1.0)
+        at.run()
+    assert_clean(at)
+    assert "Fit: ω = 0, β_max = 17.5" in texts(at)
+    assert len(lines) == 1, lines
+    found = re.fullmatch(r"fit ω = 0, β_max = 17\.5, [^ ]+ likelihood reached a page that waited for it "
+                         r"(\d+\.\d\d) s after it landed", lines[0])
+    assert found, lines[0]
+    assert 0.0 <= float(found.group(1)) < 60.0
+    at.run()  # the same fit shown again is not a delivery
+    assert len(lines) == 1
+
+
 def test_showing_a_first_fit_queues_the_rest_of_the_grid_in_the_background(monkeypatch):
     monkeypatch.setenv("SIMPLEX_JUDGE_BACKGROUND_GRID", "1")
     from app_support.fits import fit_manager

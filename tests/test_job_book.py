@@ -72,6 +72,22 @@ def test_a_stored_fit_is_done_at_once_and_never_started(book):
     assert book.start_next(1) == [] and book.live("k") is None
 
 
+def test_a_fit_landed_when_its_worker_finished_it_not_when_it_was_later_found_stored(book, clock):
+    assert book.landed_at("k") is None
+    job = book.request("k", ("c", "s"))
+    book.start_next(1)
+    clock.t += 7
+    book.on_done(job.job_id)
+    clock.t += 30
+    again = book.request("k", ("c", "s"), stored=True)  # e.g. another session's grid, once it is stored
+    assert again.from_cache and again.finished_at == 1037.0
+    assert book.landed_at("k") == 1007.0
+    failed = book.request("f", None)
+    book.start_next(1)
+    book.on_failed(failed.job_id, "no")
+    assert book.landed_at("f") is None
+
+
 def test_a_newer_request_of_one_owner_replaces_its_queued_one_but_not_anothers(book):
     first = book.request("k1", None, owner="me", supersede=True)
     shared = book.request("k2", None, owner="me", supersede=True)

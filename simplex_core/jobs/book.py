@@ -232,6 +232,13 @@ class JobBook:
     def get(self, job_id: str) -> Job:
         return self._jobs[job_id]  # KeyError for an unknown (or forgotten) id
 
+    def landed_at(self, key: str) -> float | None:
+        """When a worker last finished this fit (its job's end, on :attr:`clock`), or ``None``: jobs
+        that found it already stored do not count."""
+        ends = [j.finished_at for j in self._jobs.values()
+                if j.key == key and j.state == "done" and not j.from_cache and j.finished_at is not None]
+        return max(ends) if ends else None
+
     def status(self, job: Job) -> JobStatus:
         position = None
         if job.state == "queued":

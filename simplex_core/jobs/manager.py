@@ -214,6 +214,12 @@ class FitManager:
             job = self._book.latest(fit_key(counts, settings))
             return self._book.status(job) if job is not None else None
 
+    def landed_at(self, counts: Any, settings: Any) -> float | None:
+        """When a worker last finished this fit (``time.time()``), or ``None`` (never fitted here, or
+        its job forgotten)."""
+        with self._lock:
+            return self._book.landed_at(fit_key(counts, settings))
+
     def result(self, job_id: str, counts: Any, settings: Any) -> Any | None:
         """The result of a finished job (``None`` while not done)."""
         with self._lock:
