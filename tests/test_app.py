@@ -597,6 +597,22 @@ def test_the_warm_start_does_the_first_visitors_work_before_they_come(monkeypatc
                for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"])
 
 
+def test_a_warm_server_keeps_its_long_lived_objects_out_of_the_collector_and_collects_less_often():
+    import gc
+
+    from app_support import warmup
+
+    before = gc.get_threshold()
+    try:
+        warmup.freeze_long_lived()
+        assert gc.get_freeze_count() > 10_000  # the imports and warm caches, out of the collector's walks
+        assert gc.get_threshold() == (warmup.YOUNG_GENERATION, *before[1:])
+        assert warmup.YOUNG_GENERATION > 10 * before[0]
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
 def _figure_titles(at) -> str:
     titles = []
     for chart in at.get("plotly_chart"):
