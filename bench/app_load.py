@@ -52,6 +52,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -121,9 +122,9 @@ def delivered(log: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     for line in log.read_text(errors="replace").splitlines():
         found = DELIVERY.match(line)
-        if found:
-            when = time.mktime(time.strptime(found.group(1).split(".")[0], "%Y-%m-%d %H:%M:%S"))
-            out.setdefault(found.group(2), when + float("0." + found.group(1).split(".")[1]))
+        if found:  # Streamlit's log stamps local time
+            when = datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp()
+            out.setdefault(found.group(2), when)
     return out
 
 
