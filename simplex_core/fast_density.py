@@ -1,9 +1,10 @@
-"""Hand-written log density and gradient of the weight-propagation model, compiled once by numba.
+"""Hand-written log density and gradient of the model, compiled once by numba.
 
 This module owns the numba kernels of the fast path of :mod:`simplex_core.inference` (engine
 ``'fast'``; the engine itself, mode search, chain starts and the nutpie glue, is
-:mod:`simplex_core.fast_engine`): the log density of the model that :func:`simplex_core.model.build_model` defines, with the weight-propagation
-judge prior, fixed ω and β_max or integrated mode (both random), written out with its gradient in
+:mod:`simplex_core.fast_engine`): the log density of the model that
+:func:`simplex_core.model.build_model` defines, with any of its three judge priors, fixed ω and
+β_max or integrated mode (both random), written out with its gradient in
 plain numba code and exposed as C callbacks that nutpie's Rust NUTS sampler calls directly, from
 several threads, with no Python (and no GIL) in the loop.
 
@@ -33,8 +34,15 @@ levels, E = M(M−1)/2)::
     pi          K × (T−1)        π_k ~ Dirichlet(1)
     rho         J                ρ_j ~ Beta(1, 1)
     first row   J × (M−1)        Θ_j[0, ·] ~ Dirichlet(1 + ρ_j β_max at the correct cell)
-    edges       J × (T−1) × E    node (t, m2), m2 = 0..M−2, in that order: M − m2 − 1 coordinates
-                                 of its Dirichlet over the edges to (t+1, m2..M−1)
+    judge block J × G            the rest of judge j's prior (G coordinates per judge, :func:`sizes`):
+                (T−1) × E          weight propagation: node (t, m2), m2 = 0..M−2, in that order:
+                                   M − m2 − 1 coordinates of its Dirichlet over the edges to
+                                   (t+1, m2..M−1)
+                (T−1) × (M−1)      diagonal: rows 1..T−1 of Θ_j, each ~ Dirichlet(1 + ρ_j β_max at
+                                   its correct cell)
+                (T−1) × M          mixing: per row t+1 the M − 1 coordinates of the innovation
+                                   ε_t ~ Dirichlet(1 + ρ_j β_max at row t+1's correct cell), then
+                                   the log-odds of λ_t ~ Beta(1, 1); Θ[t+1] = (1 − λ_t) Θ[t] + λ_t ε_t
     Z           K × (T−1)        (random effects only) Z_k ~ Dirichlet(δ)
     R           J                fixed ω: R_j ~ Beta(ωJ, J) (log-odds)
                 2 × J            integrated: log-odds of V_j ~ Beta(1 + ωJ, J), then log of
@@ -82,10 +90,14 @@ __all__ = [
 
 #: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, shared truth 0/1,
 #: pattern rows Q, distinct score patterns U, integrated 0/1, upper bound of ω, upper bound of β_max,
-#: per-candidate dense passes 0/1 (see :func:`_shared_truth_loglik_dense`)] (integrated mode:
+#: per-candidate dense passes 0/1 (see :func:`_shared_truth_loglik_dense`), judge prior code
+#: (:data:`PRIOR_CODES`)] (integrated mode:
 #: ω and β_max are coordinates of x, not buffer values; the bounds travel in the buffer so that the
 #: compiled code never holds a copy of model.py's constants)
-HEADER = 16
+HEADER = 17
+
+#: The judge priors this path implements, by the code the buffer carries (``simplex_core.model``'s names).
+PRIOR_CODES = {"weight-propagation": 0, "diagonal": 1, "mixing": 2}
 
 #: :func:`_shared_truth_loglik_dense` works on every (candidate, distinct pattern) cell, the row-by-row
 #: kernel on every pattern row; the dense one is used when K · U ≤ this many times Q. Measured on random
@@ -156,14 +168,15 @@ def _log_sigmoid(u):
 
 
 @njit(cache=True, error_model="numpy")
-def _offsets(J, K, M, T, E, per):
+def _offsets(J, K, M, T, G, per):
     """Where each block of the unconstrained vector starts (the layout of the module docstring);
-    ``per``: coordinates per random-effect variable R_j, W_k (1, or 2 in integrated mode: V and E)."""
+    ``G``: coordinates per judge after its first row (:func:`sizes`); ``per``: coordinates per
+    random-effect variable R_j, W_k (1, or 2 in integrated mode: V and E)."""
     o_pi = 0
     o_rho = o_pi + K * (T - 1)
     o_first = o_rho + J
     o_edge = o_first + J * (M - 1)
-    o_Z = o_edge + J * (T - 1) * E
+    o_Z = o_edge + J * G
     o_R = o_Z + K * (T - 1)
     o_W = o_R + per * J
     return o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W
@@ -210,17 +223,140 @@ def _interval(u, upper):
 
 
 @njit(cache=True, error_model="numpy")
+def _judge_block(M, T, prior):
+    """Coordinates per judge after its first row, for judge prior code ``prior`` (:data:`PRIOR_CODES`)."""
+    if prior == 1:  # diagonal: rows 1..T−1, each a simplex over the M observed levels
+        return (T - 1) * (M - 1)
+    if prior == 2:  # mixing: per row 1..T−1 the innovation's simplex, then the log-odds of its weight λ
+        return (T - 1) * M
+    return (T - 1) * (M * (M - 1) // 2)  # weight propagation: E edge coordinates per transition
+
+
+@njit(cache=True, error_model="numpy")
 def sizes(buf):
+    """``(J, K, M, T, P, random effects, G, n)``: G the coordinates per judge after its first row
+    (:func:`_offsets`), n the length of the unconstrained vector."""
     J = int(buf[1]); K = int(buf[2]); M = int(buf[3]); T = int(buf[4]); P = int(buf[5])
     use_re = buf[6] > 0.5
-    E = M * (M - 1) // 2
+    G = _judge_block(M, T, int(buf[16]))
     per = 2 if buf[12] > 0.5 else 1
-    offsets = _offsets(J, K, M, T, E, per)
+    offsets = _offsets(J, K, M, T, G, per)
     o_Z, o_W = offsets[4], offsets[6]
     n = o_W + per * K if use_re else o_Z  # without random effects the vector ends where Z would start
     if per == 2:
         n += 2  # integrated mode: ω, β_max after W
-    return J, K, M, T, P, use_re, E, n
+    return J, K, M, T, P, use_re, G, n
+
+
+@njit(cache=True, error_model="numpy")
+def _judge_forward(x, o_first, o_edge, G, j, M, T, prior, s, correct, lg, dg, theta, A, gA, gfirst, lam):
+    """Judge j's Θ [T, M] (into ``theta``, zeros on entry) from its coordinates under judge prior code
+    ``prior`` (:data:`PRIOR_CODES`); returns (log prior density with Jacobians, its derivative in
+    s = ρ_j β_max). Keeps what :func:`_judge_backward` needs: the weight-propagation transition
+    matrices in ``A [T−1, M, M]``, or the diagonal rows / mixing innovations in ``A[t, 0]``, the mixing
+    weights in ``lam``, and the prior's own gradient in the simplexes' values (``gA``, ``gfirst``).
+
+    Every Dirichlet of the judge prior is 1 + s on one "correct" cell (``lg``, ``dg``: its log
+    normaliser lgamma(d + s) − lgamma(1 + s) and s-derivative by size d − 1)."""
+    lp = 0.0
+    ds = 0.0
+    # the first row Θ[0] ~ Dirichlet(1 + s at the correct cell), in all three priors
+    lp += _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
+    c0 = int(correct[0])
+    lp += lg[M - 1] + s * math.log(theta[0, c0])
+    ds += dg[M - 1] + math.log(theta[0, c0])
+    for m in range(M):
+        gfirst[m] = 1.0 / theta[0, m]
+    gfirst[c0] += s / theta[0, c0]
+    E = M * (M - 1) // 2
+    for t in range(T - 1):
+        tgt = int(correct[t + 1])
+        if prior == 0:  # weight propagation: Θ[t + 1] = Θ[t] A_t, node (t, m2) spreads over columns ≥ m2
+            base = o_edge + j * G + t * E
+            pos = 0
+            for m2 in range(M - 1):
+                d = M - m2
+                a = A[t, m2, m2:]
+                lp += _simplex(x[base + pos: base + pos + d - 1], a)
+                pos += d - 1
+                for i in range(d):
+                    gA[t, m2, m2 + i] = 1.0 / a[i]
+                if tgt >= m2:
+                    b = tgt - m2
+                    la = math.log(a[b])
+                    lp += lg[d - 1] + s * la
+                    ds += dg[d - 1] + la
+                    gA[t, m2, m2 + b] += s / a[b]
+            A[t, M - 1, M - 1] = 1.0
+            for m2 in range(M):
+                v = theta[t, m2]
+                for c in range(m2, M):
+                    theta[t + 1, c] += v * A[t, m2, c]
+            continue
+        # diagonal: Θ[t + 1] itself; mixing: the innovation ε_t, Θ[t + 1] = (1 − λ_t) Θ[t] + λ_t ε_t
+        base = o_edge + j * G + t * (M - 1 if prior == 1 else M)
+        a = A[t, 0]
+        lp += _simplex(x[base: base + M - 1], a)
+        la = math.log(a[tgt])
+        lp += lg[M - 1] + s * la
+        ds += dg[M - 1] + la
+        for m in range(M):
+            gA[t, 0, m] = 1.0 / a[m]
+        gA[t, 0, tgt] += s / a[tgt]
+        if prior == 1:
+            for m in range(M):
+                theta[t + 1, m] = a[m]
+        else:
+            u = x[base + M - 1]
+            lm = _sigmoid(u)
+            lam[t] = lm
+            lp += _log_sigmoid(u) + _log_sigmoid(-u)  # Beta(1, 1) through the log-odds transform
+            for m in range(M):
+                theta[t + 1, m] = (1.0 - lm) * theta[t, m] + lm * a[m]
+    return lp, ds
+
+
+@njit(cache=True, error_model="numpy")
+def _judge_backward(x, o_first, o_edge, G, j, M, T, prior, theta, A, gA, gfirst, lam, gtheta, g):
+    """Judge j's part of the gradient ``g`` given d(log density)/dΘ_j in ``gtheta`` (the likelihood's;
+    overwritten) and the prior's own parts that :func:`_judge_forward` left in ``gA`` and ``gfirst``."""
+    E = M * (M - 1) // 2
+    for t in range(T - 2, -1, -1):
+        if prior == 0:
+            for m2 in range(M):
+                v = theta[t, m2]
+                acc = 0.0
+                for c in range(m2, M):
+                    gc = gtheta[t + 1, c]
+                    gA[t, m2, c] += v * gc
+                    acc += A[t, m2, c] * gc
+                gtheta[t, m2] += acc
+        elif prior == 1:
+            for m in range(M):
+                gA[t, 0, m] += gtheta[t + 1, m]
+        else:
+            lm = lam[t]
+            gl = 0.0
+            for m in range(M):
+                gc = gtheta[t + 1, m]
+                gl += gc * (A[t, 0, m] - theta[t, m])
+                gtheta[t, m] += (1.0 - lm) * gc
+                gA[t, 0, m] += lm * gc
+            g[o_edge + j * G + t * M + M - 1] = gl * lm * (1.0 - lm) + (1.0 - 2.0 * lm)
+    for m in range(M):
+        gfirst[m] += gtheta[0, m]
+    _simplex_grad(theta[0], gfirst, g[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)])
+    for t in range(T - 1):
+        if prior == 0:
+            base = o_edge + j * G + t * E
+            pos = 0
+            for m2 in range(M - 1):
+                d = M - m2
+                _simplex_grad(A[t, m2, m2:], gA[t, m2, m2:], g[base + pos: base + pos + d - 1])
+                pos += d - 1
+        else:
+            base = o_edge + j * G + t * (M - 1 if prior == 1 else M)
+            _simplex_grad(A[t, 0], gA[t, 0], g[base: base + M - 1])
 
 
 def logp_grad(x, g, buf):
@@ -234,7 +370,7 @@ def logp_grad(x, g, buf):
 def tempered_logp_grad(x, g, buf, power):
     """``(log prior + power · log likelihood, log likelihood)`` at ``x``, the gradient of the first
     into ``g``: the tempered densities of :mod:`simplex_core.tempering` (``power = 1``: the posterior)."""
-    J, K, M, T, P, use_re, E, n = sizes(buf)
+    J, K, M, T, P, use_re, G, n = sizes(buf)
     omega = buf[7]
     beta = buf[8]
     integrated = buf[12] > 0.5
@@ -250,7 +386,7 @@ def tempered_logp_grad(x, g, buf, power):
     lp = 0.0
     lik = 0.0
     # offsets in x
-    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E, 2 if integrated else 1)
+    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, G, 2 if integrated else 1)
     o_hyp = n - 2  # integrated mode: ω, β_max are the last two coordinates
     s_om = s_bm = 0.0
     if integrated:  # ω ~ Uniform(0, buf[13]), β_max ~ Uniform(0, buf[14]), PyMC's interval transform
@@ -270,53 +406,27 @@ def tempered_logp_grad(x, g, buf, power):
         r = _sigmoid(x[o_rho + j])
         rho[j] = r
         lp += math.log(r) + math.log1p(-r)
+    prior = int(buf[16])
     theta = np.zeros((J, T, M))
     gtheta = np.zeros((J, T, M))
     A = np.zeros((J, T - 1, M, M))
     gA = np.zeros((J, T - 1, M, M))
-    first = np.empty((J, M))
     gfirst = np.zeros((J, M))
-    c0 = int(correct[0])
+    lam = np.zeros((J, T - 1))
     lg = np.empty(M)
     dg = np.empty(M)
     for j in range(J):
         s = rho[j] * beta
-        lp += _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], first[j])
         # lgamma(d + s) - lgamma(1 + s) = sum_{i<d} log(s + i); its s-derivative sum 1/(s + i)
         lg[0] = 0.0
         dg[0] = 0.0
         for i in range(1, M):
             lg[i] = lg[i - 1] + math.log(s + i)
             dg[i] = dg[i - 1] + 1.0 / (s + i)
-        lp += lg[M - 1] + s * math.log(first[j, c0])
-        ds[j] += dg[M - 1] + math.log(first[j, c0])
-        for m in range(M):
-            gfirst[j, m] = 1.0 / first[j, m]
-        gfirst[j, c0] += s / first[j, c0]
-        for m in range(M):
-            theta[j, 0, m] = first[j, m]
-        for t in range(T - 1):
-            base = o_edge + (j * (T - 1) + t) * E
-            pos = 0
-            tgt = int(correct[t + 1])
-            for m2 in range(M - 1):
-                d = M - m2
-                a = A[j, t, m2, m2:]
-                lp += _simplex(x[base + pos: base + pos + d - 1], a)
-                pos += d - 1
-                for i in range(d):
-                    gA[j, t, m2, m2 + i] = 1.0 / a[i]
-                if tgt >= m2:
-                    b = tgt - m2
-                    la = math.log(a[b])
-                    lp += lg[d - 1] + s * la
-                    ds[j] += dg[d - 1] + la
-                    gA[j, t, m2, m2 + b] += s / a[b]
-            A[j, t, M - 1, M - 1] = 1.0
-            for m2 in range(M):
-                v = theta[j, t, m2]
-                for c in range(m2, M):
-                    theta[j, t + 1, c] += v * A[j, t, m2, c]
+        lpj, dsj = _judge_forward(x, o_first, o_edge, G, j, M, T, prior, s, correct, lg, dg, theta[j], A[j], gA[j],
+                                  gfirst[j], lam[j])
+        lp += lpj
+        ds[j] += dsj
     Z = np.zeros((K, T))
     gZ = np.zeros((K, T))
     R = np.zeros(J)
@@ -413,25 +523,7 @@ def tempered_logp_grad(x, g, buf, power):
     # backprop through the propagation
     gbeta = 0.0
     for j in range(J):
-        for t in range(T - 2, -1, -1):
-            for m2 in range(M):
-                v = theta[j, t, m2]
-                acc = 0.0
-                for c in range(m2, M):
-                    gc = gtheta[j, t + 1, c]
-                    gA[j, t, m2, c] += v * gc
-                    acc += A[j, t, m2, c] * gc
-                gtheta[j, t, m2] += acc
-        for m in range(M):
-            gfirst[j, m] += gtheta[j, 0, m]
-        _simplex_grad(first[j], gfirst[j], g[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)])
-        for t in range(T - 1):
-            base = o_edge + (j * (T - 1) + t) * E
-            pos = 0
-            for m2 in range(M - 1):
-                d = M - m2
-                _simplex_grad(A[j, t, m2, m2:], gA[j, t, m2, m2:], g[base + pos: base + pos + d - 1])
-                pos += d - 1
+        _judge_backward(x, o_first, o_edge, G, j, M, T, prior, theta[j], A[j], gA[j], gfirst[j], lam[j], gtheta[j], g)
         r = rho[j]
         g[o_rho + j] = beta * r * (1.0 - r) * ds[j] + (1.0 - 2.0 * r)
         if integrated:
@@ -844,14 +936,13 @@ def expand(x, out, buf):
     """The stored values of a point: pi [K,T], expected_score [K], theta [J,T,M], rho [J] and, with
     random effects, Z [K,T], R [J], W [K] and, in integrated mode, omega and beta_max, flattened in
     that order into ``out``."""
-    J, K, M, T, P, use_re, E, n = sizes(buf)
-    beta = buf[8]
+    J, K, M, T, P, use_re, G, n = sizes(buf)
     o = HEADER
     o += T
     tv = buf[o:o + T]; o += T
     correct = buf[o:o + T]
     integrated = buf[12] > 0.5
-    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, E, 2 if integrated else 1)
+    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, G, 2 if integrated else 1)
     w = 0
     tmp = np.empty(max(M, T))
     for k in range(K):
@@ -865,23 +956,17 @@ def expand(x, out, buf):
             acc += out[w + k * T + t] * tv[t]
         out[es_off + k] = acc
     w = es_off + K
-    A = np.zeros((M, M))
+    prior = int(buf[16])
     theta = np.zeros((T, M))
+    A = np.zeros((T - 1, M, M))
+    gA = np.zeros((T - 1, M, M))
+    gfirst = np.zeros(M)
+    lam = np.zeros(T - 1)
+    lg = np.zeros(M)  # Θ does not depend on s = ρ_j β_max: the log density computed alongside is unused
     for j in range(J):
         theta[:, :] = 0.0
-        _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
-        for t in range(T - 1):
-            base = o_edge + (j * (T - 1) + t) * E
-            pos = 0
-            A[:, :] = 0.0
-            for m2 in range(M - 1):
-                d = M - m2
-                _simplex(x[base + pos: base + pos + d - 1], A[m2, m2:])
-                pos += d - 1
-            A[M - 1, M - 1] = 1.0
-            for m2 in range(M):
-                for c in range(m2, M):
-                    theta[t + 1, c] += theta[t, m2] * A[m2, c]
+        A[:, :, :] = 0.0
+        _judge_forward(x, o_first, o_edge, G, j, M, T, prior, 0.0, correct, lg, lg, theta, A, gA, gfirst, lam)
         for t in range(T):
             for m in range(M):
                 out[w + (j * T + t) * M + m] = theta[t, m]
@@ -1147,9 +1232,9 @@ def expand_all(draws, out, buf):
 # -- Python side -------------------------------------------------------------------------------------
 
 def supports(settings: "ModelSettings") -> bool:
-    """Whether this fast path implements the model for these settings (the weight-propagation
-    prior, fixed or integrated ω and β_max, either likelihood); other priors use the PyMC graph."""
-    return settings.prior == "weight-propagation"
+    """Whether this fast path implements the model for these settings: every judge prior of
+    :data:`PRIOR_CODES`, fixed or integrated ω and β_max, either likelihood."""
+    return settings.prior in PRIOR_CODES
 
 
 def _tiny_buffer() -> np.ndarray:
@@ -1192,7 +1277,7 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     from simplex_core.model import BETA_MAX_UPPER, OMEGA_UPPER, included_pairs, require_patterns, resolve_delta
 
     if not supports(settings):
-        raise ValueError(f"the fast path implements the weight-propagation prior only; got prior {settings.prior!r}.")
+        raise ValueError(f"the fast path implements the judge priors {', '.join(PRIOR_CODES)}; got prior {settings.prior!r}.")
     scale = counts.scale
     N = np.asarray(counts.N, dtype=np.float64)
     J, K, M = N.shape
@@ -1225,6 +1310,7 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     head[8] = settings.beta_max
     if settings.integrated:
         head[12:15] = [1.0, OMEGA_UPPER, BETA_MAX_UPPER]
+    head[16] = PRIOR_CODES[settings.prior]
     buf = np.concatenate([
         head, resolve_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
@@ -1251,7 +1337,9 @@ def logp_and_grad(counts: "CountsLike", settings: "ModelSettings", x: np.ndarray
 
 def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     """The unconstrained vector of this module for a point of PyMC's value variables (``pi_simplex__``,
-    ``rho_logodds__``, ``theta_first_row_simplex__``, ``edge_weights_<d>_simplex__``, ``Z_simplex__``,
+    ``rho_logodds__``, ``theta_first_row_simplex__``, ``edge_weights_<d>_simplex__`` (or the diagonal
+    prior's ``theta_rows_simplex__``, the mixing prior's ``innovation_simplex__`` and
+    ``mixing_weight_logodds__``), ``Z_simplex__``,
     ``R_logodds__``, ``W_logodds__`` or, in integrated mode, ``V_R_logodds__``, ``E_R_log__``,
     ``V_W_logodds__``, ``E_W_log__``, then ``omega_interval__``, ``beta_max_interval__``), e.g.
     ``model.initial_point()``; a gradient dict in the same names maps the same way."""
@@ -1260,15 +1348,24 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
     J, K, M = np.asarray(counts.N).shape
     T = counts.scale.n_true
     E = M * (M - 1) // 2
-    parts = [np.asarray(point["pi_simplex__"]).ravel(), np.asarray(point["rho_logodds__"]).ravel(),
-             np.asarray(point["theta_first_row_simplex__"]).ravel()]
-    edge = np.zeros((J, T - 1, E))
-    for d, (nodes, _) in weight_propagation_groups(counts.scale).groups.items():
-        arr = np.asarray(point[f"edge_weights_{d}_simplex__"])  # [J, n_nodes, d - 1]
-        for i, (t, m2) in enumerate(nodes):
-            pos = sum(M - mm - 1 for mm in range(m2))
-            edge[:, t, pos:pos + d - 1] = arr[:, i, :]
-    parts.append(edge.ravel())
+    parts = [np.asarray(point["pi_simplex__"]).ravel(), np.asarray(point["rho_logodds__"]).ravel()]
+    if settings.prior == "diagonal":  # theta_rows [J, T, M − 1]: row 0 is the first row, the rest the judge block
+        rows = np.asarray(point["theta_rows_simplex__"])
+        parts += [rows[:, 0].ravel(), rows[:, 1:].ravel()]
+    elif settings.prior == "mixing":  # per row 1..T−1 the innovation's coordinates, then λ's log-odds
+        eps = np.asarray(point["innovation_simplex__"])  # [J, T − 1, M − 1]
+        lam = np.asarray(point["mixing_weight_logodds__"])  # [J, T − 1]
+        parts += [np.asarray(point["theta_first_row_simplex__"]).ravel(),
+                  np.concatenate([eps, lam[..., None]], axis=-1).ravel()]
+    else:
+        parts.append(np.asarray(point["theta_first_row_simplex__"]).ravel())
+        edge = np.zeros((J, T - 1, E))
+        for d, (nodes, _) in weight_propagation_groups(counts.scale).groups.items():
+            arr = np.asarray(point[f"edge_weights_{d}_simplex__"])  # [J, n_nodes, d - 1]
+            for i, (t, m2) in enumerate(nodes):
+                pos = sum(M - mm - 1 for mm in range(m2))
+                edge[:, t, pos:pos + d - 1] = arr[:, i, :]
+        parts.append(edge.ravel())
     if settings.has_random_effects:
         parts.append(np.asarray(point["Z_simplex__"]).ravel())
         if settings.integrated:  # the augmentation's V and E of R, then of W

@@ -12,9 +12,8 @@ Engines (``FitSettings.engine``)
     point by point), compiled once per machine and cached on disk, so no compilation per dataset or
     setting. Before sampling, a few L-BFGS runs locate the posterior's modes and the chains start
     there (dealt over the modes that hold non-negligible Laplace mass, so a real second mode shows in
-    R-hat instead of hiding). It implements the weight-propagation prior, with fixed ω and β_max or
-    in integrated mode; the other priors fall back to ``'nutpie'`` (``timing['engine_used']`` says
-    which engine ran). Chosen by measurement (``bench/speed.py``, README "Engine").
+    R-hat instead of hiding). It implements every judge prior, with fixed ω and β_max or in
+    integrated mode. Chosen by measurement (``bench/speed.py``, README "Engine").
 ``'nutpie'``
     nutpie's Rust NUTS sampler driving a log density (and gradient) compiled by PyTensor's C
     backend. Compiling takes seconds (PyTensor caches the C modules on disk, across processes);
@@ -122,8 +121,7 @@ class FitResult:
         ``compile_s`` (building and compiling; ~0 when a compiled model was reused), ``sample_s``
         (warm-up plus draws; for the ``'fast'`` engine it includes the mode search, also given alone
         as ``modes_s``, with ``modes`` found and ``start_modes`` used), ``reused_compiled`` (bool),
-        ``engine_used`` (the engine that ran: ``'fast'`` falls back to ``'nutpie'`` where it does not
-        apply).
+        ``engine_used`` (the engine that ran).
     settings, counts
         The inputs.
     """
@@ -592,7 +590,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             run = _sample_nutpie(model, base.sampler.replace(chains=n_chains, seed=seed), {},
                                  scaled if cb is not None else None, store_unconstrained=True)
             unconstrained.append(np.asarray(run.sample_stats["unconstrained_draw"].values))
-            runs.append(_with_boost_log(run, counts))
+            runs.append(_with_boost_log(run, counts, settings.model.prior))
             done_chains += n_chains
 
     sample_round(0, 0.05, 0.90 if len(groups) == 1 else 0.30, "")
@@ -784,10 +782,10 @@ RESTART_SEED_ROUND = 1000
 DIVERGENCE_RETRY_ACCEPT = (0.95, 0.99)
 
 
-def _with_boost_log(idata, counts: CountsLike):
+def _with_boost_log(idata, counts: CountsLike, prior: str):
     """Add ``boost_log`` (judge) to a fast-engine posterior from its unconstrained draws, and drop
     those draws: the judge prior's β_max statistic that :mod:`simplex_core.reweighting` needs (the
-    edge weights themselves are not stored)."""
+    prior's Dirichlets themselves are not stored)."""
     import xarray as xr
 
     from simplex_core.reweighting import boost_log_from_unconstrained
@@ -795,7 +793,7 @@ def _with_boost_log(idata, counts: CountsLike):
     x = np.asarray(idata.sample_stats["unconstrained_draw"].values)  # [chain, draw, n]
     J, K, M = np.asarray(counts.N).shape
     scale = counts.scale
-    boost = boost_log_from_unconstrained(x, J, K, M, scale.n_true, scale.true_index)
+    boost = boost_log_from_unconstrained(x, J, K, M, scale.n_true, scale.true_index, prior)
     idata.posterior["boost_log"] = xr.DataArray(boost, dims=("chain", "draw", "judge"),
                                                 coords={"judge": list(counts.judges)})
     idata.sample_stats = idata.sample_stats.drop_vars("unconstrained_draw")
@@ -841,16 +839,9 @@ def fit_model(
     check_data_view(counts, settings)
     if settings.engine == "fast":
         t_import = time.perf_counter()
-        from simplex_core.fast_density import supports  # the first import loads (or compiles) the C callbacks
+        import simplex_core.fast_density  # noqa: F401  the first import loads (or compiles) the C callbacks
 
-        if supports(settings.model):
-            return _fit_fast(counts, settings, progress_callback, started=t_import)
-        # Other judge priors: the PyMC graph through nutpie (recorded in the result)
-        result = fit_model(counts, settings.replace(engine="nutpie"), progress_callback)
-        result.settings = settings
-        result.timing["engine_used"] = "nutpie"
-        result.idata.posterior.attrs.update(_settings_attrs(settings))
-        return result
+        return _fit_fast(counts, settings, progress_callback, started=t_import)
     with _CACHE_LOCK:
         known = (settings.engine, structure_key(counts, settings.model)) in _CACHE
     _report(progress_callback, "preparing the model" if known else

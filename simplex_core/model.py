@@ -319,9 +319,8 @@ class FitSettings(ModelSettings, SamplerSettings):
         Random seed; the same data, settings and seed give identical output.
     engine
         ``'fast'`` (the default: nutpie's Rust NUTS on the hand-written numba log density of
-        :mod:`simplex_core.fast_density`, chains started at the posterior's modes; the diagonal
-        and mixing priors fall back to ``'nutpie'``), ``'nutpie'`` (nutpie's Rust NUTS on a
-        PyTensor C-compiled log density, chains in threads), ``'nutpie-numba'`` (nutpie's numba backend: slow to compile) or ``'pymc'``
+        :mod:`simplex_core.fast_density`, chains started at the posterior's modes), ``'nutpie'``
+        (nutpie's Rust NUTS on a PyTensor C-compiled log density, chains in threads), ``'nutpie-numba'`` (nutpie's numba backend: slow to compile) or ``'pymc'``
         (PyMC's own NUTS, chains one after another in this process). See
         :mod:`simplex_core.inference`.
     target_accept

@@ -71,31 +71,37 @@ def boosted_node_sizes(prior: str, scale: Any) -> np.ndarray:
     return np.asarray(sizes)
 
 
-def boost_log_from_unconstrained(x: np.ndarray, J: int, K: int, M: int, T: int, true_index: Sequence[int]) -> np.ndarray:
+def boost_log_from_unconstrained(x: np.ndarray, J: int, K: int, M: int, T: int, true_index: Sequence[int],
+                                 prior: str) -> np.ndarray:
     """``boost_log`` ``[..., J]`` from draws ``x [..., n]`` of the ``fast`` engine's unconstrained
-    vector (layout in :mod:`simplex_core.fast_density`'s docstring: π, ρ, first rows, edges, …).
+    vector under judge prior ``prior`` (layout in :mod:`simplex_core.fast_density`'s docstring: π,
+    ρ, first rows, then each judge's block), summed in the order of :func:`boosted_node_sizes`.
 
     Every simplex is PyMC's centred softmax ``p = softmax([y, −Σy])``."""
     x = np.asarray(x, dtype=float)
     E = M * (M - 1) // 2
     o_first = K * (T - 1) + J
-    o_edge = o_first + J * (M - 1)
+    o_block = o_first + J * (M - 1)
+    per_row = {"weight-propagation": E, "diagonal": M - 1, "mixing": M}[prior]  # coordinates per row 1..T−1
 
     def log_simplex(y: np.ndarray) -> np.ndarray:
         z = np.concatenate([y, -y.sum(axis=-1, keepdims=True)], axis=-1)
         zmax = z.max(axis=-1, keepdims=True)
         return z - (zmax + np.log(np.exp(z - zmax).sum(axis=-1, keepdims=True)))
 
-    first = x[..., o_first:o_edge].reshape(x.shape[:-1] + (J, M - 1))
+    first = x[..., o_first:o_block].reshape(x.shape[:-1] + (J, M - 1))
     out = log_simplex(first)[..., int(true_index[0])]
-    edges = x[..., o_edge:o_edge + J * (T - 1) * E].reshape(x.shape[:-1] + (J, T - 1, E))
+    block = x[..., o_block:o_block + J * (T - 1) * per_row].reshape(x.shape[:-1] + (J, T - 1, per_row))
     for t in range(T - 1):
         tgt = int(true_index[t + 1])
+        if prior != "weight-propagation":  # the row (diagonal) or the innovation (mixing) over all levels
+            out = out + log_simplex(block[..., t, :M - 1])[..., tgt]
+            continue
         pos = 0
         for m2 in range(M - 1):
             d = M - m2
             if tgt >= m2:
-                out = out + log_simplex(edges[..., t, pos:pos + d - 1])[..., tgt - m2]
+                out = out + log_simplex(block[..., t, pos:pos + d - 1])[..., tgt - m2]
             pos += d - 1
     return out
 

@@ -103,7 +103,8 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
     from simplex_core.reweighting import boost_log_from_unconstrained
 
     J, K, M = np.asarray(counts.N).shape  # the judge prior's β_max statistic (see simplex_core.reweighting)
-    posterior["boost_log"] = boost_log_from_unconstrained(draws, J, K, M, counts.scale.n_true, counts.scale.true_index)
+    posterior["boost_log"] = boost_log_from_unconstrained(draws, J, K, M, counts.scale.n_true, counts.scale.true_index,
+                                                          model.prior)
     dims = {**dims, "boost_log": ("judge",)}
     idata = az.from_dict(
         posterior=posterior,

@@ -140,7 +140,7 @@ def _assert_reproducible(same, again, other_seed, other_omega, messages) -> None
 
 
 def test_nutpie_engine_swaps_data_into_the_compiled_model_and_equals_a_fresh_compile(binary_counts, binary_settings):
-    """Engine 'nutpie' (the fallback for integrated mode and other priors): a refit after an ω change
+    """Engine 'nutpie' (the PyMC graph, the reference of the fast engine): a refit after an ω change
     reuses the compiled model (no compile time) and gives exactly what a freshly compiled model
     gives with the same seed; another seed gives other draws."""
     base = binary_settings.replace(engine="nutpie", draws=100, tune=100)
@@ -189,12 +189,6 @@ def test_fast_engine_runs_longer_chains_until_converged(binary_counts, binary_se
     assert more.diagnostics.min_ess_bulk > once.diagnostics.min_ess_bulk
     with pytest.raises(ValueError, match="extra_rounds must be between 0 and 10"):
         FitSettings(extra_rounds=11)
-
-
-def test_fast_engine_falls_back_to_nutpie_where_it_does_not_apply(binary_counts, binary_settings):
-    fit = fit_model(binary_counts, binary_settings.replace(prior="diagonal", draws=50, tune=50))
-    assert fit.settings.engine == "fast" and fit.timing["engine_used"] == "nutpie"
-    assert json.loads(fit.idata.posterior.attrs["settings"])["engine"] == "fast"
 
 
 @pytest.mark.slow

@@ -27,16 +27,17 @@ def _draws_from_x(xs: np.ndarray, counts, settings: FitSettings) -> PriorDraws:
     for i, x in enumerate(xs):
         fast_density.expand(np.ascontiguousarray(x), out[i], buf)
     J, K, M = counts.N.shape
-    boost = boost_log_from_unconstrained(xs, J, K, M, counts.scale.n_true, counts.scale.true_index)
+    boost = boost_log_from_unconstrained(xs, J, K, M, counts.scale.n_true, counts.scale.true_index, settings.prior)
     R, W = out[:, slices["R"]], out[:, slices["W"]]
-    return PriorDraws(settings, boosted_node_sizes("weight-propagation", counts.scale), out[:, slices["rho"]], boost,
+    return PriorDraws(settings, boosted_node_sizes(settings.prior, counts.scale), out[:, slices["rho"]], boost,
                       np.log(R), np.log1p(-R), np.log(W), np.log1p(-W), out[:, slices["expected_score"]],
                       tuple(counts.candidates))
 
 
+@pytest.mark.parametrize("prior", ["weight-propagation", "diagonal", "mixing"])
 @pytest.mark.parametrize("scale", [Scale((1.0, 2.0, 3.0)), BINARY_SCALE, Scale((0.0, 1.0, 2.0, 3.0, 4.0))],
                          ids=["three-levels", "binary-with-abstain", "five-levels"])
-def test_prior_ratio_equals_the_model_log_density_difference(scale):
+def test_prior_ratio_equals_the_model_log_density_difference(scale, prior):
     # The fast density at likelihood power 0 is log prior + Jacobian (normalising constants that do not
     # depend on the point left out, among them B(ωJ, J) and B(ωK, K)): the Jacobian cancels between the
     # two settings at the same point, so the difference is our ratio up to those B terms.
@@ -48,7 +49,7 @@ def test_prior_ratio_equals_the_model_log_density_difference(scale):
         sim = simulate(scale=scale, n_items=20, candidates=["a", "b", "c"], judges=["j1", "j2"],
                        pi=np.full((3, T), 1.0 / T), rho=[0.7, 0.5], beta_max=5.0, omega=0.0, rng=1)
     counts = counts_from_simulation(sim)
-    source = FitSettings(omega=1.0, beta_max=5.0, likelihood="per-judge")
+    source = FitSettings(omega=1.0, beta_max=5.0, likelihood="per-judge", prior=prior)
     J, K = counts.N.shape[:2]
     n = fast_density.n_unconstrained(counts, source)
     xs = np.random.default_rng(0).normal(0.0, 1.2, size=(25, n))

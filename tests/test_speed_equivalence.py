@@ -8,6 +8,8 @@ must give the posterior of the plain PyMC model up to Monte Carlo error.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -45,6 +47,17 @@ CASES = [
     ("binary+abstain, integrated", BINARY_ABSTAIN, 3, 4, FitSettings(likelihood="per-judge", integrated=True)),
     ("5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
      FitSettings(likelihood="per-judge", integrated=True, delta="central")),
+    # the other two judge priors (appendix E), with and without random effects, square or not
+    ("diagonal, 3 levels, omega 2", Scale((1.0, 2.0, 3.0)), 2, 3,
+     FitSettings(likelihood="per-judge", prior="diagonal", omega=2.0, beta_max=7.0)),
+    ("diagonal, binary+abstain, omega 0", BINARY_ABSTAIN, 3, 4, FitSettings(likelihood="per-judge", prior="diagonal", omega=0.0)),
+    ("diagonal, 5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
+     FitSettings(likelihood="per-judge", prior="diagonal", integrated=True)),
+    ("mixing, 4 levels, omega 1", Scale((1.0, 2.0, 3.0, 4.0)), 2, 3,
+     FitSettings(likelihood="per-judge", prior="mixing", omega=1.0, beta_max=12.0, delta="inflation")),
+    ("mixing, binary+abstain, omega 0", BINARY_ABSTAIN, 3, 4, FitSettings(likelihood="per-judge", prior="mixing", omega=0.0)),
+    ("mixing, 5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
+     FitSettings(likelihood="per-judge", prior="mixing", integrated=True)),
 ]
 
 
@@ -122,13 +135,17 @@ def test_excluded_pairs_do_not_enter_the_density():
     assert c != a
 
 
-def test_unsupported_settings_are_refused():
+def test_every_judge_prior_is_supported_and_an_unknown_one_refused():
+    from simplex_core.model import PRIORS
+
     counts = _counts(BINARY_ABSTAIN, 2, 3, n=10, seed=0)
-    assert not fast_density.supports(FitSettings(likelihood="per-judge", prior="diagonal"))
-    for likelihood in ("per-judge", "shared-truth"):
-        assert fast_density.supports(FitSettings(likelihood=likelihood, integrated=True))
-    with pytest.raises(ValueError, match="weight-propagation prior only; got prior 'mixing'"):
-        fast_density.build_buffer(counts, FitSettings(likelihood="per-judge", prior="mixing"))
+    for prior in PRIORS:
+        for likelihood in ("per-judge", "shared-truth"):
+            assert fast_density.supports(FitSettings(likelihood=likelihood, prior=prior, integrated=True))
+    odd = SimpleNamespace(prior="spiky")  # a prior the settings' own validation would refuse first
+    assert not fast_density.supports(odd)
+    with pytest.raises(ValueError, match="got prior 'spiky'"):
+        fast_density.build_buffer(counts, odd)
 
 
 @pytest.mark.slow
@@ -190,6 +207,38 @@ def test_integrated_fast_posterior_matches_nutpie_on_pymc_graph():
         np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.2)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("prior", ["diagonal", "mixing"])
+def test_other_judge_priors_fast_posterior_matches_nutpie_on_pymc_graph(prior):
+    """The diagonal and mixing judge priors (appendix E) run on the fast engine and give the posterior
+    of the PyMC graph sampled by nutpie, up to Monte Carlo error, on simulated three-level data with
+    three judges, shared-truth likelihood and random effects."""
+    import arviz as az
+
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.inference import fit_model
+    from simplex_core.simulate import simulate
+
+    sim = simulate(scale=Scale((1.0, 2.0, 3.0)), n_items=30, candidates=3, judges=3, omega=0.5, rng=4)
+    counts = count_tensor(load_table(sim.frame, scale=sim.scale))
+    base = FitSettings(prior=prior, omega=1.0, beta_max=5.0, chains=2, draws=1000, tune=1000, seed=6)
+    fast = fit_model(counts, base.replace(engine="fast"))
+    ref = fit_model(counts, base.replace(engine="nutpie"))
+    assert fast.timing["engine_used"] == "fast"
+    assert fast.diagnostics.divergences == 0 and fast.diagnostics.max_rhat_all < 1.02
+    # the β_max statistic of reweighting equals the one read from the PyMC graph's own Dirichlets
+    from simplex_core.reweighting import _boost_log_from_pymc_vars
+
+    boost = _boost_log_from_pymc_vars(ref.idata.posterior, prior, counts.scale)
+    ref_post = ref.idata.posterior.assign(boost_log=ref.idata.posterior["rho"].copy(data=boost.reshape(2, -1, 3)))
+    for var in ("expected_score", "rho", "theta", "boost_log"):
+        a, b = fast.idata.posterior[var], ref_post[var]
+        se = np.sqrt(az.mcse(fast.idata.posterior[[var]])[var].values ** 2 + az.mcse(ref_post[[var]])[var].values ** 2)
+        z = np.abs(a.mean(("chain", "draw")).values - b.mean(("chain", "draw")).values) / se
+        assert np.all(z < 4.5), (var, z)
+        np.testing.assert_allclose(a.std(("chain", "draw")).values, b.std(("chain", "draw")).values, rtol=0.25)
+
+
 @pytest.mark.parametrize("likelihood", ["per-judge", "shared-truth"])
 def test_integrated_density_near_omega_zero(likelihood):
     """ω → 0 (R, W → 0 through the augmentation's shift E/(ωn)): the fast density stays finite and
@@ -249,7 +298,9 @@ def test_integrated_draws_store_omega_and_beta_max():
     from simplex_core.tempering import sample_tempered
 
     counts = _counts(BINARY_ABSTAIN, 2, 3, n=20, seed=4)
-    settings = FitSettings(likelihood="per-judge", integrated=True, chains=1, draws=30, tune=30, seed=2)
+    # 150 warm-up iterations: with 30, the step size of seed 2 ended too large and the chain never moved
+    # (the check below then passed only on rounding noise)
+    settings = FitSettings(likelihood="per-judge", integrated=True, chains=1, draws=30, tune=150, seed=2)
     names, shapes, _ = fast_density.stored_variables(counts, settings)
     assert dict(zip(names, shapes))["omega"] == () and dict(zip(names, shapes))["beta_max"] == ()
     buf = fast_density.build_buffer(counts, settings)
@@ -271,4 +322,4 @@ def test_integrated_draws_store_omega_and_beta_max():
     assert post["omega"].dims == ("chain", "draw") and post["beta_max"].dims == ("chain", "draw")
     assert (0 < post["omega"].values).all() and (post["omega"].values < 8).all()
     assert (0 < post["beta_max"].values).all() and (post["beta_max"].values < 20).all()
-    assert post["omega"].values.std() > 0  # ω moves: it is a parameter, not a constant
+    assert post["omega"].values.std() > 0.05  # ω moves: it is a parameter, not a constant
