@@ -248,7 +248,7 @@ def sizes(buf):
     return J, K, M, T, P, use_re, G, n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _judge_forward(x, o_first, o_edge, G, j, M, T, prior, s, correct, lg, dg, theta, A, gA, gfirst, lam):
     """Judge j's Θ [T, M] (into ``theta``, zeros on entry) from its coordinates under judge prior code
     ``prior`` (:data:`PRIOR_CODES`); returns (log prior density with Jacobians, its derivative in
@@ -316,7 +316,7 @@ def _judge_forward(x, o_first, o_edge, G, j, M, T, prior, s, correct, lg, dg, th
     return lp, ds
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _judge_backward(x, o_first, o_edge, G, j, M, T, prior, theta, A, gA, gfirst, lam, gtheta, g):
     """Judge j's part of the gradient ``g`` given d(log density)/dΘ_j in ``gtheta`` (the likelihood's;
     overwritten) and the prior's own parts that :func:`_judge_forward` left in ``gA`` and ``gfirst``."""
