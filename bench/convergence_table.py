@@ -7,13 +7,15 @@ third judge). Settings: the base (ω = 0, β_max = 5); ``--integrated`` adds int
 ``--grid`` the app's 5 × 5 grid (ω ∈ {0, 1, 2, 4, 8} × β_max ∈ {0, 1, 5, 10, 20}). Fits run on
 Dask (:mod:`simplex_core.distributed`: a LocalCluster by default, ``--scheduler`` for a cluster,
 ``--workers 0`` in this process), 4 chains × 1000 + 1000, the default likelihood unless
-``--likelihood`` says otherwise.
+``--likelihood`` says otherwise, the default judge prior unless ``--priors`` lists others (every
+fit then runs once per prior).
 
 Usage (repo root, project venv)::
 
     .venv/bin/python -m bench.convergence_table                      # base setting, every case
     .venv/bin/python -m bench.convergence_table --integrated --grid --cases triviaqa-v1:correctness
     .venv/bin/python -m bench.convergence_table --points hanna:coherence@0,0 triviaqa-v2:correctness@1,10
+    .venv/bin/python -m bench.convergence_table --integrated --priors weight-propagation,diagonal,mixing
 """
 
 from __future__ import annotations
@@ -50,13 +52,17 @@ def case_counts(case: str):
 def fit_case(task: tuple) -> dict:
     """One fit (a Dask task): ``(case, settings)`` -> its diagnostics and wall seconds."""
     from simplex_core.inference import fit_model
+    from simplex_core.model import FitSettings
 
     case, settings = task
     counts = case_counts(case)
     t0 = time.perf_counter()
     res = fit_model(counts, settings)
     d = res.diagnostics
-    return {"case": case, "setting": "integrated" if settings.integrated else f"ω={settings.omega:g} β={settings.beta_max:g}",
+    setting = "integrated" if settings.integrated else f"ω={settings.omega:g} β={settings.beta_max:g}"
+    if settings.prior != FitSettings().prior:
+        setting += f", {settings.prior} prior"
+    return {"case": case, "setting": setting,
             "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "converged": d.converged,
             "seconds": time.perf_counter() - t0, "sampler": res.timing.get("sampler", res.timing.get("engine_used", "")),
             "restarted": res.timing.get("restarted_chains", 0), "rounds": res.timing.get("rounds", 1)}
@@ -81,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--integrated", action="store_true")
     p.add_argument("--grid", action="store_true")
     p.add_argument("--likelihood", default=FitSettings().likelihood)
+    p.add_argument("--priors", default=FitSettings().prior, help="judge priors, comma-separated (default: the project's)")
     p.add_argument("--scheduler", default=None)
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--points", nargs="*", type=_point, default=None, metavar="CASE@OMEGA,BETA_MAX",
@@ -94,11 +101,13 @@ def main(argv: list[str] | None = None) -> None:
 
         base = base_settings(FitSettings(likelihood=args.likelihood))
         settings += [s for s in grid_settings(base) if (s.omega, s.beta_max) != (base.omega, base.beta_max)]
-    tasks = [(case, s) for case in args.cases.split(",") for s in settings]
     if args.points:
         tasks = [(case, FitSettings(omega=omega, beta_max=beta, likelihood=args.likelihood))
                  for case, omega, beta in args.points]
-    print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}")
+    else:
+        tasks = [(case, s) for case in args.cases.split(",") for s in settings]
+    tasks = [(case, s.replace(prior=prior)) for case, s in tasks for prior in args.priors.split(",")]
+    print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}  priors={args.priors}")
     print(f"# load before: {uptime()}", flush=True)
     def show(_i: int, r: dict) -> None:  # a row as soon as its fit ends: a long run shows its progress
         print(f"# done: {r['case']} {r['setting']}: R-hat {r['rhat']:.3f}, ESS {r['ess']:.0f}, "

@@ -384,13 +384,13 @@ DISCUSSION = r"""
   in Spearman, 1.00 against 0.78 in coverage), TriviaQA V2 (1.000 against 0.976) and Topical-Chat
   naturalness (0.71 against 0.60).
 - *Prior comparison.* The paper reports that the diagonal and mixing judge priors switch labels and
-  rank badly. With shared truth and several judges, the three priors give nearly the same ranking on
-  the full data (TriviaQA V1 0.917 each at the base setting; HANNA coherence 0.955, 0.964, 0.955) and
-  no judge switches labels on the full data: the joint patterns pin the judges down whatever the
-  prior. The diagonal and mixing priors run on the PyMC graph (engine 'fast' covers the
-  weight-propagation prior only), without the mode weighing, and several of their fits are not
-  converged (the convergence table; R-hat up to 2.4 on HANNA coherence): read those rows as one draw
-  of an unstable answer.
+  rank badly. On TriviaQA V1 (binary: 2 × 2 matrices leave the priors little room to differ) the three
+  priors give the same ranking (measured 2026-11-28: 0.917 each at the base setting, 0.983 each in
+  integrated mode, every fit and resample fit converged). On HANNA coherence (5 levels) the mixing
+  prior ranks as weight propagation does (0.955 each), but the diagonal prior's posterior has two
+  modes, in one of which ChatGPT's matrix is label-switched, and its fit does not converge (R-hat
+  1.61): the paper's failure mode, shown as an unconverged row rather than as a ranking. All three
+  priors run on the fast engine (mode search, parallel tempering between modes).
 - *Self-family exclusion costs information on TriviaQA.* Before any injection, the baselines without
   exclusion rank better (0.95) than with it (0.87): the real self-preference in these data is weaker
   than the loss of five of nine judges for six of nine candidates. The model does better with
