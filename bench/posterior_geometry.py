@@ -27,11 +27,11 @@ import numpy as np
 from bench.shared_truth_speed import CASES
 
 
-def block_labels(J: int, K: int, M: int, T: int, E: int, n: int) -> np.ndarray:
+def block_labels(J: int, K: int, M: int, T: int, G: int, n: int) -> np.ndarray:
     """The parameter block of each unconstrained coordinate (:func:`simplex_core.fast_density._offsets`)."""
     from simplex_core.fast_density import _offsets
 
-    o_pi, o_rho, o_first, o_edge, o_z, _, _ = _offsets(J, K, M, T, E, 1)
+    o_pi, o_rho, o_first, o_edge, o_z, _, _ = _offsets(J, K, M, T, G, 1)
     labels = np.full(n, "random effects", dtype=object)
     for name, start, stop in (("pi", o_pi, o_rho), ("rho", o_rho, o_first), ("first", o_first, o_edge),
                               ("edge", o_edge, o_z)):
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     counts = CASES[args.case][0]()
     settings = FitSettings()
     buf = build_buffer(counts, settings.model)
-    J, K, M, T, P, use_re, E, n = sizes(buf)
+    J, K, M, T, P, use_re, G, n = sizes(buf)
     print(f"# bench.posterior_geometry  {time.strftime('%Y-%m-%d %H:%M:%S')}  case {args.case}: "
           f"{n} unconstrained coordinates (J = {J}, K = {K}, M = {M}, T = {T})")
     modes = find_modes(counts, settings.model, seed=0)
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     draws = stats["unconstrained_draw"].values.reshape(-1, n)
     sd = draws.std(axis=0)
     chol = np.linalg.cholesky(np.cov(draws.T) + 1e-12 * np.eye(n))
-    labels = block_labels(J, K, M, T, E, n)
+    labels = block_labels(J, K, M, T, G, n)
 
     print("\n| draw | diagonal-whitened λ max | directions with λ > 100 | λ > 10 | stiffest direction's blocks | "
           "covariance-whitened λ max | λ min |")

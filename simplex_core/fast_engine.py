@@ -43,11 +43,11 @@ def _prior_centre(buf: np.ndarray) -> np.ndarray:
     integrated mode ω and β_max at the middle of their ranges, and E = 1 for the augmentation of R
     and W) except R_j and W_k (with fixed ω) or their V_j, V_k (integrated mode) at the logit of
     their prior mean: log ω for Beta(ωn, n), log((1 + ωn)/n) for V ~ Beta(1 + ωn, n)."""
-    J, K, M, T, P, use_re, E, n = sizes(buf)
+    J, K, M, T, P, use_re, G, n = sizes(buf)
     centre = np.zeros(int(n))
     if use_re:
         integrated = buf[12] > 0.5
-        o_R, o_W = (int(o) for o in _offsets(J, K, M, T, E, 2 if integrated else 1)[5:7])
+        o_R, o_W = (int(o) for o in _offsets(J, K, M, T, G, 2 if integrated else 1)[5:7])
         if integrated:
             omega = 0.5 * buf[13]
             centre[o_R:o_R + J] = math.log((1.0 + omega * J) / J)
@@ -71,7 +71,7 @@ def compile_fast(counts: "CountsLike", settings: "ModelSettings", start: np.ndar
     from nutpie.compile_pymc import CompiledPyMCModel
 
     buf = build_buffer(counts, settings)
-    J, K, M, T, P, use_re, E, n = sizes(buf)
+    J, K, M, T, P, use_re, G, n = sizes(buf)
     names, shapes, dims = stored_variables(counts, settings)
     slices = stored_slices(shapes)
     coords = {dim: pd.Index(values) for dim, values in stored_coords(counts).items()}
