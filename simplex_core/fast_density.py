@@ -248,115 +248,61 @@ def sizes(buf):
     return J, K, M, T, P, use_re, G, n
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _judge_forward(x, o_first, o_edge, G, j, M, T, prior, s, correct, lg, dg, theta, A, gA, gfirst, lam):
-    """Judge j's Θ [T, M] (into ``theta``, zeros on entry) from its coordinates under judge prior code
-    ``prior`` (:data:`PRIOR_CODES`); returns (log prior density with Jacobians, its derivative in
-    s = ρ_j β_max). Keeps what :func:`_judge_backward` needs: the weight-propagation transition
-    matrices in ``A [T−1, M, M]``, or the diagonal rows / mixing innovations in ``A[t, 0]``, the mixing
-    weights in ``lam``, and the prior's own gradient in the simplexes' values (``gA``, ``gfirst``).
-
-    Every Dirichlet of the judge prior is 1 + s on one "correct" cell (``lg``, ``dg``: its log
-    normaliser lgamma(d + s) − lgamma(1 + s) and s-derivative by size d − 1)."""
+@njit(cache=True, error_model="numpy")
+def _rows_forward(x, base0, M, T, prior, s, correct, lg, dg, theta, rows, grows, lam):
+    """Rows 1..T−1 of one judge's Θ (``theta [T, M]``, row 0 set) under the diagonal (``prior`` 1)
+    or mixing (2) judge prior, from the judge block's coordinates starting at ``base0``; returns (log
+    prior density with Jacobians, its derivative in s = ρ_j β_max). Keeps the diagonal rows or the
+    mixing innovations in ``rows [T−1, M]`` with the prior's own gradient in ``grows``, the mixing weights
+    in ``lam`` (the weight-propagation prior is written inline in :func:`tempered_logp_grad`, where
+    it runs fastest)."""
     lp = 0.0
     ds = 0.0
-    # the first row Θ[0] ~ Dirichlet(1 + s at the correct cell), in all three priors
-    lp += _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
-    c0 = int(correct[0])
-    lp += lg[M - 1] + s * math.log(theta[0, c0])
-    ds += dg[M - 1] + math.log(theta[0, c0])
-    for m in range(M):
-        gfirst[m] = 1.0 / theta[0, m]
-    gfirst[c0] += s / theta[0, c0]
-    E = M * (M - 1) // 2
+    per = M - 1 if prior == 1 else M
     for t in range(T - 1):
         tgt = int(correct[t + 1])
-        if prior == 0:  # weight propagation: Θ[t + 1] = Θ[t] A_t, node (t, m2) spreads over columns ≥ m2
-            base = o_edge + j * G + t * E
-            pos = 0
-            for m2 in range(M - 1):
-                d = M - m2
-                a = A[t, m2, m2:]
-                lp += _simplex(x[base + pos: base + pos + d - 1], a)
-                pos += d - 1
-                for i in range(d):
-                    gA[t, m2, m2 + i] = 1.0 / a[i]
-                if tgt >= m2:
-                    b = tgt - m2
-                    la = math.log(a[b])
-                    lp += lg[d - 1] + s * la
-                    ds += dg[d - 1] + la
-                    gA[t, m2, m2 + b] += s / a[b]
-            A[t, M - 1, M - 1] = 1.0
-            for m2 in range(M):
-                v = theta[t, m2]
-                for c in range(m2, M):
-                    theta[t + 1, c] += v * A[t, m2, c]
-            continue
-        # diagonal: Θ[t + 1] itself; mixing: the innovation ε_t, Θ[t + 1] = (1 − λ_t) Θ[t] + λ_t ε_t
-        base = o_edge + j * G + t * (M - 1 if prior == 1 else M)
-        a = A[t, 0]
+        base = base0 + t * per
+        a = rows[t]
         lp += _simplex(x[base: base + M - 1], a)
         la = math.log(a[tgt])
         lp += lg[M - 1] + s * la
         ds += dg[M - 1] + la
         for m in range(M):
-            gA[t, 0, m] = 1.0 / a[m]
-        gA[t, 0, tgt] += s / a[tgt]
-        if prior == 1:
+            grows[t, m] = 1.0 / a[m]
+        grows[t, tgt] += s / a[tgt]
+        if prior == 1:  # diagonal: the row itself
             for m in range(M):
                 theta[t + 1, m] = a[m]
-        else:
+        else:  # mixing: Θ[t + 1] = (1 − λ_t) Θ[t] + λ_t ε_t, λ_t ~ Beta(1, 1) through its log-odds
             u = x[base + M - 1]
             lm = _sigmoid(u)
             lam[t] = lm
-            lp += _log_sigmoid(u) + _log_sigmoid(-u)  # Beta(1, 1) through the log-odds transform
+            lp += _log_sigmoid(u) + _log_sigmoid(-u)
             for m in range(M):
                 theta[t + 1, m] = (1.0 - lm) * theta[t, m] + lm * a[m]
     return lp, ds
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _judge_backward(x, o_first, o_edge, G, j, M, T, prior, theta, A, gA, gfirst, lam, gtheta, g):
-    """Judge j's part of the gradient ``g`` given d(log density)/dΘ_j in ``gtheta`` (the likelihood's;
-    overwritten) and the prior's own parts that :func:`_judge_forward` left in ``gA`` and ``gfirst``."""
-    E = M * (M - 1) // 2
+@njit(cache=True, error_model="numpy")
+def _rows_backward(base0, M, T, prior, theta, rows, grows, lam, gtheta, g):
+    """The gradient of :func:`_rows_forward`'s coordinates (into ``g``) given d(log density)/dΘ in
+    ``gtheta``, which it carries back to row 0 (mixing: through the weights)."""
+    per = M - 1 if prior == 1 else M
     for t in range(T - 2, -1, -1):
-        if prior == 0:
-            for m2 in range(M):
-                v = theta[t, m2]
-                acc = 0.0
-                for c in range(m2, M):
-                    gc = gtheta[t + 1, c]
-                    gA[t, m2, c] += v * gc
-                    acc += A[t, m2, c] * gc
-                gtheta[t, m2] += acc
-        elif prior == 1:
+        base = base0 + t * per
+        if prior == 1:
             for m in range(M):
-                gA[t, 0, m] += gtheta[t + 1, m]
+                grows[t, m] += gtheta[t + 1, m]
         else:
             lm = lam[t]
             gl = 0.0
             for m in range(M):
                 gc = gtheta[t + 1, m]
-                gl += gc * (A[t, 0, m] - theta[t, m])
+                gl += gc * (rows[t, m] - theta[t, m])
                 gtheta[t, m] += (1.0 - lm) * gc
-                gA[t, 0, m] += lm * gc
-            g[o_edge + j * G + t * M + M - 1] = gl * lm * (1.0 - lm) + (1.0 - 2.0 * lm)
-    for m in range(M):
-        gfirst[m] += gtheta[0, m]
-    _simplex_grad(theta[0], gfirst, g[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)])
-    for t in range(T - 1):
-        if prior == 0:
-            base = o_edge + j * G + t * E
-            pos = 0
-            for m2 in range(M - 1):
-                d = M - m2
-                _simplex_grad(A[t, m2, m2:], gA[t, m2, m2:], g[base + pos: base + pos + d - 1])
-                pos += d - 1
-        else:
-            base = o_edge + j * G + t * (M - 1 if prior == 1 else M)
-            _simplex_grad(A[t, 0], gA[t, 0], g[base: base + M - 1])
+                grows[t, m] += lm * gc
+            g[base + M - 1] = gl * lm * (1.0 - lm) + (1.0 - 2.0 * lm)
+        _simplex_grad(rows[t], grows[t], g[base: base + M - 1])
 
 
 def logp_grad(x, g, buf):
@@ -409,24 +355,60 @@ def tempered_logp_grad(x, g, buf, power):
     prior = int(buf[16])
     theta = np.zeros((J, T, M))
     gtheta = np.zeros((J, T, M))
+    # weight propagation: the transition matrices; diagonal / mixing: the rows / innovations in A[:, :, 0]
     A = np.zeros((J, T - 1, M, M))
     gA = np.zeros((J, T - 1, M, M))
+    lam = np.zeros((J, T - 1))  # mixing weights
+    first = np.empty((J, M))
     gfirst = np.zeros((J, M))
-    lam = np.zeros((J, T - 1))
+    c0 = int(correct[0])
+    E = M * (M - 1) // 2
     lg = np.empty(M)
     dg = np.empty(M)
     for j in range(J):
         s = rho[j] * beta
+        lp += _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], first[j])
         # lgamma(d + s) - lgamma(1 + s) = sum_{i<d} log(s + i); its s-derivative sum 1/(s + i)
         lg[0] = 0.0
         dg[0] = 0.0
         for i in range(1, M):
             lg[i] = lg[i - 1] + math.log(s + i)
             dg[i] = dg[i - 1] + 1.0 / (s + i)
-        lpj, dsj = _judge_forward(x, o_first, o_edge, G, j, M, T, prior, s, correct, lg, dg, theta[j], A[j], gA[j],
-                                  gfirst[j], lam[j])
-        lp += lpj
-        ds[j] += dsj
+        lp += lg[M - 1] + s * math.log(first[j, c0])
+        ds[j] += dg[M - 1] + math.log(first[j, c0])
+        for m in range(M):
+            gfirst[j, m] = 1.0 / first[j, m]
+        gfirst[j, c0] += s / first[j, c0]
+        for m in range(M):
+            theta[j, 0, m] = first[j, m]
+        if prior != 0:
+            lpj, dsj = _rows_forward(x, o_edge + j * G, M, T, prior, s, correct, lg, dg, theta[j], A[j, :, 0],
+                                     gA[j, :, 0], lam[j])
+            lp += lpj
+            ds[j] += dsj
+            continue
+        for t in range(T - 1):
+            base = o_edge + (j * (T - 1) + t) * E
+            pos = 0
+            tgt = int(correct[t + 1])
+            for m2 in range(M - 1):
+                d = M - m2
+                a = A[j, t, m2, m2:]
+                lp += _simplex(x[base + pos: base + pos + d - 1], a)
+                pos += d - 1
+                for i in range(d):
+                    gA[j, t, m2, m2 + i] = 1.0 / a[i]
+                if tgt >= m2:
+                    b = tgt - m2
+                    la = math.log(a[b])
+                    lp += lg[d - 1] + s * la
+                    ds[j] += dg[d - 1] + la
+                    gA[j, t, m2, m2 + b] += s / a[b]
+            A[j, t, M - 1, M - 1] = 1.0
+            for m2 in range(M):
+                v = theta[j, t, m2]
+                for c in range(m2, M):
+                    theta[j, t + 1, c] += v * A[j, t, m2, c]
     Z = np.zeros((K, T))
     gZ = np.zeros((K, T))
     R = np.zeros(J)
@@ -523,7 +505,28 @@ def tempered_logp_grad(x, g, buf, power):
     # backprop through the propagation
     gbeta = 0.0
     for j in range(J):
-        _judge_backward(x, o_first, o_edge, G, j, M, T, prior, theta[j], A[j], gA[j], gfirst[j], lam[j], gtheta[j], g)
+        if prior != 0:
+            _rows_backward(o_edge + j * G, M, T, prior, theta[j], A[j, :, 0], gA[j, :, 0], lam[j], gtheta[j], g)
+        else:
+            for t in range(T - 2, -1, -1):
+                for m2 in range(M):
+                    v = theta[j, t, m2]
+                    acc = 0.0
+                    for c in range(m2, M):
+                        gc = gtheta[j, t + 1, c]
+                        gA[j, t, m2, c] += v * gc
+                        acc += A[j, t, m2, c] * gc
+                    gtheta[j, t, m2] += acc
+            for t in range(T - 1):
+                base = o_edge + (j * (T - 1) + t) * E
+                pos = 0
+                for m2 in range(M - 1):
+                    d = M - m2
+                    _simplex_grad(A[j, t, m2, m2:], gA[j, t, m2, m2:], g[base + pos: base + pos + d - 1])
+                    pos += d - 1
+        for m in range(M):
+            gfirst[j, m] += gtheta[j, 0, m]
+        _simplex_grad(first[j], gfirst[j], g[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)])
         r = rho[j]
         g[o_rho + j] = beta * r * (1.0 - r) * ds[j] + (1.0 - 2.0 * r)
         if integrated:
@@ -957,16 +960,29 @@ def expand(x, out, buf):
         out[es_off + k] = acc
     w = es_off + K
     prior = int(buf[16])
+    E = M * (M - 1) // 2
+    A = np.zeros((M, M))
     theta = np.zeros((T, M))
-    A = np.zeros((T - 1, M, M))
-    gA = np.zeros((T - 1, M, M))
-    gfirst = np.zeros(M)
+    rows = np.zeros((T - 1, M))
     lam = np.zeros(T - 1)
     lg = np.zeros(M)  # Θ does not depend on s = ρ_j β_max: the log density computed alongside is unused
     for j in range(J):
         theta[:, :] = 0.0
-        A[:, :, :] = 0.0
-        _judge_forward(x, o_first, o_edge, G, j, M, T, prior, 0.0, correct, lg, lg, theta, A, gA, gfirst, lam)
+        _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
+        if prior != 0:
+            _rows_forward(x, o_edge + j * G, M, T, prior, 0.0, correct, lg, lg, theta, rows, np.zeros_like(rows), lam)
+        for t in range(T - 1 if prior == 0 else 0):
+            base = o_edge + (j * (T - 1) + t) * E
+            pos = 0
+            A[:, :] = 0.0
+            for m2 in range(M - 1):
+                d = M - m2
+                _simplex(x[base + pos: base + pos + d - 1], A[m2, m2:])
+                pos += d - 1
+            A[M - 1, M - 1] = 1.0
+            for m2 in range(M):
+                for c in range(m2, M):
+                    theta[t + 1, c] += theta[t, m2] * A[m2, c]
         for t in range(T):
             for m in range(M):
                 out[w + (j * T + t) * M + m] = theta[t, m]
