@@ -39,12 +39,13 @@ async def warm_start(_app):
 def _middleware() -> list:
     from starlette.middleware import Middleware
 
-    from app_support.boot_page import BootPlaceholder
+    from app_support.boot_page import BootPlaceholder, DefaultPageRedirect
     from app_support.static_assets import CompressedAssets
 
     # a new tab shows what is coming at once, before Streamlit's 9 MB of scripts have run; those
-    # scripts come compressed, from memory (eight new tabs at once had the server busy serving them)
-    return [Middleware(BootPlaceholder), Middleware(CompressedAssets)]
+    # scripts come compressed, from memory (eight new tabs at once had the server busy serving them);
+    # a link to the default page by its name opens it at the root
+    return [Middleware(DefaultPageRedirect), Middleware(BootPlaceholder), Middleware(CompressedAssets)]
 
 
 app = st.App("app.py", lifespan=warm_start, middleware=_middleware())

@@ -15,6 +15,10 @@ the server, about 1.1 s into a new tab, then parses it; preloaded, it is fetched
 Streamlit starts, and evaluated only when a figure needs it (a first visit's first figure came
 0.3–0.5 s sooner, the page's text no later: ``bench/app_latency.py --pages-only``). Loading the
 module itself from the page (an ``import``) had run it at once and delayed the text by up to 0.8 s.
+
+:class:`DefaultPageRedirect` sends ``/rankings`` (the default page's own name) to ``/`` with the same
+query: Streamlit serves its default page at ``/`` only, and a link to ``/rankings?data=hanna`` had
+opened the Rankings page under a "Page not found" dialog.
 """
 
 from __future__ import annotations
@@ -26,8 +30,11 @@ from typing import Any, Awaitable, Callable
 ROOT = b'<div id="root"></div>'
 HEAD_END = b"</head>"
 
+#: The default page's url path in ``app.py``; Streamlit serves that page at ``/`` only.
+DEFAULT_PAGE = "rankings"
+
 #: Which page an address opens (``app.py``'s url paths), for the placeholder's words.
-PAGE_TITLES = {"": "Rankings", "rankings": "Rankings", "data": "Data", "simplex": "Simplex",
+PAGE_TITLES = {"": "Rankings", DEFAULT_PAGE: "Rankings", "data": "Data", "simplex": "Simplex",
                "sensitivity": "Sensitivity", "geometry": "Geometry lab", "guide": "Guide", "export": "Export"}
 
 
@@ -115,3 +122,23 @@ class BootPlaceholder:
                 await send(message)
 
         await self.app(scope, receive, send_wrapped)
+
+
+class DefaultPageRedirect:
+    """ASGI middleware: a GET of ``/rankings`` (:data:`DEFAULT_PAGE`, with or without a trailing slash)
+    answers a permanent redirect to the app's root with the same query string; everything else passes."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable[..., Awaitable[Any]], send: Callable[..., Awaitable[None]]) -> None:
+        path = scope.get("path", "")
+        if scope.get("type") == "http" and scope.get("method") in ("GET", "HEAD") and path.rstrip("/").endswith("/" + DEFAULT_PAGE):
+            query = scope.get("query_string", b"")
+            # relative, so that it also holds under a server.baseUrlPath: /base/rankings -> /base/
+            target = (b"./" if not path.endswith("/") else b"../") + (b"?" + query if query else b"")
+            await send({"type": "http.response.start", "status": 308,
+                        "headers": [(b"location", target), (b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        await self.app(scope, receive, send)

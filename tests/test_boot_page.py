@@ -7,7 +7,8 @@ import asyncio
 
 import re
 
-from app_support.boot_page import ROOT, BootPlaceholder, is_page_address, placeholder_html, plotly_preload_link
+from app_support.boot_page import (ROOT, BootPlaceholder, DefaultPageRedirect, is_page_address, placeholder_html,
+                                   plotly_preload_link)
 from app_support.static_assets import streamlit_static_folder
 
 PAGE = b"<html><head><title>t</title></head><body><noscript>x</noscript>" + ROOT + b"</body></html>"
@@ -92,3 +93,35 @@ def test_the_page_preloads_the_installed_streamlits_plotly_module():
     assert body.count(link) == 1 and body.index(link) < body.index(b"</head>")
     no_head = b"<html><body>" + ROOT + b"</body></html>"
     assert _body(_serve(no_head, b"text/html", "/simplex")[0]) == no_head.replace(ROOT, placeholder_html("/simplex"))
+
+
+def _redirect(path: str, query: bytes = b"", method: str = "GET"):
+    """Run DefaultPageRedirect around an app that answers 200 "app"; returns the messages sent."""
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"app"})
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request"}
+
+    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": []}
+    asyncio.run(DefaultPageRedirect(app)(scope, receive, send))
+    return sent
+
+
+def test_a_link_to_the_default_page_by_name_goes_to_the_root_with_its_query():
+    sent = _redirect("/rankings", b"data=hanna&criterion=coherence&omega=2")
+    assert sent[0]["status"] == 308
+    assert dict(sent[0]["headers"])[b"location"] == b"./?data=hanna&criterion=coherence&omega=2"
+    assert dict(_redirect("/rankings/")[0]["headers"])[b"location"] == b"../"
+    assert dict(_redirect("/base/rankings", b"prior=mixing")[0]["headers"])[b"location"] == b"./?prior=mixing"
+    # other pages, Streamlit's own endpoints and other methods pass through
+    for path, method in (("/", "GET"), ("/data", "GET"), ("/rankings-extra", "GET"), ("/_stcore/health", "GET"),
+                         ("/rankings", "POST")):
+        sent = _redirect(path, method=method)
+        assert sent[0]["status"] == 200 and sent[1]["body"] == b"app", (path, method)

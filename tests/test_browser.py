@@ -224,6 +224,17 @@ def test_a_link_to_a_page_works_as_a_fresh_servers_first_visit(tmp_path_factory,
         _no_exception_box(page)
 
 
+def test_a_link_to_rankings_by_name_opens_the_root_with_its_settings(server, page):
+    """Rankings is the default page, which Streamlit serves at / only: /rankings?… is redirected there
+    (app_support.boot_page.DefaultPageRedirect) instead of opening under "Page not found"."""
+    page.goto(f"{server}/rankings?beta_max=10")
+    _settle(page)
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Rankings"
+    assert page.get_by_text("Page not found").count() == 0
+    assert "/rankings" not in page.url and "beta_max=10" in page.url
+    _no_exception_box(page)
+
+
 def test_the_app_also_runs_without_the_launcher(tmp_path_factory, page):
     """``streamlit run app.py`` (no warm start) serves the same app: the precomputed ranking and no
     exception box on the landing page."""
