@@ -964,25 +964,27 @@ def expand(x, out, buf):
     A = np.zeros((M, M))
     theta = np.zeros((T, M))
     rows = np.zeros((T - 1, M))
+    grows = np.zeros((T - 1, M))
     lam = np.zeros(T - 1)
     lg = np.zeros(M)  # Θ does not depend on s = ρ_j β_max: the log density computed alongside is unused
     for j in range(J):
         theta[:, :] = 0.0
         _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
         if prior != 0:
-            _rows_forward(x, o_edge + j * G, M, T, prior, 0.0, correct, lg, lg, theta, rows, np.zeros_like(rows), lam)
-        for t in range(T - 1 if prior == 0 else 0):
-            base = o_edge + (j * (T - 1) + t) * E
-            pos = 0
-            A[:, :] = 0.0
-            for m2 in range(M - 1):
-                d = M - m2
-                _simplex(x[base + pos: base + pos + d - 1], A[m2, m2:])
-                pos += d - 1
-            A[M - 1, M - 1] = 1.0
-            for m2 in range(M):
-                for c in range(m2, M):
-                    theta[t + 1, c] += theta[t, m2] * A[m2, c]
+            _rows_forward(x, o_edge + j * G, M, T, prior, 0.0, correct, lg, lg, theta, rows, grows, lam)
+        else:
+            for t in range(T - 1):
+                base = o_edge + (j * (T - 1) + t) * E
+                pos = 0
+                A[:, :] = 0.0
+                for m2 in range(M - 1):
+                    d = M - m2
+                    _simplex(x[base + pos: base + pos + d - 1], A[m2, m2:])
+                    pos += d - 1
+                A[M - 1, M - 1] = 1.0
+                for m2 in range(M):
+                    for c in range(m2, M):
+                        theta[t + 1, c] += theta[t, m2] * A[m2, c]
         for t in range(T):
             for m in range(M):
                 out[w + (j * T + t) * M + m] = theta[t, m]
