@@ -68,7 +68,8 @@ def bridge_log_mass(draws: np.ndarray, log_density: Callable[[np.ndarray], float
     n1, n2 = len(l1), len(l2)
     s1, s2 = n1 / (n1 + n2), n2 / (n1 + n2)
     shift = float(np.median(l1))
-    e1, e2 = np.exp(np.clip(l1 - shift, -700, 700)), np.exp(np.clip(l2 - shift, -700, 700))
+    # weights; a draw of log weight −inf weighs exactly 0 (the clip alone would give it e^-700)
+    e1, e2 = (np.where(np.isfinite(l), np.exp(np.clip(l - shift, -700, 700)), 0.0) for l in (l1, l2))
     r = 1.0
     for _ in range(MAX_ITERATIONS):
         new = np.mean(e2 / (s1 * e2 + s2 * r)) / np.mean(1.0 / (s1 * e1 + s2 * r))
@@ -80,8 +81,14 @@ def bridge_log_mass(draws: np.ndarray, log_density: Callable[[np.ndarray], float
         return -math.inf, math.inf
     f1 = 1.0 / (s1 * e1 / r + s2)
     f2 = (e2 / r) / (s1 * e2 / r + s2)
-    re2 = np.var(f2) / np.mean(f2) ** 2 / n2 + np.var(f1) / np.mean(f1) ** 2 / n1
-    return math.log(r) + shift, float(math.sqrt(re2))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        re2 = float(np.var(f2) / np.mean(f2) ** 2 / n2 + np.var(f1) / np.mean(f1) ** 2 / n1)
+    if not math.isfinite(re2):
+        # almost no proposal draw reached where the posterior's are (or the reverse): the estimate
+        # rests on nothing (the formula divides by a mean that underflows; a NaN here had been
+        # silently dropped by the max() of mode_log_masses)
+        return math.log(r) + shift, math.inf
+    return math.log(r) + shift, math.sqrt(re2)
 
 
 def chain_log_masses(draws: np.ndarray, log_density: Callable[[np.ndarray], float],

@@ -97,6 +97,20 @@ def test_a_failed_estimate_calls_no_mode_light():
     assert heavy_modes(np.array([0.0, -50.0]), math.inf, 5.0) is None
 
 
+def test_a_proposal_that_never_reaches_the_draws_gives_an_infinite_error_and_no_light_mode(recwarn):
+    # a density finite only on a thin shell the normal proposal never lands on exactly: every proposal
+    # draw weighs 0, so the bridge has nothing to stand on
+    rng = np.random.default_rng(3)
+    draws = rng.normal(size=(400, 3))
+    draws /= np.linalg.norm(draws, axis=1, keepdims=True)
+    on_shell = {tuple(np.round(d, 12)) for d in draws}
+    log_mass, rel = bridge_log_mass(draws, lambda y: 0.0 if tuple(np.round(y, 12)) in on_shell else -math.inf, rng)
+    assert rel == math.inf
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    modes, error = mode_log_masses(np.array([log_mass, 0.0, -40.0]), np.array([rel, 0.1, 0.1]), [[0], [1], [2]])
+    assert heavy_modes(modes, error, 5.0) is None  # nothing is called light on the strength of a failed estimate
+
+
 @pytest.mark.slow
 def test_chains_stuck_in_a_mode_without_mass_are_restarted_and_the_fit_converges():
     # TriviaQA V2 at ω = 1, β_max = 1: two of the four chains start at the optimiser's best maximum,
