@@ -74,7 +74,8 @@ def diagnostics_banner(result: Any) -> None:
         if message:
             st.caption(f"Convergence: {message}")
     else:
-        st.warning(f"{results.convergence_problem(result) or message} {convergence_action()}",
+        action = convergence_action(getattr(result, "settings", None), getattr(result, "timing", None))
+        st.warning(f"{results.convergence_problem(result) or message} {action}",
                    icon=":material/warning:")
 
 

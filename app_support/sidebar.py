@@ -104,12 +104,19 @@ def sampler_sizes() -> dict[str, int]:
 DRAWS_LABEL = "Draws per chain"
 
 
-def convergence_action() -> str:
-    """The one thing to do in the app about a fit that has not converged: the next step of the
-    draws control beyond what was tried (the engine's extra rounds may already have run chains
-    several times as long as the value chosen), or, at its end, where to read about it."""
-    from simplex_core.inference import longest_chains_factor
+def convergence_action(settings: Any = None, timing: dict | None = None) -> str:
+    """The one thing to do in the app about a fit that has not converged: under a judge prior whose
+    chains sat in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the judge
+    prior control; otherwise the next step of the draws control beyond what was tried (the engine's
+    extra rounds may already have run chains several times as long as the value chosen), or, at its
+    end, where to read about it."""
+    from simplex_core.inference import flipped_judge_modes, longest_chains_factor
     from simplex_core.model import FitSettings
+
+    if flipped_judge_modes(settings, timing):
+        return (f"Its chains sit in separate modes, as this judge prior allows (one judge read as flipped or not): "
+                f"choose “{PRIOR_NAMES['weight-propagation']}” as “Judge prior” under Advanced model settings in the "
+                "sidebar, which rules such judges out.")
 
     current = int(st.session_state.get(K.DRAWS, DRAWS_CHOICES[0]))
     factor = longest_chains_factor(FitSettings(**sampler_sizes()))

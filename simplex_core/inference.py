@@ -44,7 +44,7 @@ import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -222,6 +222,20 @@ def convergence_problem(d: Diagnostics) -> str | None:
         parts.append(f"{d.divergences} divergent transition{'s' if d.divergences != 1 else ''}")
     joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"This fit has not converged, so its intervals may be wrong: {joined}."
+
+
+#: Judge priors that do not rule out label-switched judges (appendix E of the paper); under them an
+#: unconverged fit whose chains sat in separate modes is usually "this judge is flipped or not".
+PRIORS_WITH_FLIPPED_JUDGES = ("diagonal", "mixing")
+
+
+def flipped_judge_modes(settings: Any, timing: Mapping[str, Any] | None) -> bool:
+    """Whether a fit's chains sat in separate modes (it was sampled by parallel tempering) under a
+    judge prior that allows label-switched judges: there longer chains do not help (measured on the
+    HANNA criteria under the diagonal prior: R-hat 1.29–2.69 after tempering), while the
+    weight-propagation prior, which rules such judges out, does (the same fits converge)."""
+    prior = getattr(settings, "prior", None)
+    return prior in PRIORS_WITH_FLIPPED_JUDGES and float((timing or {}).get("tempered_s") or 0.0) > 0.0
 
 
 # -- compiled-model cache ------------------------------------------------------------------------

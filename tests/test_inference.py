@@ -94,6 +94,21 @@ def test_convergence_problem_is_one_sentence_and_each_front_end_adds_one_new_act
     note = convergence_note(d, FitSettings(draws=2000, tune=2000, extra_rounds=0))
     assert "--draws 4000 --tune 4000" in note and "--draws 2000 " not in note
     assert convergence_problem(diagnose(_idata(rng.normal(size=(4, 1000, 3)), np.zeros((4, 1000), bool)))) is None
+    # chains in separate modes under a prior that allows flipped judges: the action is the prior, in
+    # both front ends, since longer chains do not join such modes; under weight propagation, or without
+    # separate modes, it stays the longer run
+    from app_support.sidebar import PRIOR_NAMES, convergence_action as app_action
+
+    tempered = {"tempered_s": 21.7}
+    for prior in ("diagonal", "mixing"):
+        note = convergence_note(d, FitSettings(prior=prior), tempered)
+        assert "--prior weight-propagation" in note and "--draws" not in note and f"the {prior} prior" in note
+        words = _words(note.removeprefix(problem))
+        assert len(words) == len(set(words)), note
+        app = app_action(FitSettings(prior=prior), tempered)
+        assert "“Judge prior”" in app and PRIOR_NAMES["weight-propagation"] in app
+    assert "--draws" in convergence_note(d, FitSettings(prior="diagonal"), {"tempered_s": 0.0})
+    assert "--draws" in convergence_note(d, FitSettings(), tempered)
 
 
 # -- fits -----------------------------------------------------------------------------------------

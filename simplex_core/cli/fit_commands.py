@@ -139,23 +139,28 @@ def _progress(args: argparse.Namespace):
     return report
 
 
-def convergence_action(settings: FitSettings) -> str:
-    """The command line's one action for a fit that has not converged: the next, longer run, twice
-    the longest chains that may have run (engine ``fast``'s extra rounds double the chain length
-    each: :func:`simplex_core.inference.longest_chains_factor`): never the advice already followed."""
-    from ..inference import longest_chains_factor
+def convergence_action(settings: FitSettings, timing: dict | None = None) -> str:
+    """The command line's one action for a fit that has not converged: under a judge prior that lets
+    its chains sit in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the
+    prior that rules them out; otherwise the next, longer run, twice the longest chains that may have
+    run (engine ``fast``'s extra rounds double the chain length each:
+    :func:`simplex_core.inference.longest_chains_factor`): never the advice already followed."""
+    from ..inference import flipped_judge_modes, longest_chains_factor
 
+    if flipped_judge_modes(settings, timing):
+        return (f"Its chains sit in separate modes, as the {settings.prior} prior allows (a judge read as "
+                "flipped or not): fit with --prior weight-propagation, which rules such judges out.")
     factor = 2 * longest_chains_factor(settings)
     return f"Sample longer: --draws {factor * settings.draws} --tune {factor * max(settings.tune, 1)}."
 
 
-def convergence_note(diagnostics, settings: FitSettings) -> str | None:
+def convergence_note(diagnostics, settings: FitSettings, timing: dict | None = None) -> str | None:
     """What went wrong (:func:`simplex_core.inference.convergence_problem`) and what to do; None when
     the fit converged."""
     from ..inference import convergence_problem
 
     problem = convergence_problem(diagnostics)
-    return None if problem is None else f"{problem} {convergence_action(settings)}"
+    return None if problem is None else f"{problem} {convergence_action(settings, timing)}"
 
 
 def _line_progress(args: argparse.Namespace):
@@ -252,7 +257,7 @@ def run_fit(args: argparse.Namespace) -> int:
     if table.n_gold:
         print(f"{table.n_gold} gold answers (true level observed)")
     print(f"{len(doc['candidates'])} candidates ranked; "
-          + (convergence_note(fit.diagnostics, settings) or fit.diagnostics.message))
+          + (convergence_note(fit.diagnostics, settings, fit.timing) or fit.diagnostics.message))
     tiers: dict[int, list[str]] = {}
     for row in doc["leaderboard"]:
         tiers.setdefault(row["tier"], []).append(row["candidate"])
