@@ -355,10 +355,13 @@ def tempered_logp_grad(x, g, buf, power):
     prior = int(buf[16])
     theta = np.zeros((J, T, M))
     gtheta = np.zeros((J, T, M))
-    # weight propagation: the transition matrices; diagonal / mixing: the rows / innovations in A[:, :, 0]
-    A = np.zeros((J, T - 1, M, M))
-    gA = np.zeros((J, T - 1, M, M))
-    lam = np.zeros((J, T - 1))  # mixing weights
+    # weight propagation: the transition matrices A; diagonal / mixing: the rows or innovations, and the
+    # mixing weights (contiguous, as in expand: one compiled copy of the row kernels serves both)
+    A = np.zeros((J, T - 1, M, M) if prior == 0 else (0, 0, 0, 0))
+    gA = np.zeros_like(A)
+    rows = np.zeros((J, T - 1, M) if prior != 0 else (0, 0, 0))
+    grows = np.zeros_like(rows)
+    lam = np.zeros((J, T - 1))
     first = np.empty((J, M))
     gfirst = np.zeros((J, M))
     c0 = int(correct[0])
@@ -382,8 +385,8 @@ def tempered_logp_grad(x, g, buf, power):
         for m in range(M):
             theta[j, 0, m] = first[j, m]
         if prior != 0:
-            lpj, dsj = _rows_forward(x, o_edge + j * G, M, T, prior, s, correct, lg, dg, theta[j], A[j, :, 0],
-                                     gA[j, :, 0], lam[j])
+            lpj, dsj = _rows_forward(x, o_edge + j * G, M, T, prior, s, correct, lg, dg, theta[j], rows[j], grows[j],
+                                     lam[j])
             lp += lpj
             ds[j] += dsj
             continue
@@ -506,7 +509,7 @@ def tempered_logp_grad(x, g, buf, power):
     gbeta = 0.0
     for j in range(J):
         if prior != 0:
-            _rows_backward(o_edge + j * G, M, T, prior, theta[j], A[j, :, 0], gA[j, :, 0], lam[j], gtheta[j], g)
+            _rows_backward(o_edge + j * G, M, T, prior, theta[j], rows[j], grows[j], lam[j], gtheta[j], g)
         else:
             for t in range(T - 2, -1, -1):
                 for m2 in range(M):
