@@ -223,13 +223,19 @@ def _interval(u, upper):
 
 
 @njit(cache=True, error_model="numpy")
+def _row_block(M, prior):
+    """Coordinates per row 1..T−1 of a judge's block, for judge prior code ``prior`` (:data:`PRIOR_CODES`)."""
+    if prior == 1:  # diagonal: the row, a simplex over the M observed levels
+        return M - 1
+    if prior == 2:  # mixing: the innovation's simplex, then the log-odds of its weight λ
+        return M
+    return M * (M - 1) // 2  # weight propagation: the E edge coordinates of the transition
+
+
+@njit(cache=True, error_model="numpy")
 def _judge_block(M, T, prior):
-    """Coordinates per judge after its first row, for judge prior code ``prior`` (:data:`PRIOR_CODES`)."""
-    if prior == 1:  # diagonal: rows 1..T−1, each a simplex over the M observed levels
-        return (T - 1) * (M - 1)
-    if prior == 2:  # mixing: per row 1..T−1 the innovation's simplex, then the log-odds of its weight λ
-        return (T - 1) * M
-    return (T - 1) * (M * (M - 1) // 2)  # weight propagation: E edge coordinates per transition
+    """Coordinates per judge after its first row (:func:`_row_block` for each of rows 1..T−1)."""
+    return (T - 1) * _row_block(M, prior)
 
 
 @njit(cache=True, error_model="numpy")
@@ -258,7 +264,7 @@ def _rows_forward(x, base0, M, T, prior, s, correct, lg, dg, theta, rows, grows,
     it runs fastest)."""
     lp = 0.0
     ds = 0.0
-    per = M - 1 if prior == 1 else M
+    per = _row_block(M, prior)
     for t in range(T - 1):
         tgt = int(correct[t + 1])
         base = base0 + t * per
@@ -287,7 +293,7 @@ def _rows_forward(x, base0, M, T, prior, s, correct, lg, dg, theta, rows, grows,
 def _rows_backward(base0, M, T, prior, theta, rows, grows, lam, gtheta, g):
     """The gradient of :func:`_rows_forward`'s coordinates (into ``g``) given d(log density)/dΘ in
     ``gtheta``, which it carries back to row 0 (mixing: through the weights)."""
-    per = M - 1 if prior == 1 else M
+    per = _row_block(M, prior)
     for t in range(T - 2, -1, -1):
         base = base0 + t * per
         if prior == 1:
