@@ -22,8 +22,8 @@ from simplex_core.fast_density import (PRIOR_CODES, _offsets, build_buffer, expa
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.model import CountsLike, ModelSettings
 
-__all__ = ["INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "TRUSTED_ACCURACY", "Mode", "chain_starts",
-           "compile_fast", "deal_chains", "find_modes", "negative_hessian", "trusted_start"]
+__all__ = ["DAWID_SKENE_ITERATIONS", "INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "TRUSTED_ACCURACY", "Mode", "chain_starts",
+           "compile_fast", "deal_chains", "dawid_skene", "find_modes", "negative_hessian", "trusted_start"]
 
 #: Half-width of the uniform jitter around an optimised start (unconstrained units).
 START_JITTER = 0.1
@@ -36,6 +36,9 @@ INTEGRATED_STARTS = 24
 
 #: The share of each row of Θ_j on its correct cell at :func:`trusted_start` (the rest spread evenly).
 TRUSTED_ACCURACY = 0.8
+
+#: EM iterations of :func:`dawid_skene` (its estimates only start the optimiser, which finishes the job).
+DAWID_SKENE_ITERATIONS = 50
 
 #: Modes with less than e^-NEGLIGIBLE_LOG_MASS (0.7 %) of the best mode's (Laplace) mass get no chain.
 NEGLIGIBLE_LOG_MASS = 5.0
@@ -76,42 +79,93 @@ def _leaning(n: int, at: int, share: float) -> np.ndarray:
     return p
 
 
-def trusted_start(counts: "CountsLike", buf: np.ndarray, accuracy: float = TRUSTED_ACCURACY) -> np.ndarray:
-    """The optimiser's start where every judge is mostly right (each row of Θ_j puts ``accuracy`` on
-    its correct cell; a weight-propagation edge node whose correct cell is
-    out of reach keeps its mass where it is) and each π_k is the share of candidate k's scores at each
-    true level, pooled over judges (plus one per level): Dawid & Skene's majority-vote start.
+def trusted_start(counts: "CountsLike", buf: np.ndarray, accuracy: float | np.ndarray = TRUSTED_ACCURACY,
+                  pi: np.ndarray | None = None) -> np.ndarray:
+    """An optimiser start where the judges are mostly right: each row of Θ_j puts ``accuracy`` (one
+    number, or one per judge) on its correct cell, the rest spread evenly (a weight-propagation edge
+    node whose correct cell is out of reach keeps its mass where it is); π_k is ``pi[k]`` or, without
+    it, the share of candidate k's scores at each true level pooled over judges (plus one per level),
+    as in Dawid & Skene's majority-vote start. Other coordinates are as at :func:`_prior_centre`;
+    ``buf`` is :func:`simplex_core.fast_density.build_buffer`'s for ``counts``.
 
     Why: a latent-class posterior has many local maxima in which the judges' rows are relabelled
     (true levels merged, split or shifted). On simulated 7-level data with 5 judges (one of them
-    perfect, 400 items) all of 30 random starts ended in such a maximum, 725 log units below the one
-    the data generated, and the chains sampled it as converged (R-hat 1.004) with none of the 5
-    E_k inside its 95% interval. Other coordinates are as at :func:`_prior_centre`; ``buf`` is
-    :func:`simplex_core.fast_density.build_buffer`'s for ``counts``."""
+    perfect, 400 items) each of 30 random starts ended in such a maximum, 940 log units or more below
+    the one the data came from, and the chains sampled it as converged with no E_k inside its 95%
+    interval (``tests/test_mode_search.py``)."""
     J, K, M, T, P, use_re, G, n = sizes(buf)
     x = _prior_centre(buf)
     correct = np.asarray(counts.scale.true_index, dtype=int)
-    # excluded (self-family) pairs are not in the likelihood, so not in the start either
-    per_candidate = np.einsum("jkm,jk->km", np.asarray(counts.N, dtype=float), np.asarray(counts.included, dtype=float))
+    if pi is None:  # excluded (self-family) pairs are not in the likelihood, so not in the start either
+        shares = np.einsum("jkm,jk->km", np.asarray(counts.N, dtype=float), np.asarray(counts.included, dtype=float))
+        pi = shares[:, correct] + 1.0
+    accuracy = np.broadcast_to(np.asarray(accuracy, dtype=float), (J,))
     prior = int(buf[16])
     o_pi, o_rho, o_first, o_edge = (int(v) for v in _offsets(J, K, M, T, G, 2 if buf[12] > 0.5 else 1)[:4])
     for k in range(K):
-        x[o_pi + k * (T - 1): o_pi + (k + 1) * (T - 1)] = _simplex_coordinates(per_candidate[k, correct] + 1.0)
-    first = _simplex_coordinates(_leaning(M, correct[0], accuracy))
-    block = []  # one judge's coordinates after its first row
-    for t in range(1, T):
-        if prior == PRIOR_CODES["weight-propagation"]:  # node (t − 1, m2) → levels m2 … M − 1
-            for m2 in range(M - 1):
-                block.append(_simplex_coordinates(_leaning(M - m2, max(correct[t] - m2, 0), accuracy)))
-        elif prior == PRIOR_CODES["diagonal"]:
-            block.append(_simplex_coordinates(_leaning(M, correct[t], accuracy)))
-        else:  # mixing: the innovation leans on the correct cell and mostly replaces the row above
-            block += [_simplex_coordinates(_leaning(M, correct[t], accuracy)), [math.log(accuracy / (1.0 - accuracy))]]
-    block = np.concatenate(block) if block else np.zeros(0)
+        x[o_pi + k * (T - 1): o_pi + (k + 1) * (T - 1)] = _simplex_coordinates(pi[k] / np.sum(pi[k]))
     for j in range(J):
-        x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)] = first
-        x[o_edge + j * G: o_edge + (j + 1) * G] = block
+        a = float(accuracy[j])
+        block = [_simplex_coordinates(_leaning(M, correct[0], a))]  # the first row, then the judge block
+        for t in range(1, T):
+            if prior == PRIOR_CODES["weight-propagation"]:  # node (t − 1, m2) → levels m2 … M − 1
+                block += [_simplex_coordinates(_leaning(M - m2, max(correct[t] - m2, 0), a)) for m2 in range(M - 1)]
+            elif prior == PRIOR_CODES["diagonal"]:
+                block.append(_simplex_coordinates(_leaning(M, correct[t], a)))
+            else:  # mixing: the innovation leans on the correct cell and mostly replaces the row above
+                block += [_simplex_coordinates(_leaning(M, correct[t], a)), [math.log(a / (1.0 - a))]]
+        x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)] = block[0]
+        x[o_edge + j * G: o_edge + (j + 1) * G] = np.concatenate(block[1:]) if len(block) > 1 else np.zeros(0)
     return x
+
+
+def dawid_skene(counts: "CountsLike", iterations: int = DAWID_SKENE_ITERATIONS) -> tuple[np.ndarray, np.ndarray]:
+    """π ``[K, T]`` and Θ ``[J, T, M]`` (unconstrained rows, no prior) by Dawid & Skene's EM over the
+    answers' score patterns, from judges :data:`TRUSTED_ACCURACY` right; gold answers keep their
+    known level. Counts ½ per cell and 1 per level smooth the rows and π away from 0.
+
+    Why (a start for :func:`find_modes`): the judges' weights differ, and an uninformative judge
+    started as a good one can lead the optimiser into a maximum of the wrong labelling. On simulated
+    7-level data with 6 judges, two of them near random, the majority-vote start ended 55 log units
+    below the maximum near the truth (every E_k about half its value); a start at this EM's π and
+    per-judge accuracies reached it."""
+    patterns = counts.patterns
+    J, K, M = np.asarray(counts.N).shape
+    T = counts.scale.n_true
+    correct = np.asarray(counts.scale.true_index, dtype=int)
+    scores, weight, cand = np.asarray(patterns.scores), np.asarray(patterns.weight, float), np.asarray(patterns.candidate)
+    gold = np.asarray(patterns.truth) >= 0
+    theta = np.stack([np.stack([_leaning(M, c, TRUSTED_ACCURACY) for c in correct])] * J)
+    pi = np.full((K, T), 1.0 / T)
+    seen = scores >= 0
+    for _ in range(int(iterations)):
+        log_r = np.log(pi[cand])  # responsibilities of the true levels, [P, T]
+        for j in range(J):
+            log_r[seen[:, j]] += np.log(theta[j][:, scores[seen[:, j], j]].T)
+        log_r[gold] = np.where(np.arange(T)[None, :] == np.asarray(patterns.truth)[gold][:, None], 0.0, -np.inf)
+        r = np.exp(log_r - log_r.max(axis=1, keepdims=True))
+        r *= weight[:, None] / r.sum(axis=1, keepdims=True)
+        pi = np.ones((K, T))
+        np.add.at(pi, cand, r)
+        pi /= pi.sum(axis=1, keepdims=True)
+        for j in range(J):
+            cells = np.full((T, M), 0.5)
+            np.add.at(cells.T, scores[seen[:, j], j], r[seen[:, j]])
+            theta[j] = cells / cells.sum(axis=1, keepdims=True)
+    return pi, theta
+
+
+def _starts(counts: "CountsLike", buf: np.ndarray) -> list[np.ndarray]:
+    """The data-driven optimiser starts: judges mostly right, then (with answer-level data) the
+    :func:`dawid_skene` estimates' π and each judge's mean accuracy (floored just above chance)."""
+    starts = [trusted_start(counts, buf)]
+    if getattr(counts, "patterns", None) is not None:
+        pi, theta = dawid_skene(counts)
+        M = theta.shape[2]
+        correct = np.asarray(counts.scale.true_index, dtype=int)
+        accuracy = theta[:, np.arange(correct.size), correct].mean(axis=1)
+        starts.append(trusted_start(counts, buf, np.clip(accuracy, 1.0 / M + 0.01, 0.97), pi))
+    return starts
 
 
 def compile_fast(counts: "CountsLike", settings: "ModelSettings", start: np.ndarray | None = None,
@@ -190,7 +244,8 @@ def _laplace_log_mass(x: np.ndarray, logp: float, buf: np.ndarray, step: float =
 
 def find_modes(counts: "CountsLike", settings: "ModelSettings", seed: int, n_starts: int | None = None,
                maxiter: int = 3000) -> list[Mode]:
-    """Local maxima of the log density from L-BFGS runs: one from :func:`trusted_start`, then
+    """Local maxima of the log density from L-BFGS runs: from the data-driven starts (judges mostly
+    right, :func:`trusted_start`; with answer-level data also :func:`dawid_skene`'s), then
     ``n_starts`` from PyMC-style random starts (default 6, or :data:`INTEGRATED_STARTS` in integrated
     mode); distinct ones only (within 0.5 log units and 0.5 unconstrained units of each other = one
     mode), best Laplace mass first."""
@@ -212,7 +267,7 @@ def find_modes(counts: "CountsLike", settings: "ModelSettings", seed: int, n_sta
 
     optima: list[list] = []  # [logp, x, hits]
     centre = _prior_centre(buf)
-    starts = [trusted_start(counts, buf)] + [centre + rng.uniform(-1.0, 1.0, size=n) for _ in range(max(1, int(n_starts)))]
+    starts = _starts(counts, buf) + [centre + rng.uniform(-1.0, 1.0, size=n) for _ in range(max(1, int(n_starts)))]
     for x0 in starts:
         res = minimize(negative, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(maxiter)})
         lp, x = -float(res.fun), np.asarray(res.x)

@@ -80,3 +80,26 @@ def test_the_mode_search_finds_the_maximum_the_data_came_from_where_random_start
     best = _expanded(counts, settings, modes[0].point)
     order = [sim.candidates.index(c) for c in counts.candidates]
     np.testing.assert_allclose(best["expected_score"], sim.expected_scores[order], atol=0.3)
+
+
+def test_dawid_skene_tells_the_near_random_judges_from_the_good_ones_and_recovers_pi():
+    """Dawid & Skene's EM (the start for judges of unequal worth): on 5-level data with three good
+    judges and two near random, each judge's estimated mean accuracy is within 0.1 of its true one,
+    and each π_k within 0.1 (total variation) of the shares of its answers' true levels."""
+    M = 5
+    near_random = np.full((M, M), 0.8 / (M - 1))
+    np.fill_diagonal(near_random, 0.2)
+    theta = np.stack([_judge("symmetric", 0.85, M), _judge("harsh", 0.75, M), near_random,
+                      _judge("lenient", 0.8, M), near_random])
+    sim = simulate(scale=Scale(tuple(float(v) for v in range(M))), n_items=300, candidates=6, judges=5,
+                   pi=ordinal_prevalences([-0.8, -0.4, 0.0, 0.3, 0.6, 1.0], M), theta=theta, rng=11)
+    counts = _counts(sim)
+    pi, estimated = fast_engine.dawid_skene(counts)
+    judges = [sim.judges.index(j) for j in counts.judges]
+    true_accuracy = np.diagonal(theta[judges], axis1=1, axis2=2).mean(axis=1)
+    np.testing.assert_allclose(np.diagonal(estimated, axis1=1, axis2=2).mean(axis=1), true_accuracy, atol=0.1)
+    frame = sim.frame.drop_duplicates(["item", "candidate"])
+    for k, name in enumerate(counts.candidates):
+        levels = frame.loc[frame["candidate"] == name, "true_score"].astype(float).astype(int)
+        shares = np.bincount(levels, minlength=M) / len(levels)
+        assert 0.5 * np.abs(pi[k] - shares).sum() < 0.1, (name, pi[k], shares)
