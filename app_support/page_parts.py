@@ -63,6 +63,7 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
         fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
+        identification_banner(view.counts)
 
 
 def diagnostics_banner(result: Any) -> None:
@@ -77,6 +78,14 @@ def diagnostics_banner(result: Any) -> None:
         action = convergence_action(getattr(result, "settings", None), getattr(result, "timing", None))
         st.warning(f"{results.convergence_problem(result) or message} {action}",
                    icon=":material/warning:")
+
+
+def identification_banner(counts: Any) -> None:
+    from simplex_core.model import identification_note
+
+    note = identification_note(counts)
+    if note:
+        st.info(md(note), icon=":material/info:")
 
 
 def waiting_for_first_fit(view: fits.FitView) -> None:

@@ -462,6 +462,38 @@ def weight_propagation_groups(scale: "Scale") -> EdgeGroups:
 
 # -- the model -----------------------------------------------------------------------------------
 
+#: Judges who must score a candidate's answers before the data can tell their errors from its quality:
+#: three conditionally independent views identify a latent-class model (Kruskal 1977; Dawid & Skene
+#: 1979), one or two do not (the paper's theorem 2 for the per-judge marginals).
+IDENTIFYING_JUDGES = 3
+
+
+def identification_note(counts: CountsLike) -> str | None:
+    """One sentence when some candidate has fewer than :data:`IDENTIFYING_JUDGES` judges scoring its
+    answers (pairs left out as self-family do not count) and none of its answers labelled (gold): its
+    expected score then rests on the judge prior (β_max) rather than on the data. None otherwise.
+
+    Why: on simulated data with one or two judges, fits that converged put E_k far from the truth
+    (7 levels, a near-random and a fair judge: E 1.4 for a true 4.3) because the weight-propagation
+    prior, not the data, chose how lenient the judges are."""
+    scored = (np.asarray(counts.N).sum(axis=2) > 0) & np.asarray(counts.included, dtype=bool)
+    per_candidate = scored.sum(axis=0)
+    patterns = getattr(counts, "patterns", None)
+    gold = set() if patterns is None else set(np.asarray(patterns.candidate)[np.asarray(patterns.truth) >= 0].tolist())
+    weak = [k for k in range(len(counts.candidates)) if per_candidate[k] < IDENTIFYING_JUDGES and k not in gold]
+    if not weak:
+        return None
+    if len(weak) == len(counts.candidates):
+        who = "every candidate"
+    else:
+        names = [str(counts.candidates[k]) for k in weak]
+        who = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return (f"Fewer than {IDENTIFYING_JUDGES} judges scored the answers of {who}, with no answer labelled: the "
+            "data cannot tell a judge's errors from a candidate's quality, so these scores and intervals rest "
+            "on the judge prior (β_max) as much as on the data. Three or more judges per candidate, or a few "
+            "labelled answers, settle them.")
+
+
 def included_pairs(counts: CountsLike) -> tuple[np.ndarray, np.ndarray]:
     """Judge and candidate indices of the pairs that enter the likelihood (row-major order)."""
     jj, kk = np.nonzero(np.asarray(counts.included, dtype=bool))

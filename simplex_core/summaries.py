@@ -376,11 +376,13 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         ``p_ahead_of_next``; the tier rule of :mod:`simplex_core.leaderboard`), ``pairwise``
         (``{"candidates": names, "matrix": P}`` with ``P[i][j] = P(E_i > E_j)``, diagonal null),
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
-        rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``diagnostics``,
+        rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
+        reader must know about the data's power, e.g. :func:`simplex_core.model.identification_note`), ``diagnostics``,
         ``settings`` (data hash, scale, families, options, seed, package versions, command line)
         and ``timing`` (``compile_s``, ``sample_s``). Every value is JSON-able (NaN becomes null).
     """
     from simplex_core.leaderboard import leaderboard_from_fit, leaderboard_records
+    from simplex_core.model import identification_note
 
     counts = counts_of(fit, counts)
     table = candidate_summary(fit)
@@ -403,6 +405,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         },
         "judges": judges,
         "excluded_pairs": [{"judge": j, "candidate": k} for j, k in counts.excluded_pairs],
+        "notes": [note for note in (identification_note(counts),) if note],
         "diagnostics": _diagnostics_dict(fit),
         "settings": settings_record(fit, command_line, counts),
         "timing": {k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},

@@ -272,8 +272,9 @@ def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_pa
                  "--draws", "60", "--tune", "60", "--seed", "1", "--extra-rounds", "0", "--quiet"])
     assert code == 0
     doc = json.loads(out.read_text())
-    assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "diagnostics", "settings",
-                        "timing"}
+    assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "notes", "diagnostics",
+                        "settings", "timing"}
+    assert doc["notes"] == []  # three judges score every candidate
     assert [c["candidate"] for c in doc["candidates"]][0] in {"model-F", "model-E"}
     board = pd.read_csv(lb)
     assert list(board["candidate"]) == [r["candidate"] for r in doc["leaderboard"]]
@@ -289,6 +290,17 @@ def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_pa
     assert len(doc["pairwise"]["matrix"]) == 6 and doc["pairwise"]["matrix"][0][0] is None
     assert az.from_netcdf(nc).posterior["rank"].shape == (2, 60, 6)
     assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_fit_says_when_fewer_than_three_judges_score_the_answers(three_level_sim, tmp_path, capsys):
+    path, out = tmp_path / "two-judges.csv", tmp_path / "result.json"
+    three_level_sim.frame[three_level_sim.frame["judge"] != "judge-3"].to_csv(path, index=False)
+    code = main(["fit", str(path), "--out", str(out), "--chains", "1", "--draws", "30", "--tune", "30", "--seed", "1",
+                 "--extra-rounds", "0", "--quiet"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    note = json.loads(out.read_text())["notes"]
+    assert len(note) == 1 and "every candidate" in note[0] and f"Note: {note[0]}" in printed
 
 
 @pytest.mark.parametrize("options, message", [

@@ -362,3 +362,30 @@ def test_the_alternative_priors_can_flip_labels_and_weight_propagation_cannot():
         share[prior] = np.mean([not priors.stochastically_dominates(t) for t in draws])
     assert share["weight-propagation"] == 0.0
     assert share["diagonal"] > 0.1 and share["mixing"] > 0.1
+
+
+def test_the_identification_note_names_the_candidates_with_fewer_than_three_judges_and_no_gold():
+    """Two judges for every candidate: a note about every candidate. A third judge: none, unless
+    self-family exclusion takes it away from a candidate (named). A labelled answer of a candidate
+    settles it even with two judges."""
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.model import identification_note
+    from simplex_core.simulate import simulate
+
+    scale = Scale((0.0, 1.0), ("incorrect", "correct"))
+    sim = simulate(scale=scale, n_items=20, candidates=["a", "b", "c"], judges=["j1", "j2", "j3"], rng=3)
+    three = load_table(sim.frame.drop(columns=["true_score"]), scale=scale)
+    assert identification_note(count_tensor(three)) is None
+    two = load_table(sim.frame[sim.frame["judge"] != "j3"].drop(columns=["true_score"]), scale=scale)
+    note = identification_note(count_tensor(two))
+    assert note is not None and "every candidate" in note and "judge prior" in note
+    own = load_table(sim.frame.drop(columns=["true_score"]), scale=scale, families={"j3": "fam", "b": "fam"})
+    note = identification_note(count_tensor(own))
+    assert note is not None and "of b," in note and "every candidate" not in note
+    assert identification_note(count_tensor(own, self_exclusion=False)) is None
+    frame = sim.frame[sim.frame["judge"] != "j3"].copy()
+    frame["gold"] = (frame["candidate"] == "a") & (frame["item"] == frame["item"].iloc[0])
+    gold = load_table(frame, scale=scale)
+    assert gold.n_gold > 0
+    note = identification_note(count_tensor(gold))
+    assert note is not None and "of b, c," in note

@@ -170,9 +170,10 @@ def test_result_json_has_the_contract_keys_and_is_strict_json():
     included[0, 0] = False
     fit = make_fit(counts=make_counts(included=included))
     doc = summaries.result_json(fit, command_line="python -m simplex_core fit x.csv --out r.json")
-    assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "diagnostics", "settings",
-                        "timing"}
+    assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "notes", "diagnostics",
+                        "settings", "timing"}
     json.dumps(doc, allow_nan=False)
+    assert len(doc["notes"]) == 1 and "every candidate" in doc["notes"][0]  # two judges
     assert doc["candidates"][0] == {"candidate": "c0", "expected_score_mean": 2.5,
                                     "expected_score_lo": pytest.approx(1.15), "expected_score_hi": 3.0,
                                     "rank_median": 1, "rank_lo": 1, "rank_hi": 3, "p_best": 0.75}

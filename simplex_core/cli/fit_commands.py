@@ -258,6 +258,8 @@ def run_fit(args: argparse.Namespace) -> int:
         print(f"{table.n_gold} gold answers (true level observed)")
     print(f"{len(doc['candidates'])} candidates ranked; "
           + (convergence_note(fit.diagnostics, settings, fit.timing) or fit.diagnostics.message))
+    for note in doc["notes"]:
+        print(f"Note: {note}")
     tiers: dict[int, list[str]] = {}
     for row in doc["leaderboard"]:
         tiers.setdefault(row["tier"], []).append(row["candidate"])
