@@ -63,7 +63,7 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
         fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
-        identification_banner(view.counts)
+    identification_banner(view.counts)  # a property of the data: said while the first fit runs too
 
 
 def diagnostics_banner(result: Any) -> None:
@@ -81,6 +81,7 @@ def diagnostics_banner(result: Any) -> None:
 
 
 def identification_banner(counts: Any) -> None:
+    """:func:`simplex_core.model.identification_note` for these counts, when it has something to say."""
     from simplex_core.model import identification_note
 
     note = identification_note(counts)

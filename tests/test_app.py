@@ -108,6 +108,17 @@ def test_the_topical_chat_licence_warning_shows_wherever_the_dataset_appears():
         assert any(warning in w for w in shown), (page, shown)
 
 
+def test_a_dataset_with_one_judge_says_its_ranking_rests_on_the_judge_prior():
+    at = new_app({"data": "topical-chat"})
+    at.switch_page("pages/rankings_page.py").run()
+    assert_clean(at)
+    assert any("Fewer than 3 judges scored the answers of every candidate" in plain(i.value) for i in at.info), \
+        [plain(i.value) for i in at.info]
+    at = new_app()  # TriviaQA V1: nine judges
+    at.switch_page("pages/rankings_page.py").run()
+    assert not any("Fewer than 3 judges" in plain(i.value) for i in at.info)
+
+
 # -- data page ----------------------------------------------------------------------------------
 
 def test_a_malformed_upload_shows_the_problems_in_plain_words():
