@@ -1,0 +1,150 @@
+"""Convergence and coverage on random simulated configurations that no development used (trust on
+data we do not have). Prints figures; asserts nothing.
+
+Each seed draws one configuration: a square scale of 2, 3, 5 or 7 levels; 1–6 judges, each
+symmetric (accuracy 0.55–0.97, the rest split between the neighbouring levels), harsh (0.5–0.85,
+the rest one level down), lenient (the rest one level up), near random (1/M + 0.05 on the diagonal,
+the rest spread evenly) or perfect; 3–12 candidates with ordinal prevalences (qualities N(0, 0.6);
+30 %: two candidates tied; 20 %: one candidate always at the top level); 40, 100, 200 or 400 items;
+0, 10 or 30 % of the scores missing. Every judge's Θ satisfies the weight-propagation prior's
+ordering (each row dominates the one above), so the data are inside the model's support; answers
+share one true level (shared truth, ω = 0). Each configuration is fitted at the default settings
+(4 chains × 1000 + 1000) on Dask (:mod:`simplex_core.distributed`). Printed per fit: converged
+(R-hat ≤ 1.01, bulk ESS ≥ 400, no divergences), how many of the K population expected scores E_k
+its 95% interval covers, the fewest judges scoring a candidate and the sampler; then the totals,
+split by whether every candidate had at least three judges (below three the data cannot tell judge
+error from quality: :func:`simplex_core.model.identification_note`).
+
+Usage (repo root, project venv)::
+
+    .venv/bin/python -m bench.unseen_scenarios --seeds 7000-7039
+    .venv/bin/python -m bench.unseen_scenarios --seeds 7000-7009 --workers 0   # in this process
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from bench.speed import uptime
+
+KINDS = ("symmetric", "lenient", "harsh", "near random", "perfect")
+KIND_P = (0.55, 0.15, 0.15, 0.10, 0.05)
+
+
+def judge_matrix(kind: str, accuracy: float, M: int) -> np.ndarray:
+    theta = np.zeros((M, M))
+    for t in range(M):
+        if kind == "near random":
+            theta[t] = (1.0 - accuracy) / (M - 1)
+        theta[t, t] = accuracy
+        if kind == "lenient" and t < M - 1:
+            theta[t, t + 1] += 1.0 - accuracy
+        elif kind == "harsh" and t > 0:
+            theta[t, t - 1] += 1.0 - accuracy
+        elif kind in ("symmetric", "lenient", "harsh"):  # the ends split their rest with the one neighbour
+            near = [m for m in (t - 1, t + 1) if 0 <= m < M]
+            theta[t, near] += (1.0 - accuracy) / len(near)
+    return theta
+
+
+def configuration(seed: int):
+    """``(table frame without true_score, scale, population E_k in the frame's candidate names, text)``."""
+    from simplex_core.scale import Scale
+    from simplex_core.simulate import ordinal_prevalences, simulate
+
+    rng = np.random.default_rng([seed, 4242])
+    M = int(rng.choice([2, 3, 5, 7]))
+    scale = Scale((0.0, 1.0), ("incorrect", "correct")) if M == 2 else Scale(tuple(float(v) for v in range(M)))
+    J, K, n = int(rng.integers(1, 7)), int(rng.integers(3, 13)), int(rng.choice([40, 100, 200, 400]))
+    quality = rng.normal(0.0, 0.6, K)
+    if rng.random() < 0.3:
+        quality[1] = quality[0]
+    pi = ordinal_prevalences(quality, M)
+    if rng.random() < 0.2:
+        pi[0] = 0.0
+        pi[0, -1] = 1.0
+    kinds = [str(k) for k in rng.choice(KINDS, size=J, p=KIND_P)]
+    accuracy = {"symmetric": (0.55, 0.97), "lenient": (0.5, 0.85), "harsh": (0.5, 0.85)}
+    theta = np.stack([judge_matrix(k, 1.0 if k == "perfect" else 1.0 / M + 0.05 if k == "near random"
+                                   else rng.uniform(*accuracy[k]), M) for k in kinds])
+    sim = simulate(scale=scale, n_items=n, candidates=K, judges=J, pi=pi, theta=theta, omega=0.0,
+                   latent_coupling="shared", rng=rng)
+    frame = sim.frame.drop(columns=["true_score"])
+    missing = float(rng.choice([0.0, 0.0, 0.1, 0.3]))
+    if missing:
+        frame = frame[rng.random(len(frame)) >= missing].reset_index(drop=True)
+    truth = dict(zip(sim.candidates, sim.expected_scores))
+    text = f"M={M} J={J} K={K} n={n} missing={missing:.0%} judges: {', '.join(kinds)}"
+    return frame, scale, truth, text
+
+
+def fit_seed(seed: int) -> dict:
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.inference import fit_model
+    from simplex_core.model import FitSettings
+
+    frame, scale, truth, text = configuration(seed)
+    counts = count_tensor(load_table(frame, scale=scale))
+    t0 = time.perf_counter()
+    res = fit_model(counts, FitSettings(seed=seed))
+    draws = np.asarray(res.idata.posterior["expected_score"].values).reshape(-1, len(counts.candidates))
+    lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)
+    true = np.array([truth[c] for c in counts.candidates])
+    judges = int(((np.asarray(counts.N).sum(axis=2) > 0) & counts.included).sum(axis=0).min())
+    d = res.diagnostics
+    return {"seed": seed, "text": text, "converged": bool(d.converged), "rhat": d.max_rhat, "ess": d.min_ess_bulk,
+            "div": d.divergences, "covered": int(((lo <= true) & (true <= hi)).sum()), "K": len(true),
+            "judges": judges, "seconds": time.perf_counter() - t0,
+            "sampler": res.timing.get("sampler", "nuts")}
+
+
+def _seeds(text: str) -> list[int]:
+    first, _, last = text.partition("-")
+    return list(range(int(first), int(last or first) + 1))
+
+
+def main(argv: list[str] | None = None) -> None:
+    from simplex_core.distributed import describe, map_tasks, open_client
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="7000-7039", help="FIRST-LAST, inclusive")
+    p.add_argument("--scheduler", default=None)
+    p.add_argument("--workers", type=int, default=None)
+    args = p.parse_args(argv)
+    seeds = _seeds(args.seeds)
+    print(f"# bench.unseen_scenarios  {time.strftime('%Y-%m-%d %H:%M:%S')}  seeds {args.seeds}")
+    print(f"# load before: {uptime()}", flush=True)
+
+    def show(_i: int, r: dict) -> None:
+        print(f"# done: seed {r['seed']} ({r['text']}): {'converged' if r['converged'] else 'NOT converged'} "
+              f"(R-hat {r['rhat']:.3f}, ESS {r['ess']:.0f}, {r['div']} div), covered {r['covered']}/{r['K']}, "
+              f"{r['seconds']:.0f} s, {r['sampler']}", flush=True)
+
+    labels = [f"seed {s}" for s in seeds]
+    if args.workers == 0:
+        rows, where = map_tasks(fit_seed, seeds, labels=labels, on_result=show), "in this process"
+    else:
+        with open_client(args.scheduler, args.workers) as client:
+            where = describe(client)
+            rows = map_tasks(fit_seed, seeds, client=client, labels=labels, on_result=show)
+    print(f"# fits ran {where}")
+    print("| seed | configuration | fewest judges per candidate | converged | max R-hat | min bulk ESS | divergences "
+          "| E_k covered | seconds | sampler |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['seed']} | {r['text']} | {r['judges']} | {'yes' if r['converged'] else 'NO'} | {r['rhat']:.3f} | "
+              f"{r['ess']:.0f} | {r['div']} | {r['covered']}/{r['K']} | {r['seconds']:.1f} | {r['sampler']} |")
+    for name, group in (("every candidate with ≥ 3 judges", [r for r in rows if r["judges"] >= 3]),
+                        ("some candidate with < 3 judges", [r for r in rows if r["judges"] < 3])):
+        if group:
+            covered, total = sum(r["covered"] for r in group), sum(r["K"] for r in group)
+            print(f"{name}: {sum(r['converged'] for r in group)}/{len(group)} fits converged; "
+                  f"E_k covered {covered}/{total} = {covered / total:.3f} (nominal 0.95)")
+    print(f"# load after: {uptime()}")
+
+
+if __name__ == "__main__":
+    main()
