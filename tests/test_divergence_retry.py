@@ -50,6 +50,8 @@ def test_a_retry_free_of_divergences_but_short_gets_the_longer_rounds_at_its_acc
     res = fit_model(counts, short)
     assert res.timing["target_accept"] in DIVERGENCE_RETRY_ACCEPT, "the test needs a run that diverged"
     assert res.diagnostics.divergences == 0, res.diagnostics.message
-    assert res.timing["rounds"] == 1 + short.extra_rounds  # the retry was short: longer chains followed
-    assert res.idata.posterior.sizes["draw"] == 2 ** short.extra_rounds * short.draws
+    # the retry was short: longer chains followed, as many rounds as it took (how many depends on the
+    # run: after one, 800 draws can already give a bulk ESS of 400)
+    assert res.timing["rounds"] > 1
+    assert res.idata.posterior.sizes["draw"] == 2 ** (res.timing["rounds"] - 1) * short.draws
     assert res.diagnostics.min_ess_bulk > 400  # more than the 400 draws of the short chains could give
