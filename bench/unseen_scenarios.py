@@ -9,16 +9,18 @@ the rest spread evenly) or perfect; 3–12 candidates with ordinal prevalences (
 0, 10 or 30 % of the scores missing. Every judge's Θ satisfies the weight-propagation prior's
 ordering (each row dominates the one above), so the data are inside the model's support; answers
 share one true level (shared truth, ω = 0). Each configuration is fitted at the default settings
-(4 chains × 1000 + 1000) on Dask (:mod:`simplex_core.distributed`). Printed per fit: converged
-(R-hat ≤ 1.01, bulk ESS ≥ 400, no divergences), how many of the K population expected scores E_k
-its 95% interval covers, the fewest judges scoring a candidate and the sampler; then the totals,
-split by whether every candidate had at least three judges (below three the data cannot tell judge
-error from quality: :func:`simplex_core.model.identification_note`).
+(4 chains × 1000 + 1000; ``--integrated``: the paper's integrated mode) on Dask
+(:mod:`simplex_core.distributed`). Printed per fit: converged (R-hat ≤ 1.01, bulk ESS ≥ 400, no
+divergences), how many of the K population expected scores E_k its 95% interval covers, the fewest
+judges scoring a candidate and the sampler; then the totals, split by whether every candidate had
+at least three judges (below three the data cannot tell judge error from quality:
+:func:`simplex_core.model.identification_note`) and by scale.
 
 Usage (repo root, project venv)::
 
     .venv/bin/python -m bench.unseen_scenarios --seeds 7000-7039
     .venv/bin/python -m bench.unseen_scenarios --seeds 7000-7009 --workers 0   # in this process
+    .venv/bin/python -m bench.unseen_scenarios --integrated                    # hyperpriors on ω, β_max
 """
 
 from __future__ import annotations
@@ -81,21 +83,23 @@ def configuration(seed: int):
     return frame, scale, truth, text
 
 
-def fit_seed(seed: int) -> dict:
+def fit_seed(task: int | tuple[int, bool]) -> dict:
+    """Fit one seed's configuration: ``task`` is the seed, or ``(seed, integrated)``."""
     from simplex_core.data import count_tensor, load_table
     from simplex_core.inference import fit_model
     from simplex_core.model import FitSettings
 
+    seed, integrated = (task, False) if isinstance(task, int) else task
     frame, scale, truth, text = configuration(seed)
     counts = count_tensor(load_table(frame, scale=scale))
     t0 = time.perf_counter()
-    res = fit_model(counts, FitSettings(seed=seed))
+    res = fit_model(counts, FitSettings(seed=seed, integrated=integrated))
     draws = np.asarray(res.idata.posterior["expected_score"].values).reshape(-1, len(counts.candidates))
     lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)
     true = np.array([truth[c] for c in counts.candidates])
     judges = int(((np.asarray(counts.N).sum(axis=2) > 0) & counts.included).sum(axis=0).min())
     d = res.diagnostics
-    return {"seed": seed, "text": text, "converged": bool(d.converged), "rhat": d.max_rhat, "ess": d.min_ess_bulk,
+    return {"seed": seed, "text": text, "levels": len(scale.true_values), "converged": bool(d.converged), "rhat": d.max_rhat, "ess": d.min_ess_bulk,
             "div": d.divergences, "covered": int(((lo <= true) & (true <= hi)).sum()), "K": len(true),
             "judges": judges, "seconds": time.perf_counter() - t0,
             "sampler": res.timing.get("sampler", "nuts")}
@@ -113,9 +117,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seeds", default="7000-7039", help="FIRST-LAST, inclusive")
     p.add_argument("--scheduler", default=None)
     p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--integrated", action="store_true",
+                   help="fit in integrated mode (hyperpriors on ω and β_max) instead of ω = 0, β_max = 5")
     args = p.parse_args(argv)
     seeds = _seeds(args.seeds)
-    print(f"# bench.unseen_scenarios  {time.strftime('%Y-%m-%d %H:%M:%S')}  seeds {args.seeds}")
+    print(f"# bench.unseen_scenarios  {time.strftime('%Y-%m-%d %H:%M:%S')}  seeds {args.seeds}  "
+          f"{'integrated mode' if args.integrated else 'default settings (ω = 0, β_max = 5)'}")
     print(f"# load before: {uptime()}", flush=True)
 
     def show(_i: int, r: dict) -> None:
@@ -124,12 +131,13 @@ def main(argv: list[str] | None = None) -> None:
               f"{r['seconds']:.0f} s, {r['sampler']}", flush=True)
 
     labels = [f"seed {s}" for s in seeds]
+    tasks = [(s, bool(args.integrated)) for s in seeds]
     if args.workers == 0:
-        rows, where = map_tasks(fit_seed, seeds, labels=labels, on_result=show), "in this process"
+        rows, where = map_tasks(fit_seed, tasks, labels=labels, on_result=show), "in this process"
     else:
         with open_client(args.scheduler, args.workers) as client:
             where = describe(client)
-            rows = map_tasks(fit_seed, seeds, client=client, labels=labels, on_result=show)
+            rows = map_tasks(fit_seed, tasks, client=client, labels=labels, on_result=show)
     print(f"# fits ran {where}")
     print("| seed | configuration | fewest judges per candidate | converged | max R-hat | min bulk ESS | divergences "
           "| E_k covered | seconds | sampler |")
@@ -143,6 +151,12 @@ def main(argv: list[str] | None = None) -> None:
             covered, total = sum(r["covered"] for r in group), sum(r["K"] for r in group)
             print(f"{name}: {sum(r['converged'] for r in group)}/{len(group)} fits converged; "
                   f"E_k covered {covered}/{total} = {covered / total:.3f} (nominal 0.95)")
+            by_levels = []
+            for M in sorted({r["levels"] for r in group}):
+                part = [r for r in group if r["levels"] == M]
+                c, t = sum(r["covered"] for r in part), sum(r["K"] for r in part)
+                by_levels.append(f"{M} levels {c}/{t} = {c / t:.2f}")
+            print(f"  by scale: {'; '.join(by_levels)}")
     print(f"# load after: {uptime()}")
 
 
