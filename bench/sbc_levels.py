@@ -64,6 +64,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--scheduler", default=None)
     p.add_argument("--workers", type=int, default=None)
     args = p.parse_args(argv)
+    for flag, value, least in (("--levels", args.levels, 2), ("--judges", args.judges, 1),
+                               ("--candidates", args.candidates, 2), ("--items", args.items, 1),
+                               ("--replicates", args.replicates, 2)):
+        if value < least:
+            p.error(f"{flag} must be at least {least}; got {value}.")
     shape = (args.levels, args.judges, args.candidates, args.items)
     settings = CalibrationSettings(scenario=_scenario(*shape), replicates=args.replicates, chains=4, draws=500,
                                    tune=500, seed=args.seed)

@@ -99,15 +99,19 @@ def fit_seed(task: int | tuple[int, bool]) -> dict:
     true = np.array([truth[c] for c in counts.candidates])
     judges = int(((np.asarray(counts.N).sum(axis=2) > 0) & counts.included).sum(axis=0).min())
     d = res.diagnostics
-    return {"seed": seed, "text": text, "levels": len(scale.true_values), "converged": bool(d.converged), "rhat": d.max_rhat, "ess": d.min_ess_bulk,
-            "div": d.divergences, "covered": int(((lo <= true) & (true <= hi)).sum()), "K": len(true),
+    return {"seed": seed, "text": text, "levels": len(scale.true_values), "converged": bool(d.converged),
+            "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "covered": int(((lo <= true) & (true <= hi)).sum()), "K": len(true),
             "judges": judges, "seconds": time.perf_counter() - t0,
             "sampler": res.timing.get("sampler", "nuts")}
 
 
 def _seeds(text: str) -> list[int]:
+    """``FIRST-LAST`` (inclusive) or one seed; ValueError for anything else."""
     first, _, last = text.partition("-")
-    return list(range(int(first), int(last or first) + 1))
+    seeds = list(range(int(first), int(last or first) + 1))
+    if not seeds:
+        raise ValueError(text)
+    return seeds
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -120,8 +124,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--integrated", action="store_true",
                    help="fit in integrated mode (hyperpriors on ω and β_max) instead of ω = 0, β_max = 5")
     args = p.parse_args(argv)
-    seeds = _seeds(args.seeds)
-    print(f"# bench.unseen_scenarios  {time.strftime('%Y-%m-%d %H:%M:%S')}  seeds {args.seeds}  "
+    try:
+        seeds = _seeds(args.seeds)
+    except ValueError:
+        p.error(f"--seeds must be FIRST-LAST with FIRST ≤ LAST, or one seed (e.g. 7000-7039); got {args.seeds!r}.")
+    print(f"# bench.unseen_scenarios  {time.strftime('%Y-%m-%d %H:%M:%S')}  seeds {seeds[0]}-{seeds[-1]}  "
           f"{'integrated mode' if args.integrated else 'default settings (ω = 0, β_max = 5)'}")
     print(f"# load before: {uptime()}", flush=True)
 
