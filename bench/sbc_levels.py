@@ -22,37 +22,28 @@ import dataclasses
 import time
 
 import numpy as np
-import pandas as pd
 
 from bench.speed import uptime
 
 
-def _scenario(levels: int, judges: int, candidates: int, items: int):
+def square_scenario(levels: int, judges: int, candidates: int, items: int):
+    """The three-level scenario's hyperparameters (ω = 0, β_max = 5) on a square scale of ``levels``
+    levels, with ``judges`` judges and ``candidates`` candidates (their π and ρ are drawn from the prior
+    in every replicate, so the values here are placeholders)."""
     from simplex_core.scale import Scale
     from simplex_core.simulate import SCENARIOS
 
-    name = f"square-{levels}-levels-{judges}-judges"
-    SCENARIOS[name] = dataclasses.replace(
-        SCENARIOS["three-level"], name=name, description=f"{levels} levels, {judges} judges, {candidates} candidates",
+    return dataclasses.replace(
+        SCENARIOS["three-level"], name=f"square-{levels}-levels-{judges}-judges",
+        description=f"{levels} levels, {judges} judges, {candidates} candidates",
         scale=Scale(tuple(float(v) for v in range(levels))),
         candidates=tuple((f"model-{k + 1}", None, tuple([1.0 / levels] * levels)) for k in range(candidates)),
         judges=tuple((f"judge-{j + 1}", None, 0.7) for j in range(judges)), n_items=items)
-    return name
-
-
-def replicate(task: tuple) -> dict:
-    """One SBC cycle in a worker: registers the scenario there (workers do not share this process's
-    registry), then :func:`simplex_core.calibration.calibration_replicate`."""
-    from simplex_core.calibration import calibration_replicate
-
-    shape, settings, r = task
-    _scenario(*shape)
-    return calibration_replicate((settings, r))
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.calibration import CalibrationResult, CalibrationSettings, default_bins, uniformity_test
-    from simplex_core.distributed import describe, map_tasks, open_client
+    from simplex_core.calibration import CalibrationSettings, calibrate, uniformity_test
+    from simplex_core.distributed import describe, open_client
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--levels", type=int, default=7)
@@ -69,32 +60,23 @@ def main(argv: list[str] | None = None) -> None:
                                ("--replicates", args.replicates, 2)):
         if value < least:
             p.error(f"{flag} must be at least {least}; got {value}.")
-    shape = (args.levels, args.judges, args.candidates, args.items)
-    settings = CalibrationSettings(scenario=_scenario(*shape), replicates=args.replicates, chains=4, draws=500,
+    scenario = square_scenario(args.levels, args.judges, args.candidates, args.items)
+    settings = CalibrationSettings(scenario=scenario, replicates=args.replicates, chains=4, draws=500,
                                    tune=500, seed=args.seed)
     settings.check()
-    print(f"# bench.sbc_levels  {time.strftime('%Y-%m-%d %H:%M:%S')}  {settings.scenario}, {args.candidates} "
+    print(f"# bench.sbc_levels  {time.strftime('%Y-%m-%d %H:%M:%S')}  {scenario.name}, {args.candidates} "
           f"candidates, {args.items} items, {args.replicates} replicates, seed {args.seed}")
     print(f"# load before: {uptime()}", flush=True)
 
-    def show(_i: int, out: dict) -> None:
-        d = out["diagnostics"]
-        print(f"# replicate {out['replicate'] + 1}: {'converged' if d['converged'] else 'NOT converged'} "
-              f"(R-hat {d['max_rhat']:.3f}, ESS {d['min_ess_bulk']:.0f}, {d['divergences']} divergent), "
-              f"{d['seconds']:.1f} s", flush=True)
+    def show(line: str) -> None:
+        print(f"# {line}", flush=True)
 
-    tasks = [(shape, settings, r) for r in range(args.replicates)]
-    t0 = time.perf_counter()
     if args.workers == 0:
-        outs, where = map_tasks(replicate, tasks, on_result=show), "in this process"
+        result, where = calibrate(settings, progress=show), "in this process"
     else:
         with open_client(args.scheduler, args.workers) as client:
             where = describe(client)
-            outs = map_tasks(replicate, tasks, client=client, on_result=show)
-    result = CalibrationResult(settings=settings, ranks=pd.concat([o["ranks"] for o in outs], ignore_index=True),
-                               diagnostics=pd.DataFrame([o["diagnostics"] for o in outs]),
-                               bins=default_bins(args.replicates, settings.rank_draws + 1),
-                               seconds=time.perf_counter() - t0)
+            result = calibrate(settings, client=client, progress=show)
     diag, tests = result.diagnostics, result.tests()
     print(f"# fits ran {where}; {result.seconds:.0f} s")
     print(f"converged fits: {int(diag['converged'].sum())}/{len(diag)}; fits with divergences: "

@@ -6,7 +6,8 @@ from them → fit → rank of each true parameter value among L posterior draws.
 correct (model, sampler and simulator agree), each rank is uniform on 0..L; a histogram that
 sags in the middle means posteriors too narrow, one that bulges means too wide, a slope means bias.
 
-What is drawn from the prior: a named scenario (:data:`simplex_core.simulate.SCENARIOS`) fixes the
+What is drawn from the prior: a scenario (a name in :data:`simplex_core.simulate.SCENARIOS`, or a
+:class:`~simplex_core.simulate.Scenario` of one's own, e.g. a 7-level square scale) fixes the
 shape (scale, candidates, judges, items) and the hyperparameters (ω, β_max, δ); every replicate
 then draws π_k ~ Dirichlet(1), ρ_j ~ Beta(1, 1), Θ_j from the weight-propagation prior and, when
 ω > 0, the random effects -- the model's own prior (:mod:`simplex_core.model`). The scenario's
@@ -27,11 +28,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .simulate import Scenario
 
 __all__ = [
     "CalibrationSettings",
@@ -50,11 +54,13 @@ PARAMETER_GROUPS: tuple[str, ...] = ("expected_score", "rho", "theta_diagonal")
 class CalibrationSettings:
     """One SBC run.
 
+    ``scenario``: a name in :data:`~simplex_core.simulate.SCENARIOS` or a
+    :class:`~simplex_core.simulate.Scenario` (frozen, so it travels to Dask workers with the settings).
     ``rank_draws`` is L: posterior draws kept (evenly spaced over all chains) to rank the true value
     among, so ranks lie in 0..L. ``n_items`` None: the scenario's.
     """
 
-    scenario: str = "three-level"
+    scenario: "str | Scenario" = "three-level"
     replicates: int = 100
     n_items: int | None = None
     likelihood: str = "shared-truth"
@@ -64,13 +70,24 @@ class CalibrationSettings:
     seed: int = 0
     rank_draws: int = 99
 
+    @property
+    def spec(self) -> "Scenario":
+        """The scenario itself (KeyError for an unknown name: :meth:`check` says it first)."""
+        from .simulate import SCENARIOS, Scenario
+
+        return self.scenario if isinstance(self.scenario, Scenario) else SCENARIOS[self.scenario]
+
+    @property
+    def scenario_name(self) -> str:
+        return self.spec.name
+
     def check(self) -> None:
         """ValueError naming every bad field."""
         from .model import LIKELIHOODS
-        from .simulate import SCENARIOS
+        from .simulate import SCENARIOS, Scenario
 
         problems = []
-        if self.scenario not in SCENARIOS:
+        if not isinstance(self.scenario, Scenario) and self.scenario not in SCENARIOS:
             problems.append(f"unknown scenario {self.scenario!r} (known: {', '.join(SCENARIOS)})")
         if self.replicates < 1:
             problems.append(f"replicates must be at least 1; got {self.replicates}")
@@ -84,9 +101,9 @@ class CalibrationSettings:
         if self.rank_draws < 1 or self.rank_draws > self.chains * self.draws:
             problems.append(f"rank draws L must be between 1 and chains × draws = {self.chains * self.draws}; "
                             f"got {self.rank_draws}")
-        if not problems and self.likelihood == "shared-truth" and SCENARIOS[self.scenario].omega > 0:
+        if not problems and self.likelihood == "shared-truth" and self.spec.omega > 0:
             problems.append(
-                f"scenario {self.scenario!r} has ω = {SCENARIOS[self.scenario].omega:g}: the simulator's random "
+                f"scenario {self.scenario_name!r} has ω = {self.spec.omega:g}: the simulator's random "
                 "effects with one shared true level differ from how the shared-truth model reads them, so the "
                 "ranks would not test the fit. Use an ω = 0 scenario (three-level) or the per-judge likelihood")
         if problems:
@@ -95,9 +112,8 @@ class CalibrationSettings:
     def fit_settings(self, replicate: int):
         """The :class:`~simplex_core.model.FitSettings` of a replicate: the scenario's hyperparameters."""
         from .model import FitSettings
-        from .simulate import SCENARIOS
 
-        spec = SCENARIOS[self.scenario]
+        spec = self.spec
         return FitSettings(omega=spec.omega, beta_max=spec.beta_max, delta=spec.delta, likelihood=self.likelihood,
                            chains=self.chains, draws=self.draws, tune=self.tune, seed=self.seed * 1_000_003 + replicate,
                            extra_rounds=0)  # a fixed draw count per replicate: SBC ranks what one fit gives
@@ -119,10 +135,9 @@ def calibration_replicate(task: tuple) -> dict[str, Any]:
     """
     from .data import count_tensor, load_table
     from .inference import fit_model
-    from .simulate import SCENARIOS
 
     settings, r = task
-    spec = SCENARIOS[settings.scenario]
+    spec = settings.spec
     rng = np.random.default_rng([settings.seed, r])
     overrides: dict[str, Any] = dict(pi=None, rho=None, self_preference=0.0, candidate_families={},
                                      judge_families={},
@@ -212,15 +227,19 @@ class CalibrationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``sbc.json`` document (ranks themselves go to CSV)."""
-        from .simulate import SCENARIOS
 
         def clean(x: Any) -> Any:
             return None if isinstance(x, float) and not math.isfinite(x) else x
 
         diag = self.diagnostics
-        spec = SCENARIOS[self.settings.scenario]
+        spec = self.settings.spec
+        settings = {f.name: getattr(self.settings, f.name) for f in fields(self.settings)}
+        settings["scenario"] = spec.name
         return {
-            "settings": asdict(self.settings),
+            "settings": settings,
+            "scenario": {"name": spec.name, "description": spec.description,
+                         "levels": [float(v) for v in spec.scale.true_values], "candidates": len(spec.candidates),
+                         "judges": len(spec.judges), "items": self.settings.n_items or spec.n_items},
             "prior": {"omega": spec.omega, "beta_max": spec.beta_max, "delta": spec.delta,
                       "pi": "Dirichlet(1)", "rho": "Beta(1, 1)", "judge_prior": "weight-propagation"},
             "rank_values": self.n_ranks,

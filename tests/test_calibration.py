@@ -95,6 +95,33 @@ def test_tiny_calibration_runs_and_ranks_are_in_range(likelihood):
 
 
 @pytest.mark.slow
+def test_calibration_of_a_scenario_of_ones_own():
+    """A Scenario that is not in SCENARIOS (a 4-level square scale, 2 judges) calibrates without being
+    registered, and its sbc.json names it and its shape."""
+    import dataclasses
+
+    from simplex_core.scale import Scale
+    from simplex_core.simulate import SCENARIOS
+
+    spec = dataclasses.replace(
+        SCENARIOS["three-level"], name="square-4", description="4 levels, 2 judges", scale=Scale((0.0, 1.0, 2.0, 3.0)),
+        candidates=tuple((f"m{k}", None, (0.25,) * 4) for k in range(3)),
+        judges=(("j1", None, 0.7), ("j2", None, 0.7)), n_items=25)
+    settings = CalibrationSettings(scenario=spec, replicates=2, chains=2, draws=60, tune=60, rank_draws=9)
+    settings.check()
+    result = calibrate(settings)
+    assert "square-4" not in SCENARIOS
+    # 3 candidates, 2 judges, 2 × 4 diagonal cells per replicate; E_k on the 0..3 scale
+    assert len(result.ranks) == 2 * (3 + 2 + 8)
+    e = result.ranks[result.ranks["group"] == "expected_score"]
+    assert e["true_value"].between(0, 3).all() and list(e["parameter"][:3]) == ["E[m0]", "E[m1]", "E[m2]"]
+    doc = json.loads(json.dumps(result.to_dict()))
+    assert doc["settings"]["scenario"] == "square-4"
+    assert doc["scenario"] == {"name": "square-4", "description": "4 levels, 2 judges", "levels": [0.0, 1.0, 2.0, 3.0],
+                               "candidates": 3, "judges": 2, "items": 25}
+
+
+@pytest.mark.slow
 def test_cli_calibrate_writes_json_csv_and_figure(tmp_path, capsys):
     out = tmp_path / "sbc"
     rc = main(["calibrate", "three-level", "--out", str(out), "--replicates", "2", "--items", "20",
