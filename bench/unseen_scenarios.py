@@ -11,7 +11,9 @@ ordering (each row dominates the one above), so the data are inside the model's 
 share one true level (shared truth, ω = 0). Each configuration is fitted at the default settings
 (4 chains × 1000 + 1000; ``--integrated``: the paper's integrated mode) on Dask
 (:mod:`simplex_core.distributed`). Printed per fit: converged (R-hat ≤ 1.01, bulk ESS ≥ 400, no
-divergences), how many of the K population expected scores E_k its 95% interval covers, the fewest
+divergences), how many of the K population expected scores E_k its 95% interval covers (also counted
+apart: those not at an end of the scale, since a candidate always at the top level has E_k on the
+scale's end, where a continuous posterior puts no mass and no equal-tailed interval reaches), the fewest
 judges scoring a candidate and the sampler; then the totals, split by whether every candidate had
 at least three judges (below three the data cannot tell judge error from quality:
 :func:`simplex_core.model.identification_note`) and by scale.
@@ -97,10 +99,15 @@ def fit_seed(task: int | tuple[int, bool]) -> dict:
     draws = np.asarray(res.idata.posterior["expected_score"].values).reshape(-1, len(counts.candidates))
     lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)
     true = np.array([truth[c] for c in counts.candidates])
+    # E_k at an end of the scale (π on one level: a candidate always at the top): a continuous
+    # posterior puts no mass there, so no equal-tailed interval covers it, whatever the model
+    ends = np.isclose(true, scale.true_values[0]) | np.isclose(true, scale.true_values[-1])
+    inside = (lo <= true) & (true <= hi)
     judges = int(((np.asarray(counts.N).sum(axis=2) > 0) & counts.included).sum(axis=0).min())
     d = res.diagnostics
     return {"seed": seed, "text": text, "levels": len(scale.true_values), "converged": bool(d.converged),
-            "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "covered": int(((lo <= true) & (true <= hi)).sum()), "K": len(true),
+            "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "covered": int(inside.sum()), "K": len(true),
+            "at_ends": int(ends.sum()), "covered_inner": int((inside & ~ends).sum()),
             "judges": judges, "seconds": time.perf_counter() - t0,
             "sampler": res.timing.get("sampler", "nuts")}
 
@@ -156,8 +163,11 @@ def main(argv: list[str] | None = None) -> None:
                         ("some candidate with < 3 judges", [r for r in rows if r["judges"] < 3])):
         if group:
             covered, total = sum(r["covered"] for r in group), sum(r["K"] for r in group)
+            inner, inner_total = sum(r["covered_inner"] for r in group), sum(r["K"] - r["at_ends"] for r in group)
             print(f"{name}: {sum(r['converged'] for r in group)}/{len(group)} fits converged; "
-                  f"E_k covered {covered}/{total} = {covered / total:.3f} (nominal 0.95)")
+                  f"E_k covered {covered}/{total} = {covered / total:.3f} (nominal 0.95); away from the scale's "
+                  f"ends {inner}/{inner_total} = {inner / inner_total:.3f} ({total - inner_total} E_k at an end, "
+                  "which no interval of a continuous posterior covers)")
             by_levels = []
             for M in sorted({r["levels"] for r in group}):
                 part = [r for r in group if r["levels"] == M]
