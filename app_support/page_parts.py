@@ -81,11 +81,11 @@ def diagnostics_banner(result: Any) -> None:
 
 
 def identification_banner(counts: Any) -> None:
-    """:func:`simplex_core.model.identification_note` for these counts, when it has something to say."""
-    from simplex_core.model import identification_note
+    """:func:`simplex_core.model.data_notes` for these counts (what the data can and cannot settle), one
+    box each."""
+    from simplex_core.model import data_notes
 
-    note = identification_note(counts)
-    if note:
+    for note in data_notes(counts):
         st.info(md(note), icon=":material/info:")
 
 

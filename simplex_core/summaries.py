@@ -377,12 +377,12 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         (``{"candidates": names, "matrix": P}`` with ``P[i][j] = P(E_i > E_j)``, diagonal null),
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
-        reader must know about the data's power, e.g. :func:`simplex_core.model.identification_note`), ``diagnostics``,
+        reader must know about the data's power: :func:`simplex_core.model.data_notes`), ``diagnostics``,
         ``settings`` (data hash, scale, families, options, seed, package versions, command line)
         and ``timing`` (``compile_s``, ``sample_s``). Every value is JSON-able (NaN becomes null).
     """
     from simplex_core.leaderboard import leaderboard_from_fit, leaderboard_records
-    from simplex_core.model import identification_note
+    from simplex_core.model import data_notes
 
     counts = counts_of(fit, counts)
     table = candidate_summary(fit)
@@ -405,7 +405,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         },
         "judges": judges,
         "excluded_pairs": [{"judge": j, "candidate": k} for j, k in counts.excluded_pairs],
-        "notes": [note for note in (identification_note(counts),) if note],
+        "notes": data_notes(counts),
         "diagnostics": _diagnostics_dict(fit),
         "settings": settings_record(fit, command_line, counts),
         "timing": {k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},

@@ -119,6 +119,21 @@ def test_a_dataset_with_one_judge_says_its_ranking_rests_on_the_judge_prior():
     assert not any("Fewer than 3 judges" in plain(i.value) for i in at.info)
 
 
+def test_a_candidate_scored_only_at_the_top_says_its_estimate_stops_short_of_the_end():
+    rows = ["item,candidate,judge,score"]
+    for judge in ("j1", "j2", "j3"):
+        for item in range(8):
+            rows += [f"q{item},always-top,{judge},5", f"q{item},mixed,{judge},{1 + item % 5}"]
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("top.csv", "\n".join(rows).encode(), "text/csv")).run()
+    at.switch_page("pages/rankings_page.py").run()
+    assert_clean(at)
+    shown = [plain(i.value) for i in at.info]
+    assert any("answers of always-top received is the top level (for always-top, 8 answers on 5 levels" in s
+               for s in shown), shown
+
+
 # -- data page ----------------------------------------------------------------------------------
 
 def test_a_malformed_upload_shows_the_problems_in_plain_words():

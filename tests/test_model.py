@@ -389,3 +389,34 @@ def test_the_identification_note_names_the_candidates_with_fewer_than_three_judg
     assert gold.n_gold > 0
     note = identification_note(count_tensor(gold))
     assert note is not None and "of b, c," in note
+
+
+def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_scale():
+    """Every score of a at the top, every score of c at the bottom: both named, with the conjugate
+    pull M/(n + M) for n = 10 answers on 5 levels (33%); one answer of a moved off the top: only c.
+    A binary scale with an abstention level (observed ≠ true levels): no note."""
+    import pandas as pd
+
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.model import data_notes, scale_end_note
+
+    rows = []
+    for judge in ("j1", "j2", "j3"):
+        for item in range(10):
+            rows += [{"judge": judge, "candidate": "a", "item": item, "score": 5},
+                     {"judge": judge, "candidate": "b", "item": item, "score": 1 + item % 5},
+                     {"judge": judge, "candidate": "c", "item": item, "score": 1}]
+    frame = pd.DataFrame(rows)
+    scale = Scale((1.0, 2.0, 3.0, 4.0, 5.0))
+    note = scale_end_note(count_tensor(load_table(frame, scale=scale)))
+    assert note is not None
+    assert "answers of a received is the top level (for a, 10 answers on 5 levels: at least 33% of the way" in note
+    assert "answers of c received is the bottom level" in note and "of b" not in note
+    assert data_notes(count_tensor(load_table(frame, scale=scale))) == [note]  # three judges: no identification note
+    frame.loc[0, "score"] = 4
+    note = scale_end_note(count_tensor(load_table(frame, scale=scale)))
+    assert note is not None and "of a" not in note and "answers of c" in note
+    abstain = Scale((-1.0, 0.0, 1.0), ("wrong", "abstain", "right"), true_values=(-1.0, 1.0))
+    binary = pd.DataFrame([{"judge": j, "candidate": k, "item": i, "score": 1} for j in ("j1", "j2", "j3")
+                           for k in ("a", "b") for i in range(5)])
+    assert scale_end_note(count_tensor(load_table(binary, scale=abstain))) is None
