@@ -520,7 +520,7 @@ def scale_end_note(counts: CountsLike) -> str | None:
             who = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
             n = int(answers[at_end[0]])
             ends.append(f"every score that the answers of {who} received is the {end} level (for {names[0]}, "
-                        f"{n} answers on {M} levels: at least {M / (n + M):.0%} of the way to the middle)")
+                        f"{n} answers on {M} levels: at least {M / (n + M):.1%} of the way to the middle)")
     if not ends:
         return None
     text = "; ".join(ends)

@@ -393,7 +393,7 @@ def test_the_identification_note_names_the_candidates_with_fewer_than_three_judg
 
 def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_scale():
     """Every score of a at the top, every score of c at the bottom: both named, with the conjugate
-    pull M/(n + M) for n = 10 answers on 5 levels (33%); one answer of a moved off the top: only c.
+    pull M/(n + M) for n = 10 answers on 5 levels (33.3%); one answer of a moved off the top: only c.
     A binary scale with an abstention level (observed ≠ true levels): no note."""
     import pandas as pd
 
@@ -410,7 +410,7 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
     scale = Scale((1.0, 2.0, 3.0, 4.0, 5.0))
     note = scale_end_note(count_tensor(load_table(frame, scale=scale)))
     assert note is not None
-    assert "answers of a received is the top level (for a, 10 answers on 5 levels: at least 33% of the way" in note
+    assert "answers of a received is the top level (for a, 10 answers on 5 levels: at least 33.3% of the way" in note
     assert "answers of c received is the bottom level" in note and "of b" not in note
     assert data_notes(count_tensor(load_table(frame, scale=scale))) == [note]  # three judges: no identification note
     frame.loc[0, "score"] = 4
