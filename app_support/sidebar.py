@@ -102,21 +102,28 @@ def sampler_sizes() -> dict[str, int]:
 
 
 DRAWS_LABEL = "Draws per chain"
+INTEGRATED_LABEL = "Integrated: average over ω and β_max"
 
 
 def convergence_action(settings: Any = None, timing: dict | None = None) -> str:
     """The one thing to do in the app about a fit that has not converged: under a judge prior whose
     chains sat in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the judge
-    prior control; otherwise the next step of the draws control beyond what was tried (the engine's
+    prior control; tempered chains that never crossed between modes
+    (:func:`simplex_core.inference.uncrossed_modes`), the integrated-mode toggle; otherwise the next step of the draws control beyond what was tried (the engine's
     extra rounds may already have run chains several times as long as the value chosen), or, at its
     end, where to read about it."""
-    from simplex_core.inference import flipped_judge_modes, longest_chains_factor
+    from simplex_core.inference import flipped_judge_modes, longest_chains_factor, uncrossed_modes
     from simplex_core.model import FitSettings
 
     if flipped_judge_modes(settings, timing):
         return (f"Its chains sit in separate modes, as this judge prior allows (one judge read as flipped or not): "
                 f"choose “{PRIOR_NAMES['weight-propagation']}” as “Judge prior” under Advanced model settings in the "
                 "sidebar, which rules such judges out.")
+    if uncrossed_modes(timing):
+        if not getattr(settings, "integrated", False):
+            return (f"Its chains stay in separate modes that longer runs do not join: switch on “{INTEGRATED_LABEL}” "
+                    "under Advanced model settings in the sidebar, which lets the data weigh β_max and ω.")
+        return "Its chains stay in separate modes that longer runs do not join. The Guide explains when to distrust such a fit."
 
     current = int(st.session_state.get(K.DRAWS, DRAWS_CHOICES[0]))
     factor = longest_chains_factor(FitSettings(**sampler_sizes()))
@@ -203,7 +210,7 @@ def render_sidebar() -> AnalysisContext:
                          format_func=lambda d: DELTA_NAMES.get(d, d))
             if ss.get(K.DELTA) == "custom":
                 st.text_input("δ values (one per true level, comma-separated)", key=K.DELTA_CUSTOM, placeholder="1, 4, 10")
-            st.toggle("Integrated: average over ω and β_max", key=K.INTEGRATED,
+            st.toggle(INTEGRATED_LABEL, key=K.INTEGRATED,
                       help="Hyperpriors ω ~ Uniform(0, 8), β_max ~ Uniform(0, 20): one fit that marginalises the "
                            "epistemic uncertainty (the paper's Table 1 setting). The sliders are ignored.")
             st.select_slider(DRAWS_LABEL, options=list(DRAWS_CHOICES), key=K.DRAWS, format_func=lambda v: f"{v:,}",

@@ -238,6 +238,16 @@ def flipped_judge_modes(settings: Any, timing: Mapping[str, Any] | None) -> bool
     return prior in PRIORS_WITH_FLIPPED_JUDGES and float((timing or {}).get("tempered_s") or 0.0) > 0.0
 
 
+def uncrossed_modes(timing: Mapping[str, Any] | None) -> bool:
+    """Whether a fit's parallel-tempering chains ended far from agreeing (R-hat above
+    ``TEMPERED_ROUNDS_RHAT``): they did not cross between the posterior's modes, and longer chains do
+    not make them (measured: HANNA coherence at ω = 0, β_max = 0, R-hat 1.384 after one tempered run,
+    1.109 after three rounds twice as long each, 703 s; the engine gives such chains no extra rounds).
+    The modes then come from the setting, not the sampler: the paper's integrated mode, which lets the
+    data weigh β_max and ω, converged on every built-in dataset (bench/results/convergence-table-integrated-20261128.log)."""
+    return bool((timing or {}).get("uncrossed_modes"))
+
+
 # -- compiled-model cache ------------------------------------------------------------------------
 
 @dataclass
@@ -725,7 +735,9 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
                 "start_modes": len(groups), "rounds": rounds, "tempered_s": float(tempered_s),
                 "restarted_chains": restarted,
                 "target_accept": target_accept_used,
-                "sampler": "parallel tempering" if tempered_s else "nuts"},
+                "sampler": "parallel tempering" if tempered_s else "nuts",
+                "uncrossed_modes": bool(tempered_s and not diagnostics.converged
+                                        and not diagnostics.max_rhat <= TEMPERED_ROUNDS_RHAT)},
         settings=settings,
         counts=counts,
     )
@@ -824,8 +836,10 @@ def _explain_tempering(diagnostics: Diagnostics, n_modes: int, nuts_note: str) -
            "sampled by parallel tempering, whose chains visit every mode in proportion to its mass")
     if diagnostics.converged:
         message = diagnostics.message.rstrip(".") + f"; {why}."
-    else:
+    elif diagnostics.max_rhat <= TEMPERED_ROUNDS_RHAT:
         message = diagnostics.message.rstrip(".") + f". Note: {why}; more draws give its chains more crossings."
+    else:
+        message = diagnostics.message.rstrip(".") + f". Note: {why}; here they did not cross between them."
     return dataclasses.replace(diagnostics, message=message)
 
 

@@ -109,6 +109,18 @@ def test_convergence_problem_is_one_sentence_and_each_front_end_adds_one_new_act
         assert "“Judge prior”" in app and PRIOR_NAMES["weight-propagation"] in app
     assert "--draws" in convergence_note(d, FitSettings(prior="diagonal"), {"tempered_s": 0.0})
     assert "--draws" in convergence_note(d, FitSettings(), tempered)
+    # tempered chains that never crossed between modes (R-hat above the extra rounds' limit): longer
+    # chains are not the answer; integrated mode is, and inside integrated mode gold answers
+    uncrossed = {"tempered_s": 29.0, "uncrossed_modes": True}
+    note = convergence_note(d, FitSettings(), uncrossed)
+    assert "--integrated" in note and "--draws" not in note
+    words = _words(note.removeprefix(problem))
+    assert len(words) == len(set(words)), note
+    note = convergence_note(d, FitSettings(integrated=True), uncrossed)
+    assert "gold" in note and "--integrated" not in note and "--draws" not in note
+    app = app_action(FitSettings(), uncrossed)
+    assert "“Integrated: average over ω and β_max”" in app and "Draws" not in app
+    assert "Integrated" not in app_action(FitSettings(integrated=True), uncrossed)
 
 
 # -- fits -----------------------------------------------------------------------------------------

@@ -142,14 +142,21 @@ def _progress(args: argparse.Namespace):
 def convergence_action(settings: FitSettings, timing: dict | None = None) -> str:
     """The command line's one action for a fit that has not converged: under a judge prior that lets
     its chains sit in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the
-    prior that rules them out; otherwise the next, longer run, twice the longest chains that may have
+    prior that rules them out; tempered chains that never crossed between modes
+    (:func:`simplex_core.inference.uncrossed_modes`), integrated mode (or, in it, gold answers); otherwise the next, longer run, twice the longest chains that may have
     run (engine ``fast``'s extra rounds double the chain length each:
     :func:`simplex_core.inference.longest_chains_factor`): never the advice already followed."""
-    from ..inference import flipped_judge_modes, longest_chains_factor
+    from ..inference import flipped_judge_modes, longest_chains_factor, uncrossed_modes
 
     if flipped_judge_modes(settings, timing):
         return (f"Its chains sit in separate modes, as the {settings.prior} prior allows (a judge read as "
                 "flipped or not): fit with --prior weight-propagation, which rules such judges out.")
+    if uncrossed_modes(timing):
+        if not settings.integrated:
+            return ("Its chains stay in separate modes that longer runs do not join: fit with --integrated, which "
+                    "lets the data weigh β_max and ω.")
+        return ("Its chains stay in separate modes that longer runs do not join: a few answers marked gold "
+                "(true_score known) tie the true levels down.")
     factor = 2 * longest_chains_factor(settings)
     return f"Sample longer: --draws {factor * settings.draws} --tune {factor * max(settings.tune, 1)}."
 
