@@ -63,7 +63,7 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
         fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
-    identification_banner(view.counts)  # a property of the data: said while the first fit runs too
+    data_notes_banner(view.counts)  # a property of the data: said while the first fit runs too
 
 
 def diagnostics_banner(result: Any) -> None:
@@ -80,7 +80,7 @@ def diagnostics_banner(result: Any) -> None:
                    icon=":material/warning:")
 
 
-def identification_banner(counts: Any) -> None:
+def data_notes_banner(counts: Any) -> None:
     """:func:`simplex_core.model.data_notes` for these counts (what the data can and cannot settle), one
     box each."""
     from simplex_core.model import data_notes

@@ -77,10 +77,6 @@ class CalibrationSettings:
 
         return self.scenario if isinstance(self.scenario, Scenario) else SCENARIOS[self.scenario]
 
-    @property
-    def scenario_name(self) -> str:
-        return self.spec.name
-
     def check(self) -> None:
         """ValueError naming every bad field."""
         from .model import LIKELIHOODS
@@ -103,7 +99,7 @@ class CalibrationSettings:
                             f"got {self.rank_draws}")
         if not problems and self.likelihood == "shared-truth" and self.spec.omega > 0:
             problems.append(
-                f"scenario {self.scenario_name!r} has ω = {self.spec.omega:g}: the simulator's random "
+                f"scenario {self.spec.name!r} has ω = {self.spec.omega:g}: the simulator's random "
                 "effects with one shared true level differ from how the shared-truth model reads them, so the "
                 "ranks would not test the fit. Use an ω = 0 scenario (three-level) or the per-judge likelihood")
         if problems:

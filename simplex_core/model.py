@@ -526,8 +526,8 @@ def scale_end_note(counts: CountsLike) -> str | None:
     text = "; ".join(ends)
     return (text[0].upper() + text[1:] + ". Such expected scores are estimated short of that end of the scale and "
             "their intervals do not reach it: the prior on a candidate's score distribution counts one pseudo-answer "
-            "at each level, so with n answers and perfect judges the estimate sits M/(n + M) of the way towards the "
-            "middle, further when the judges may err. More answers shrink the pull.")
+            "at each level (the share above holds for perfect judges; judges who may err pull further). More answers "
+            "shrink the pull.")
 
 
 def data_notes(counts: CountsLike) -> list[str]:
