@@ -204,7 +204,10 @@ def test_a_new_tab_shows_what_is_coming_before_streamlit_starts_then_the_page(se
     Streamlit's scripts have run; Streamlit's page replaces it."""
     page.goto(f"{server}/sensitivity", wait_until="commit")
     placeholder = page.wait_for_selector('[data-testid="bootPlaceholder"]', state="visible", timeout=30_000)
-    assert " ".join(placeholder.inner_text().split()).startswith("Sensitivity Loading the Sensitivity page of Simplex Judge")
+    # read at once and without layout: Streamlit may be replacing the placeholder meanwhile, and
+    # innerText of an element no longer rendered runs the title into the text
+    title, text = placeholder.evaluate("e => [e.querySelector('h1').textContent, e.querySelector('p').textContent]")
+    assert title == "Sensitivity" and text.startswith("Loading the Sensitivity page of Simplex Judge")
     _settle(page)
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=60_000)
     assert page.locator('[data-testid="bootPlaceholder"]').count() == 0
