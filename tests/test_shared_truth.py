@@ -22,7 +22,7 @@ from simplex_core.scale import Scale
 from simplex_core.simulate import simulate
 
 fast_density = pytest.importorskip("simplex_core.fast_density")
-from tests.test_speed_equivalence import expected_fast, reference_logp_dlogp  # noqa: E402  (PyMC's density in the fast coordinates)
+from tests.test_speed_equivalence import pymc_reference  # noqa: E402  (PyMC's density in the fast coordinates)
 
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
 
@@ -49,12 +49,6 @@ def _evaluate(model, names, point):
     """Values of model variables (deterministics, potentials) at a point of the value variables."""
     outs = model.replace_rvs_by_values([model[n] for n in names])
     return model.compile_fn(outs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)
-
-
-def _value_grads(model, logp_fn, dlogp, point):
-    from tests.test_speed_equivalence import split_flat_gradient
-
-    return float(logp_fn(point)), split_flat_gradient(model, point, dlogp(point))
 
 
 def test_patterns_give_back_the_count_tensor_and_skip_empty_answers():
@@ -167,14 +161,14 @@ def test_fast_kernel_equals_pymc_graph(name, scale, J, K, base, gold):
     settings = base.replace(likelihood="shared-truth")
     counts = _answers_counts(scale, J, K, n=15, seed=len(name), exclude=((0, 0),), gold=gold)
     model = build_model(counts, settings)
-    logp_fn, dlogp = reference_logp_dlogp(model)
+    reference = pymc_reference(model, counts, settings)
     rng = np.random.default_rng(1)
     offsets = []
     for _ in range(4):
         point = {k: v + rng.normal(0.0, 1.5, size=np.shape(v)) for k, v in model.initial_point().items()}
         x = fast_density.flat_from_pymc_point(point, counts, settings)
         lp, grad = fast_density.logp_and_grad(counts, settings, x)
-        ref, expected = expected_fast(*_value_grads(model, logp_fn, dlogp, point), point, counts, settings)
+        ref, expected = reference(point)
         offsets.append(lp - ref)
         np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
     assert np.ptp(offsets) < 1e-7 * max(1.0, abs(offsets[0]))

@@ -61,19 +61,22 @@ CASES = [
 ]
 
 
-def expected_fast(lp: float, grads: dict, point: dict, counts, settings) -> tuple[float, np.ndarray]:
-    """The fast density's value and gradient expected from PyMC's logp ``lp`` and gradient ``grads``
-    at ``point``: the same numbers laid out in the fast path's order (its coordinates are PyMC's value
-    variables, in integrated mode too: R and W through their augmentation's V and E)."""
-    return lp, fast_density.flat_from_pymc_point(grads, counts, settings)
+def pymc_reference(model, counts, settings):
+    """PyMC's log density of ``model`` as the fast path should give it: point (PyMC's value variables)
+    → (logp, gradient laid out in the fast path's order; its coordinates are PyMC's value variables,
+    in integrated mode too: R and W through their augmentation's V and E).
 
+    logp and dlogp are compiled once, in FAST_COMPILE: the graph as built, without PyTensor's
+    rewrites and C compilation. The same numbers at a few points (logp 1e-13 apart on the integrated
+    five-level shared-truth case) for under half the compile time, which dominated these tests
+    (10–16 s per compile of the pair)."""
+    logp_fn, dlogp = model.compile_logp(mode="FAST_COMPILE"), model.compile_dlogp(mode="FAST_COMPILE")
 
-def reference_logp_dlogp(model):
-    """PyMC's logp and dlogp of ``model``, compiled once. FAST_COMPILE evaluates the graph as built,
-    without PyTensor's rewrites and C compilation: the same numbers at a few points (logp 1e-13 apart
-    on the integrated five-level shared-truth case) for under half the compile time, which dominated
-    these tests (10–16 s per compile of the pair)."""
-    return model.compile_logp(mode="FAST_COMPILE"), model.compile_dlogp(mode="FAST_COMPILE")
+    def at(point: dict) -> tuple[float, np.ndarray]:
+        grads = split_flat_gradient(model, point, dlogp(point))
+        return float(logp_fn(point)), fast_density.flat_from_pymc_point(grads, counts, settings)
+
+    return at
 
 
 def split_flat_gradient(model, point, flat) -> dict:
@@ -91,7 +94,7 @@ def split_flat_gradient(model, point, flat) -> dict:
 def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
     counts = _counts(scale, J, K, n=40, seed=len(name), exclude=((0, 0),))
     model = build_model(counts, settings)
-    logp_fn, dlogp = reference_logp_dlogp(model)
+    reference = pymc_reference(model, counts, settings)
     rng = np.random.default_rng(1)
     base = model.initial_point()
     offsets = []
@@ -99,8 +102,7 @@ def test_log_density_and_gradient_equal_pymc(name, scale, J, K, settings):
         point = {k: v + rng.normal(0.0, 1.5, size=np.shape(v)) for k, v in base.items()}
         x = fast_density.flat_from_pymc_point(point, counts, settings)
         lp, grad = fast_density.logp_and_grad(counts, settings, x)
-        grads = split_flat_gradient(model, point, dlogp(point))
-        ref, expected = expected_fast(float(logp_fn(point)), grads, point, counts, settings)
+        ref, expected = reference(point)
         offsets.append(lp - ref)
         np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
     # one constant (the dropped normalising constants) at every point
@@ -257,7 +259,7 @@ def test_integrated_density_near_omega_zero(likelihood):
     counts = count_tensor(load_table(sim.frame, scale=sim.scale))
     settings = FitSettings(likelihood=likelihood, integrated=True)
     model = build_model(counts, settings)
-    logp_fn, dlogp = reference_logp_dlogp(model)
+    reference = pymc_reference(model, counts, settings)
     rng = np.random.default_rng(2)
     offsets = []
     for u_omega in (0.0, -4.0, -9.0, -14.0):  # ω = 4, 0.14, 1e-3, 7e-6
@@ -266,8 +268,8 @@ def test_integrated_density_near_omega_zero(likelihood):
         x = fast_density.flat_from_pymc_point(point, counts, settings)
         lp, grad = fast_density.logp_and_grad(counts, settings, x)
         assert np.isfinite(lp) and np.all(np.isfinite(grad))
-        expected = fast_density.flat_from_pymc_point(split_flat_gradient(model, point, dlogp(point)), counts, settings)
-        offsets.append(lp - float(logp_fn(point)))
+        ref, expected = reference(point)
+        offsets.append(lp - ref)
         np.testing.assert_allclose(grad, expected, rtol=1e-7, atol=1e-7)
     assert np.ptp(offsets) < 1e-7 * max(1.0, abs(offsets[0]))
     # at ω ≈ 7e-6 the stored R and W are (numerically) 0, not NaN
