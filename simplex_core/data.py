@@ -834,6 +834,17 @@ def load_table(
         by_judge = frame.loc[~has_score].groupby("judge", sort=False).size()
         detail = ", ".join(f"{j}: {n}" for j, n in list(by_judge.items())[:_MAX_LISTED]) + (" …" if len(by_judge) > _MAX_LISTED else "")
         notes.append(f"{n_missing} judgment{'s' if n_missing > 1 else ''} with no score excluded ({detail}).")
+        if has_gold:
+            # A gold label enters the fit with its answer's scores (a pattern over the judges): an
+            # answer no judge scored has none, so its label goes with it; say so rather than drop it quietly.
+            answer = [frame["item"], frame["candidate"]]
+            unscored = (~has_score).groupby(answer, sort=False).all() & frame["gold"].groupby(answer, sort=False).any()
+            if unscored.any():
+                shown = ", ".join(f"({i}, {c})" for i, c in list(unscored[unscored].index)[:_MAX_LISTED])
+                n = int(unscored.sum())
+                notes.append(f"{n} gold answer{'s' if n > 1 else ''} with no score from any judge left out with "
+                             f"{'their labels' if n > 1 else 'its label'}: {shown}{' …' if n > _MAX_LISTED else ''} "
+                             "(a gold label enters the fit together with its answer's scores).")
         frame = frame[has_score]
 
     all_candidates = list(pd.unique(raw["candidate"]))

@@ -66,6 +66,17 @@ def test_gold_spellings_and_the_patterns_they_give():
     assert table.data_hash() != load_table(_frame()).data_hash()
 
 
+def test_a_gold_answer_no_judge_scored_is_named_in_a_note_not_dropped_quietly():
+    frame = _frame(gold="true").astype({"score": object})
+    frame.loc[:1, "score"] = None  # both judges' rows of the gold answer (q0, a)
+    table = load_table(frame)
+    assert table.n_gold == 0 and count_tensor(table).patterns.n_gold == 0
+    assert any("1 gold answer with no score from any judge left out with its label: (q0, a)" in n for n in table.notes)
+    frame.loc[1, "score"] = 1  # one judge scored it: the label stays, no such note
+    table = load_table(frame)
+    assert table.n_gold == 1 and not any("gold answer" in n for n in table.notes)
+
+
 def test_gold_that_differs_across_judges_of_one_answer_is_named():
     frame = _frame(gold="true")
     frame.loc[1, "gold"] = "false"

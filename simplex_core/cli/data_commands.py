@@ -23,6 +23,7 @@ def describe_table(table: JudgmentTable) -> dict:
         "families": dict(table.families),
         "self_family_pairs": [list(p) for p in table.self_family_pairs],
         "judgments": int(counts.N.sum()),
+        "gold_answers": table.n_gold,
         "notes": list(table.notes),
         "distribution": [
             {"judge": r.judge, "candidate": r.candidate, "label": r.label, "count": int(r.count)}
@@ -39,7 +40,8 @@ def _describe(args: argparse.Namespace) -> int:
         return 0
     print(f"source: {info['source']}" + (f" (criterion {info['criterion']})" if info["criterion"] else ""))
     print(f"scale: {info['scale_text']}")
-    print(f"{info['candidates']} candidates x {info['judges']} judges x {info['items']} items; {info['judgments']} judgments; ground truth: {'yes' if info['has_truth'] else 'no'}")
+    print(f"{info['candidates']} candidates x {info['judges']} judges x {info['items']} items; {info['judgments']} judgments; ground truth: {'yes' if info['has_truth'] else 'no'}"
+          + (f"; {info['gold_answers']} gold answers (true level observed)" if info["gold_answers"] else ""))
     print("candidates: " + ", ".join(table.candidates))
     print("judges: " + ", ".join(table.judges))
     if table.families:
