@@ -50,7 +50,7 @@ import numpy as np
 
 from simplex_core.baselines import ranks_from_scores
 from simplex_core.fit_identity import data_hash
-from simplex_core.model import (CountsLike, FitSettings, SamplerSettings, build_model, check_data_view, model_data,
+from simplex_core.model import (CountsLike, FitSettings, SamplerSettings, build_model, check_data_view, check_fit_size, model_data,
                                 structure_key)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -865,6 +865,7 @@ def fit_model(
         Posterior with ``rank`` added, diagnostics and timing.
     """
     check_data_view(counts, settings)
+    check_fit_size(counts.scale)
     if settings.engine == "fast":
         t_import = time.perf_counter()
         import simplex_core.fast_density  # noqa: F401  the first import loads (or compiles) the C callbacks

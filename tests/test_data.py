@@ -254,6 +254,26 @@ def test_bytes_upload_like_streamlit():
 
 # -- scales -----------------------------------------------------------------------------------------
 
+def test_a_scale_too_large_to_fit_is_described_but_refused_by_a_fit_with_its_flag(tmp_path, capsys):
+    from simplex_core.cli import main
+    from simplex_core.model import MAX_FIT_LEVELS
+
+    n = MAX_FIT_LEVELS + 1
+    rows = [(f"q{i}", c, j, 1 + (i * 7 + len(c) + len(j)) % n) for i in range(3 * n) for c in ("a", "bb") for j in ("x", "yy")]
+    path = tmp_path / "wide.csv"
+    _frame(rows).to_csv(path, index=False)
+    levels = "--levels=" + ",".join(str(v) for v in range(1, n + 1))
+    assert main(["describe", str(path), levels]) == 0
+    capsys.readouterr()
+    for command in (["fit", str(path), levels, "--out", str(tmp_path / "r.json")],
+                    ["suggest-labels", str(path), levels, "--out", str(tmp_path / "s.csv")]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"The scale has {n} levels; a fit takes at most {MAX_FIT_LEVELS}" in err and err.rstrip().endswith("(--levels)")
+        assert "Traceback" not in err
+    assert not (tmp_path / "r.json").exists()
+
+
 def test_parse_levels_negative_and_labels():
     assert parse_levels("-1:incorrect,0:unsure,1:correct") == ((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"))
     assert parse_true_levels("-1,1") == (-1.0, 1.0)

@@ -138,7 +138,7 @@ def test_cli_suggest_labels_end_to_end(tmp_path, capsys):
     sim = simulate(scale=Scale((0.0, 1.0)), n_items=30, candidates=3, judges=3, rng=5)
     path = tmp_path / "tiny.csv"
     sim.frame.to_csv(path, index=False)
-    out = tmp_path / "next.csv"
+    out = tmp_path / "new" / "next.csv"  # a missing folder is created, as `fit` does
     code = main(["suggest-labels", str(path), "--budget", "5", "--out", str(out), "--chains", "2", "--draws", "200",
                  "--tune", "200", "--quiet", "--curve", "--curve-replicates", "5"])
     printed = capsys.readouterr().out

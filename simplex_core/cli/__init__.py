@@ -101,6 +101,19 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
         raise UsageError(usage_message(exc)) from None
 
 
+def load_data_for_fit(args: argparse.Namespace) -> JudgmentTable:
+    """:func:`load_data_from_args` for a command that fits: a scale too large to fit is a UsageError
+    at once (naming --levels), not an error after the loading."""
+    from ..model import check_fit_size
+
+    table = load_data_from_args(args)
+    try:
+        check_fit_size(table.scale)
+    except ValueError as exc:
+        raise UsageError(f"{exc} (--levels)") from None
+    return table
+
+
 def _families_path(args: argparse.Namespace) -> Path | None:
     """--families names a file (the loader reads a ``str`` as JSON text, a ``Path`` as a file)."""
     return Path(args.families) if args.families else None

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..model import FitSettings
-from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client, usage_message
+from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_for_fit, study_client, usage_message
 
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
@@ -112,7 +112,7 @@ def _check_counts(args: argparse.Namespace) -> None:
 
 
 def _load_with_truth(args: argparse.Namespace):
-    table = load_data_from_args(args)
+    table = load_data_for_fit(args)
     if not table.has_truth:
         raise UsageError(
             f"{args.data} has no ground truth (no true_score column), so the methods cannot be evaluated: "

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
-from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_from_args, study_client, usage_message
+from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_for_fit, study_client, usage_message
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -94,7 +94,7 @@ def _prepare(args: argparse.Namespace, **fixed):
     from .. import priors
     from ..data import ValidationError, count_tensor
 
-    table = load_data_from_args(args)
+    table = load_data_for_fit(args)
     if args.gold_fraction is not None:
         from ..gold import draw_gold
 

@@ -14,8 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, add_data_options
+from . import UsageError, add_data_options, check_output_path
 from .fit_commands import _add_model_options, _prepare, _progress
+
+#: Summed rank variance below which the ranking counts as settled (float noise of a sum of zeros).
+SETTLED_UNCERTAINTY = 1e-9
 
 
 def register(subparsers) -> None:
@@ -48,8 +51,7 @@ def run_suggest(args: argparse.Namespace) -> int:
     out_path = args.out
     from pathlib import Path
 
-    if not Path(out_path).parent.exists():
-        raise UsageError(f"cannot write {out_path}: the folder {Path(out_path).parent} does not exist.")
+    check_output_path(out_path)  # fail before the fit; a missing folder is created, as `fit` does
     if args.integrated and (args.omega != 0.0 or args.beta_max != 5.0):
         raise UsageError("--integrated puts priors on ω and β_max: do not also give --omega or --beta-max.")
     table, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
@@ -59,11 +61,15 @@ def run_suggest(args: argparse.Namespace) -> int:
     if len(answers.frame) == 0:
         raise UsageError("every answer is already labelled (gold): nothing to suggest.")
     suggested = suggest_labels(draws, answers, args.budget, seed=args.seed, true_labels=table.scale.true_labels)
+    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     suggested.to_csv(out_path, index=False)
     print(f"{fit.diagnostics.message}")
-    print(f"current uncertainty (summed posterior variance of the ranks): {suggested.attrs['uncertainty']:.3f}; "
+    print(f"current uncertainty (summed posterior variance of the ranks): {max(0.0, suggested.attrs['uncertainty']):.3f}; "
           f"{len(answers.frame)} unlabelled answers in {len(answers.size)} score patterns"
           + (f"; {table.n_gold} gold" if table.n_gold else ""))
+    if suggested.attrs["uncertainty"] < SETTLED_UNCERTAINTY:
+        print("The ranking is the same in every posterior draw: no label can make it more certain, so the "
+              "order below is arbitrary (every expected reduction is 0 up to rounding).")
     show = suggested[["order", "item", "candidate", "expected_reduction"]]
     print(show.head(10).to_string(index=False) + ("\n…" if len(show) > 10 else ""))
     if args.curve:
