@@ -378,8 +378,10 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
         reader must know about the data's power: :func:`simplex_core.model.data_notes`), ``diagnostics``,
-        ``settings`` (data hash, scale, families, options, seed, package versions, command line)
-        and ``timing`` (``compile_s``, ``sample_s``). Every value is JSON-able (NaN becomes null).
+        ``settings`` (data hash, scale, families, options, seed, package versions, command line),
+        ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
+        :func:`hyperparameter_records`; ``{}`` at a fixed setting) and ``timing`` (``compile_s``,
+        ``sample_s``). Every value is JSON-able (NaN becomes null).
     """
     from simplex_core.leaderboard import leaderboard_from_fit, leaderboard_records
     from simplex_core.model import data_notes
@@ -408,5 +410,19 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         "notes": data_notes(counts),
         "diagnostics": _diagnostics_dict(fit),
         "settings": settings_record(fit, command_line, counts),
+        "hyperparameters": hyperparameter_records(fit),
         "timing": {k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},
     }
+
+
+def hyperparameter_records(fit: Any) -> dict[str, dict[str, float | None]]:
+    """Posterior mean and central 95% interval of ω and β_max where the fit sampled them (integrated
+    mode; then ``settings.options``' ``omega`` and ``beta_max`` are unused); ``{}`` for a fixed setting."""
+    post = _idata(fit).posterior
+    out = {}
+    for name in ("omega", "beta_max"):
+        if name in post:
+            x = np.asarray(post[name]).ravel()
+            out[name] = {"mean": _finite(float(x.mean())), "lo": _finite(float(np.quantile(x, 0.025))),
+                         "hi": _finite(float(np.quantile(x, 0.975)))}
+    return out

@@ -332,3 +332,17 @@ def test_summary_rank_interval_follows_the_one_rule_of_every_method():
     np.testing.assert_array_equal(table["rank_lo"], lo)
     np.testing.assert_array_equal(table["rank_hi"], hi)
     assert table.loc[0, "rank_hi"] == 3
+
+
+def test_hyperparameters_are_summarised_only_where_the_fit_sampled_them():
+    omega = np.arange(400, dtype=float).reshape(2, 200) / 50.0  # 0 … 7.98, evenly
+    beta = np.full((2, 200), 12.5)
+    integrated = az.from_dict(posterior={"omega": omega, "beta_max": beta, "expected_score": np.zeros((2, 200, 2))})
+    h = summaries.hyperparameter_records(integrated)
+    assert set(h) == {"omega", "beta_max"}
+    assert h["omega"]["mean"] == pytest.approx(omega.mean())
+    assert (h["omega"]["lo"], h["omega"]["hi"]) == pytest.approx(tuple(np.quantile(omega, [0.025, 0.975])))
+    assert h["beta_max"] == pytest.approx({"mean": 12.5, "lo": 12.5, "hi": 12.5})
+    fixed = az.from_dict(posterior={"expected_score": np.zeros((2, 200, 2))})
+    assert summaries.hyperparameter_records(fixed) == {}
+    json.dumps(h, allow_nan=False)

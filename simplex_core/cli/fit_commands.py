@@ -267,10 +267,17 @@ def run_fit(args: argparse.Namespace) -> int:
           + (convergence_note(fit.diagnostics, settings, fit.timing) or fit.diagnostics.message))
     for note in doc["notes"]:
         print(f"Note: {note}")
+    for name, symbol in (("omega", "ω"), ("beta_max", "β_max")):
+        h = doc["hyperparameters"].get(name)
+        if h:
+            print(f"  {symbol} (integrated) = {h['mean']:.2f} [{h['lo']:.2f}, {h['hi']:.2f}]")
     tiers: dict[int, list[str]] = {}
     for row in doc["leaderboard"]:
         tiers.setdefault(row["tier"], []).append(row["candidate"])
-    print("  tiers (order not settled at 95% within a tier): "
+    # ">" is the tier rule's claim, no more (simplex_core.leaderboard): a tier opens at a candidate that
+    # some member of the tier above is credibly ahead of; other pairs are in the pairwise matrix
+    print("  tiers (order not settled at 95% within a tier; a tier opens where a member of the tier above is "
+          "credibly ahead, P ≥ 0.975; other pairs: result.json's pairwise): "
           + " > ".join("{" + ", ".join(names) + "}" for names in tiers.values()))
     for c in doc["candidates"]:
         print(f"  {c['rank_median']:>3} [{c['rank_lo']}-{c['rank_hi']}]  {c['candidate']}  "
