@@ -488,17 +488,23 @@ IDENTIFYING_JUDGES = 3
 
 def identification_note(counts: CountsLike) -> str | None:
     """One sentence when some candidate has fewer than :data:`IDENTIFYING_JUDGES` judges scoring its
-    answers (pairs left out as self-family do not count) and none of its answers labelled (gold): its
-    expected score then rests on the judge prior (β_max) rather than on the data. None otherwise.
+    answers (pairs left out as self-family do not count), none of its answers labelled (gold), and no
+    judge of its own that scores another candidate together with two more judges (such a judge's
+    matrix is learnt there and reads this candidate too): its expected score then rests on the judge
+    prior (β_max) rather than on the data. None otherwise.
 
     Why: on simulated data with one or two judges, fits that converged put E_k far from the truth
     (7 levels, a near-random and a fair judge: E 1.4 for a true 4.3) because the weight-propagation
     prior, not the data, chose how lenient the judges are."""
-    scored = (np.asarray(counts.N).sum(axis=2) > 0) & np.asarray(counts.included, dtype=bool)
+    scored = (np.asarray(counts.N).sum(axis=2) > 0) & np.asarray(counts.included, dtype=bool)  # [J, K]
     per_candidate = scored.sum(axis=0)
+    # A judge's confusion matrix is one for every candidate: a judge that scores some candidate
+    # together with two others is pinned there, and then reads any candidate it scores.
+    anchored = scored[:, per_candidate >= IDENTIFYING_JUDGES].any(axis=1)  # [J]
     patterns = getattr(counts, "patterns", None)
     gold = set() if patterns is None else set(np.asarray(patterns.candidate)[np.asarray(patterns.truth) >= 0].tolist())
-    weak = [k for k in range(len(counts.candidates)) if per_candidate[k] < IDENTIFYING_JUDGES and k not in gold]
+    weak = [k for k in range(len(counts.candidates))
+            if per_candidate[k] < IDENTIFYING_JUDGES and k not in gold and not (scored[:, k] & anchored).any()]
     if not weak:
         return None
     if len(weak) == len(counts.candidates):

@@ -7,6 +7,7 @@ No sampling here: everything is evaluated at fixed points with FAST_COMPILE func
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pymc as pm
 import pytensor
 import pytest
@@ -365,9 +366,10 @@ def test_the_alternative_priors_can_flip_labels_and_weight_propagation_cannot():
 
 
 def test_the_identification_note_names_the_candidates_with_fewer_than_three_judges_and_no_gold():
-    """Two judges for every candidate: a note about every candidate. A third judge: none, unless
-    self-family exclusion takes it away from a candidate (named). A labelled answer of a candidate
-    settles it even with two judges."""
+    """Two judges for every candidate: a note about every candidate. A third judge: none. A candidate
+    with two judges (self-family exclusion takes the third away) is settled by judges that score other
+    candidates with a third judge, not by judges that score only in twos. A labelled answer of a
+    candidate settles it even with two judges."""
     from simplex_core.data import count_tensor, load_table
     from simplex_core.model import identification_note
     from simplex_core.simulate import simulate
@@ -380,9 +382,14 @@ def test_the_identification_note_names_the_candidates_with_fewer_than_three_judg
     note = identification_note(count_tensor(two))
     assert note is not None and "every candidate" in note and "judge prior" in note
     own = load_table(sim.frame.drop(columns=["true_score"]), scale=scale, families={"j3": "fam", "b": "fam"})
-    note = identification_note(count_tensor(own))
-    assert note is not None and "of b," in note and "every candidate" not in note
+    assert identification_note(count_tensor(own)) is None  # j1, j2 are learnt on a and c with j3
     assert identification_note(count_tensor(own, self_exclusion=False)) is None
+    # d is scored by j4 and j5 only, who score nothing else: named alone
+    extra = pd.DataFrame([{"item": f"q{i}", "candidate": "d", "judge": j, "score": float((i + len(j)) % 2)}
+                          for i in range(20) for j in ("j4", "j5")])
+    alone = load_table(pd.concat([sim.frame.drop(columns=["true_score"]), extra], ignore_index=True), scale=scale)
+    note = identification_note(count_tensor(alone))
+    assert note is not None and "of d," in note and "every candidate" not in note
     frame = sim.frame[sim.frame["judge"] != "j3"].copy()
     frame["gold"] = (frame["candidate"] == "a") & (frame["item"] == frame["item"].iloc[0])
     gold = load_table(frame, scale=scale)
