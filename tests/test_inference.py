@@ -350,6 +350,28 @@ def test_cli_sensitivity_writes_the_sweep(three_level_csv, three_level_fit, tmp_
     assert main(["sensitivity", "x.csv", "--out", str(out), "--omegas", "0,-1"]) == 2
 
 
+def test_cli_figures_writes_every_figure_and_fits_the_base_setting_once(three_level_csv, tmp_path, monkeypatch, capsys):
+    from simplex_core import inference
+
+    fitted = []
+    real = inference.fit_model
+
+    def counting(counts, settings, **kw):
+        fitted.append((settings.omega, settings.beta_max))
+        return real(counts, settings, **kw)
+
+    monkeypatch.setattr(inference, "fit_model", counting)
+    out = tmp_path / "figs"
+    code = main(["figures", str(three_level_csv), "--out", str(out), "--size", "16:9", "--formats", "html",
+                 "--omegas", "0,1", "--beta-maxes", "5", "--chains", "2", "--draws", "60", "--tune", "60",
+                 "--extra-rounds", "0", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["rank-distributions-16x9.html", "sensitivity-16x9.html",
+                                                      "simplex-judges-16x9.html"]
+    # the base (ω = 0, β_max = 5) once, the sweep's other point once: the sweep reuses the base fit
+    assert sorted(fitted) == [(0.0, 5.0), (1.0, 5.0)]
+
+
 def test_the_figures_command_line_parses():
     import shlex
 

@@ -159,8 +159,12 @@ def run_figures(args: argparse.Namespace) -> int:
     if not args.no_sensitivity:
         from ..sensitivity import sensitivity_sweep
 
+        def fit_or_reuse(c, s, progress_callback=None):
+            """The sweep's point at the base setting is the fit already made above: not fitted twice."""
+            return fit if s == settings else fit_model(c, s, progress_callback=progress_callback)
+
         sweep = sensitivity_sweep(counts, base=settings, omegas=omegas, beta_maxes=beta_maxes,
-                                  progress_callback=_progress(args))
+                                  progress_callback=_progress(args), fit_fn=fit_or_reuse)
         curves = F.sensitivity_curve_figure(sweep.table(), title="", base_omega=settings.omega,
                                             base_beta_max=settings.beta_max)
         save(curves, "sensitivity", "How much the ranking moves as the priors change",
