@@ -15,11 +15,6 @@ the server, about 1.1 s into a new tab, then parses it; preloaded, it is fetched
 Streamlit starts, and evaluated only when a figure needs it (a first visit's first figure came
 0.3–0.5 s sooner, the page's text no later: ``bench/app_latency.py --pages-only``). Loading the
 module itself from the page (an ``import``) had run it at once and delayed the text by up to 0.8 s.
-Evaluating the module is the longest task of a new tab (1.7–3.4 s on a slow 2-core machine, Chromium's
-trace), and Streamlit starts it only when the first figure's element arrives, after the page's script
-has run on the server. So a page that draws figures also carries a small script that imports the
-module once the page's first text is on screen (:func:`plotly_early_import`): the text is not delayed,
-and the module runs while the server still works on the rest of the page.
 
 :class:`DefaultPageRedirect` sends ``/rankings`` (the default page's own name) to ``/`` with the same
 query: Streamlit serves its default page at ``/`` only, and a link to ``/rankings?data=hanna`` had
@@ -39,9 +34,6 @@ HEAD_END = b"</head>"
 DEFAULT_PAGE = "rankings"
 
 #: Which page an address opens (``app.py``'s url paths), for the placeholder's words.
-#: The pages (url paths) that draw Plotly figures; the others do not need its module early.
-FIGURE_PAGES = frozenset({"", DEFAULT_PAGE, "data", "simplex", "sensitivity", "geometry"})
-
 PAGE_TITLES = {"": "Rankings", DEFAULT_PAGE: "Rankings", "data": "Data", "simplex": "Simplex",
                "sensitivity": "Sensitivity", "geometry": "Geometry lab", "guide": "Guide", "export": "Export"}
 
@@ -60,47 +52,26 @@ def placeholder_html(path: str) -> bytes:
 
 
 @lru_cache(maxsize=1)
-def plotly_module_href() -> str:
-    """The address of the Plotly chart module of the installed Streamlit (its name carries a content
-    hash), relative to the page as Streamlit's own scripts are, or "" if this Streamlit has no such module."""
+def plotly_preload_link() -> bytes:
+    """The ``<link rel="modulepreload">`` of the Plotly chart module of the installed Streamlit (its
+    name carries a content hash), or nothing if this Streamlit has no such module."""
     from app_support.static_assets import streamlit_static_folder
 
     found = sorted((streamlit_static_folder() / "static" / "js").glob("PlotlyChart.*.js"))
-    return f"./static/js/{found[0].name}" if len(found) == 1 else ""
-
-
-def plotly_preload_link() -> bytes:
-    """The ``<link rel="modulepreload">`` of :func:`plotly_module_href`, or nothing."""
-    href = plotly_module_href()
-    # crossorigin as on Streamlit's own modulepreloads: the module's import must find the same request
-    return f'<link rel="modulepreload" crossorigin href="{html.escape(href)}" />'.encode() if href else b""
-
-
-@lru_cache(maxsize=1)
-def plotly_early_import() -> bytes:
-    """A script that imports Plotly's chart module once the page's first text is painted (a
-    ``requestAnimationFrame`` then a task after it), or nothing if this Streamlit has no such module.
-    The address is the preload link's, so that Streamlit's own import later finds the same module."""
-    href = plotly_module_href()
-    if not href:
+    if len(found) != 1:
         return b""
-    return (b"<script>(() => {const main = '[data-testid=\"stMain\"] [data-testid=\"stMarkdownContainer\"]';"
-            b"const seen = new MutationObserver(() => {if (!document.querySelector(main)) return; seen.disconnect();"
-            b"requestAnimationFrame(() => setTimeout(() => import('" + href.encode() + b"').catch(() => {}), 0));});"
-            b"document.addEventListener('DOMContentLoaded', () => seen.observe(document.body, {childList: true, subtree: true}));"
-            b"})();</script>")
+    # crossorigin as on Streamlit's own modulepreloads: the module's import must find the same request
+    return f'<link rel="modulepreload" crossorigin href="./static/js/{html.escape(found[0].name)}" />'.encode()
 
 
 def with_placeholder(page: bytes, path: str) -> bytes:
-    """Streamlit's HTML page with the placeholder for ``path`` in its root element, Plotly's module
-    preloaded, and, on a page that draws figures (:data:`FIGURE_PAGES`), imported once the page's
-    first text is on screen; a page without exactly one empty root element is returned unchanged."""
+    """Streamlit's HTML page with the placeholder for ``path`` in its root element and Plotly's
+    module preloaded; a page without exactly one empty root element is returned unchanged."""
     if page.count(ROOT) != 1:
         return page
     page = page.replace(ROOT, placeholder_html(path))
     if page.count(HEAD_END) == 1:
-        early = plotly_early_import() if path.strip("/").split("/")[0] in FIGURE_PAGES else b""
-        page = page.replace(HEAD_END, plotly_preload_link() + early + HEAD_END)
+        page = page.replace(HEAD_END, plotly_preload_link() + HEAD_END)
     return page
 
 

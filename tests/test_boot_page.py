@@ -8,7 +8,7 @@ import asyncio
 import re
 
 from app_support.boot_page import (ROOT, BootPlaceholder, DefaultPageRedirect, is_page_address, placeholder_html,
-                                   plotly_early_import, plotly_module_href, plotly_preload_link)
+                                   plotly_preload_link)
 from app_support.static_assets import streamlit_static_folder
 
 PAGE = b"<html><head><title>t</title></head><body><noscript>x</noscript>" + ROOT + b"</body></html>"
@@ -49,8 +49,7 @@ def test_the_page_gets_the_placeholder_with_a_correct_length_even_in_parts():
     for chunks in (1, 3):
         sent, _ = _serve(PAGE, b"text/html; charset=utf-8", "/data", chunks=chunks)
         body = _body(sent)
-        head = plotly_preload_link() + plotly_early_import() + b"</head>"
-        assert body == PAGE.replace(ROOT, placeholder_html("/data")).replace(b"</head>", head)
+        assert body == PAGE.replace(ROOT, placeholder_html("/data")).replace(b"</head>", plotly_preload_link() + b"</head>")
         assert b"Loading the Data page of Simplex Judge" in body and body.count(b'id="root"') == 1
         length = dict(sent[0]["headers"])[b"content-length"]
         assert int(length) == len(body)
@@ -126,18 +125,3 @@ def test_a_link_to_the_default_page_by_name_goes_to_the_root_with_its_query():
                          ("/rankings", "POST")):
         sent = _redirect(path, method=method)
         assert sent[0]["status"] == 200 and sent[1]["body"] == b"app", (path, method)
-
-
-def test_pages_with_figures_import_plotly_once_their_text_is_drawn_and_the_others_do_not():
-    href = plotly_module_href()
-    assert href.startswith("./static/js/PlotlyChart.") and href.endswith(".js")
-    script = plotly_early_import()
-    assert script.startswith(b"<script>") and script.endswith(b"</script>")
-    assert b"import('" + href.encode() + b"')" in script and b"stMarkdownContainer" in script
-    for path, early in (("/", True), ("/rankings", True), ("/simplex", True), ("/data", True), ("/sensitivity", True),
-                        ("/geometry", True), ("/guide", False), ("/export", False), ("/no-such-page", False)):
-        body = _body(_serve(PAGE, b"text/html", path)[0])
-        assert plotly_preload_link() in body  # every page preloads; only figure pages evaluate it early
-        assert (script in body) is early, path
-        if early:
-            assert body.index(plotly_preload_link()) < body.index(script) < body.index(b"</head>")
