@@ -26,7 +26,7 @@ from simplex_core.fit_cache import SHIPPED_DIR
 from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitCacheStore, FitManager, JobStatus, format_duration
 from simplex_core import sensitivity
 from simplex_core.sensitivity import base_settings, grid_settings
-from simplex_core.model import FitSettings
+from simplex_core.model import FitSettings, check_fit_size
 
 from . import data_access as da
 from .lru import Lru
@@ -201,6 +201,12 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
     counts = counts_for(table, da.table_key(table), settings.self_exclusion)
     key = fit_key(counts, settings)
     view = FitView(requested=settings, counts=counts, key=key)
+    try:
+        check_fit_size(counts.scale)
+    except ValueError as exc:  # a scale too large to fit: say so at once, never queue it
+        view.job = JobStatus(job_id="", key=key, state="failed", priority=priority, label=settings_label(settings),
+                             message=str(exc))
+        return view
     result = cached_result(counts, settings)
     if result is not None:
         _note_delivery(counts, settings, key)

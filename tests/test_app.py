@@ -134,6 +134,27 @@ def test_a_candidate_scored_only_at_the_top_says_its_estimate_stops_short_of_the
                for s in shown), shown
 
 
+def test_a_scale_too_large_to_fit_is_shown_on_the_data_page_and_refused_in_words_on_rankings():
+    from simplex_core.model import MAX_FIT_LEVELS
+
+    n = MAX_FIT_LEVELS + 1
+    rows = ["item,candidate,judge,score"] + [f"q{i},{c},{j},{1 + (i + len(c) + len(j)) % n}"
+                                              for i in range(3 * n) for c in ("a", "bb") for j in ("x", "yy")]
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("wide.csv", "\n".join(rows).encode(), "text/csv")).run()
+    assert any("too many to be scoring levels" in plain(e.value) for e in at.error)  # 21 distinct scores > 15
+    at.text_input(key="w_levels").set_value(",".join(str(v) for v in range(1, n + 1))).run()
+    assert_clean(at)  # declared, the data page reads any scale
+    at.switch_page("pages/rankings_page.py").run()
+    assert not at.exception
+    shown = [plain(e.value) for e in at.error]
+    assert any(f"The scale has {n} levels; a fit takes at most {MAX_FIT_LEVELS}" in e for e in shown), shown
+    from app_support.fits import fit_manager
+
+    assert not [j for j in fit_manager().jobs() if not j.is_final]  # nothing queued for it
+
+
 # -- data page ----------------------------------------------------------------------------------
 
 def test_a_malformed_upload_shows_the_problems_in_plain_words():
