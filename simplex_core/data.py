@@ -833,7 +833,10 @@ def load_table(
     if n_missing:
         by_judge = frame.loc[~has_score].groupby("judge", sort=False).size()
         detail = ", ".join(f"{j}: {n}" for j, n in list(by_judge.items())[:_MAX_LISTED]) + (" …" if len(by_judge) > _MAX_LISTED else "")
-        notes.append(f"{n_missing} judgment{'s' if n_missing > 1 else ''} with no score excluded ({detail}).")
+        lost_items = pd.Index(pd.unique(frame["item"])).difference(pd.unique(frame.loc[has_score, "item"]), sort=False)
+        lost = (f"; {len(lost_items)} item{'s' if len(lost_items) > 1 else ''} with no score at all left out "
+                f"({_fmt_values(list(lost_items))})") if len(lost_items) else ""
+        notes.append(f"{n_missing} judgment{'s' if n_missing > 1 else ''} with no score excluded ({detail}){lost}.")
         if has_gold:
             # A gold label enters the fit with its answer's scores (a pattern over the judges): an
             # answer no judge scored has none, so its label goes with it; say so rather than drop it quietly.

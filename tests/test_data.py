@@ -125,7 +125,12 @@ def test_missing_scores_are_excluded_and_counted_not_silently_dropped():
     df.loc[[0, 4], "score"] = None
     table = load_table(df)
     assert len(table.frame) == len(SMALL) - 2
-    assert any("2 judgments with no score excluded (j1: 2)" in n for n in table.notes)
+    assert any("2 judgments with no score excluded (j1: 2)." in n for n in table.notes)
+    df.loc[[1, 2, 3], "score"] = None  # every score of item q1
+    table = load_table(df)
+    assert table.items == ("q2",)
+    assert any("5 judgments with no score excluded (j1: 3, j2: 2); 1 item with no score at all left out ('q1')." in n
+               for n in table.notes), table.notes
 
 
 def test_candidate_with_no_usable_rows():
