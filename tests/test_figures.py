@@ -214,6 +214,23 @@ def test_ppi_is_styled_apart_and_candidates_keep_the_given_order(rank_table):
     assert not _by_role(fig, "true_rank")
 
 
+def test_a_long_name_is_drawn_short_with_its_start_and_end_and_hover_keeps_it_whole(rank_table):
+    from simplex_core.figures.style import LABEL_CHARS, short_label
+
+    assert short_label("GPT-4o mini") == "GPT-4o mini"
+    assert short_label("x" * LABEL_CHARS) == "x" * LABEL_CHARS
+    long = "meta-llama/" + "x" * 180 + "-70B-Instruct"
+    short = short_label(long)
+    assert len(short) == LABEL_CHARS and short.startswith("meta-llama/x") and short.endswith("-70B-Instruct")
+    assert "…" in short
+    assert short_label("<b>" + "y" * 60).startswith("&lt;b&gt;")  # shortened first, then made safe
+    table = rank_table.replace({"candidate": {"a": long}})
+    fig = F.rank_boxplot_figure(table, [long, "b", "c"])
+    assert list(fig.layout.yaxis.tickvals) == list(fig.layout.yaxis.categoryarray) == [long, "b", "c"]
+    assert list(fig.layout.yaxis.ticktext) == [short, "b", "c"]
+    assert long in [y for t in fig.data for y in (t.y or ())]  # the data (and so the hover) keep the whole name
+
+
 def test_rank_boxplot_errors(rank_table):
     with pytest.raises(ValueError, match=r"missing from candidate_order: \['c'\]"):
         F.rank_boxplot_figure(rank_table, ["a", "b"])

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from simplex_core.figures.style import (
     GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, TEMPLATE, cycle, fmt_number, level_colors, require_columns,
-    rgba, safe_text, safe_texts, series_colors,
+    rgba, safe_text, safe_texts, series_colors, short_label,
 )
 
 
@@ -117,7 +117,8 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
         title=dict(text=title or "Rank distributions by method", x=0.0, xanchor="left", y=1.0, yref="container",
                    yanchor="top", pad=dict(t=10)),
         xaxis=dict(title="rank (1 = best)", range=[0.4, K + 0.6], dtick=1 if K <= 25 else 5, zeroline=False),
-        yaxis=dict(title="", categoryorder="array", categoryarray=[shown[c] for c in order], autorange="reversed"),
+        yaxis=dict(title="", categoryorder="array", categoryarray=[shown[c] for c in order], autorange="reversed",
+                   tickmode="array", tickvals=[shown[c] for c in order], ticktext=[short_label(c) for c in order]),
         # the legend in one column at the right: it never wraps over the plot, however many methods
         legend=dict(orientation="v", yanchor="top", y=1.0, x=1.01, xanchor="left", font=dict(size=11),
                     title=dict(text="method")),
@@ -329,7 +330,8 @@ def rank_interval_shift_figure(tables: Mapping[str, pd.DataFrame] | pd.DataFrame
     fig.update_layout(
         title=dict(text=title or "Rank intervals across settings"),
         xaxis=dict(title="rank (1 = best)", range=[0.4, x_hi + 0.6], dtick=1 if K <= 25 else 5),
-        yaxis=dict(tickvals=list(range(K)), ticktext=safe_texts(order), autorange="reversed", showgrid=False, zeroline=False),
+        yaxis=dict(tickvals=list(range(K)), ticktext=[short_label(c) for c in order], autorange="reversed", showgrid=False,
+                   zeroline=False),
         # the legend under the axis title: above the plot its rows ran into the figure's title
         legend=dict(title=dict(text="setting"), orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
         margin=dict(t=70, b=60 + legend_h), template=TEMPLATE, height=max(380, 30 * K + 160) + legend_h,
@@ -577,6 +579,7 @@ def leaderboard_figure(leaderboard: pd.DataFrame, title: str | None = None, *, n
     frame = leaderboard.reset_index(drop=True)
     K = len(frame)
     names = safe_texts(frame["candidate"].astype(str))
+    labels = [short_label(c) for c in frame["candidate"].astype(str)]  # the axis; hover keeps the whole name
     y = np.arange(K)  # row i at y = i, axis reversed so the best is on top
     tiers = frame["tier"].astype(int).to_numpy()
     fig = go.Figure()
@@ -603,13 +606,13 @@ def leaderboard_figure(leaderboard: pd.DataFrame, title: str | None = None, *, n
                            fillcolor=rgba(GRID_GREY, 0.16 if t % 2 else 0.04), line=dict(width=0), layer="below"))
         notes.append(dict(xref="paper", yref="y", x=-0.005, y=(rows.min() + rows.max()) / 2, xanchor="right",
                           text=f"<b>Tier {t}</b>", showarrow=False, font=dict(color="#333333"),
-                          xshift=-max(len(n) for n in names) * 7 - 14))
+                          xshift=-max(len(n) for n in labels) * 7 - 14))
     p_best, p_top3 = frame["p_best"].to_numpy(dtype=float), frame["p_top3"].to_numpy(dtype=float)
     for i in range(K):
         notes.append(dict(xref="paper", yref="y", x=1.01, y=i, xanchor="left", showarrow=False,
                           text=f"P(best) {p_best[i]:.0%} · P(top 3) {p_top3[i]:.0%}"))
     fig.update_layout(shapes=shapes, annotations=notes)
-    fig.update_yaxes(tickmode="array", tickvals=y, ticktext=names, range=[K - 0.5, -0.5], showgrid=False,
+    fig.update_yaxes(tickmode="array", tickvals=y, ticktext=labels, range=[K - 0.5, -0.5], showgrid=False,
                      title_text=None)
     fig.update_xaxes(range=[0.4, K + 0.6], dtick=1, title_text="rank (1 = best)", zeroline=False,
                      gridcolor=rgba(GRID_GREY, 0.35))

@@ -15,7 +15,7 @@ from simplex_core import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, LABEL_HALO, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, TEMPLATE,
     TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, inside_triangle, outward_position,
-    place_labels, require_columns, rgba, safe_text, safe_texts, series_colors, ternary_abc, ternary_layout,
+    place_labels, require_columns, rgba, safe_text, safe_texts, series_colors, short_label, ternary_abc, ternary_layout,
     ternary_tick_label_boxes, ternary_xy,
 )
 
@@ -249,10 +249,10 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
     ))
     if candidate_keys:  # one legend key per candidate: the name is on the figure even when its label is not
         fig.add_traces([go.Scatterternary(
-            a=[None], b=[None], c=[None], mode="markers", name=name,
+            a=[None], b=[None], c=[None], mode="markers", name=short_label(raw),
             marker=dict(size=10, color=c, symbol=s, line=dict(color="white", width=1)),
             hoverinfo="skip", meta={"role": "candidate_key", "candidate": name},
-        ) for name, c, s in zip(shown, point_colors, symbols)])
+        ) for raw, name, c, s in zip(names, shown, point_colors, symbols)])
     # labels last, above every mark
     add_ternary_labels(fig, observed, shown, names, mean, t_labels, judge=judge, color=color,
                        show_names=show_names is None or show_names, box=box_metrics or TERNARY_LABEL_BOX, taken=taken)
@@ -584,7 +584,8 @@ def segment_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
         meta={"role": "candidates", "judge": judge},
     ))
     tickvals = list(row_of[order]) + ([judge_row] if (draws is not None or mean is not None) else [])
-    ticktext = [names[k] for k in order] + (["judge vertices"] if (draws is not None or mean is not None) else [])
+    ticktext = ([short_label(observed_distributions.index[k]) for k in order]
+                + (["judge vertices"] if (draws is not None or mean is not None) else []))
     n_legend = 1 + (draws is not None) + (mean is not None) + (post is not None)
     default = f"Judge {safe_text(judge)} on the segment" if judge else "Candidates on the segment"
     fig.update_layout(

@@ -194,6 +194,23 @@ def safe_texts(items) -> list[str]:
     return [safe_text(x) for x in items]
 
 
+#: Most characters of a name drawn as an axis label or a legend key (hover shows the whole name).
+LABEL_CHARS = 40
+
+
+def short_label(text: object, limit: int = LABEL_CHARS) -> str:
+    """``text`` as a :func:`safe_text` label of at most ``limit`` characters: a longer one keeps its
+    start and its end around "…" (model names often differ only at the end: "…-70B", "…-mini").
+
+    Why: a 200-character candidate name took 85% of a slide's width as a tick label and pushed a
+    legend past the page's edge."""
+    raw = str(text)
+    if len(raw) > limit:
+        tail = (limit - 1) // 3
+        raw = raw[:limit - 1 - tail] + "…" + raw[len(raw) - tail:]
+    return safe_text(raw)
+
+
 # -- labels that neither collide nor leave the plot ------------------------------------------------
 
 #: Plotly text positions with the direction (dx, dy) in which each moves its text from the point.
