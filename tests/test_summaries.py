@@ -171,8 +171,9 @@ def test_result_json_has_the_contract_keys_and_is_strict_json():
     fit = make_fit(counts=make_counts(included=included))
     doc = summaries.result_json(fit, command_line="python -m simplex_core fit x.csv --out r.json")
     assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "notes", "diagnostics",
-                        "settings", "timing"}
+                        "settings", "hyperparameters", "timing"}
     json.dumps(doc, allow_nan=False)
+    assert doc["hyperparameters"] == {}
     assert len(doc["notes"]) == 1 and "every candidate" in doc["notes"][0]  # two judges
     assert doc["candidates"][0] == {"candidate": "c0", "expected_score_mean": 2.5,
                                     "expected_score_lo": pytest.approx(1.15), "expected_score_hi": 3.0,
