@@ -362,6 +362,8 @@ def _ended_box(view: FitView, status: JobStatus) -> None:
         st.error(f"The fit of {status.label or settings_label(view.requested)} failed. {md(status.message or '')}",
                  icon=":material/error:")
         label = "Try again"
+    if not status.job_id:  # refused before queueing (e.g. a scale too large): trying again cannot help
+        return
     if st.button(label, key=f"retry-{status.job_id}"):
         retry(view)
         st.rerun()
