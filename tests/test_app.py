@@ -151,7 +151,8 @@ def test_a_scale_too_large_to_fit_is_shown_on_the_data_page_and_refused_in_words
     shown = [plain(e.value) for e in at.error]
     assert any(f"The scale has {n} levels; a fit takes at most {MAX_FIT_LEVELS}" in e for e in shown), shown
     assert not [b for b in at.button if b.label == "Try again"]  # it cannot help
-    assert "waiting for the real fit" not in texts(at)
+    assert "waiting for the real fit" not in texts(at) and "not ready yet" not in texts(at)
+    assert "ordered by the simple average (the Bayesian fit failed, above)" in texts(at)
     from app_support.fits import fit_manager
 
     assert not [j for j in fit_manager().jobs() if not j.is_final]  # nothing queued for it
