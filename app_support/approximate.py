@@ -198,7 +198,7 @@ def _answers() -> Lru:
 def approximate_notice(view: fits.FitView, approx: Approximate | None) -> None:
     """Say that the page shows a reweighted answer (with k̂ and ESS) and that the real fit replaces
     it; or, at ω = 0 with nothing to reweight, that the page waits for the real fit."""
-    if view.current or (view.job is not None and view.job.state == "failed"):
+    if view.current or view.failed:
         return  # a failed fit says so in its own box: no "waiting" beside it
     if approx is None:
         if view.requested.omega == 0.0 and not view.requested.integrated:

@@ -159,6 +159,11 @@ class FitView:
         """Whether the result shown is the one asked for."""
         return self.result is not None and self.origin in ("cache", "precomputed")
 
+    @property
+    def failed(self) -> bool:
+        """Whether the fit asked for failed (or was refused before it was queued)."""
+        return self.job is not None and self.job.state == "failed"
+
 
 def settings_label(settings: FitSettings) -> str:
     """``"ω = 1, β_max = 5, shared-truth likelihood"`` (or ``"integrated …"``), plus prior/δ when not

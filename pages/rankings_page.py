@@ -93,7 +93,7 @@ with guard("drawing the rank distributions"):
         elif bayes is not None:
             how = "ordered by posterior median rank"
         else:
-            failed = view is not None and view.job is not None and view.job.state == "failed"
+            failed = view is not None and view.failed
             how = f"ordered by the simple average (the Bayesian fit {'failed, above' if failed else 'is not ready yet'})"
         uses = {m: bool(r.uses_labels) for m, r in methods.items()}
         singles = [m for m in methods if m.startswith("single_judge:")]

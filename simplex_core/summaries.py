@@ -423,6 +423,6 @@ def hyperparameter_records(fit: Any) -> dict[str, dict[str, float | None]]:
     for name in ("omega", "beta_max"):
         if name in post:
             x = np.asarray(post[name]).ravel()
-            out[name] = {"mean": _finite(float(x.mean())), "lo": _finite(float(np.quantile(x, 0.025))),
-                         "hi": _finite(float(np.quantile(x, 0.975)))}
+            lo, hi = np.quantile(x, [(1 - INTERVAL) / 2, 1 - (1 - INTERVAL) / 2])  # as the E_k intervals
+            out[name] = {"mean": _finite(float(x.mean())), "lo": _finite(float(lo)), "hi": _finite(float(hi))}
     return out

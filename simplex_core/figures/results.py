@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from simplex_core.figures.style import (
     GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, TEMPLATE, cycle, fmt_number, level_colors, require_columns,
-    rgba, safe_text, safe_texts, series_colors, short_label,
+    rgba, safe_text, safe_texts, series_colors, short_label, shorten,
 )
 
 
@@ -494,7 +494,7 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
     panel_px, gap_px = 22 * len(cand_list) + 10, 75
     plot_px = n_rows * panel_px + (n_rows - 1) * gap_px
     fig = make_subplots(rows=n_rows, cols=n_cols, shared_yaxes=True,
-                        subplot_titles=[safe_text(_shorten(j, name_chars)) for j in judge_list],  # the judge's name
+                        subplot_titles=[safe_text(shorten(j, name_chars, middle=True)) for j in judge_list],  # the judge's name
                         horizontal_spacing=0.05, vertical_spacing=gap_px / plot_px if n_rows > 1 else 0.0)
     fig.update_annotations(font=dict(size=12))  # panel names: narrow panels at a 1024-px window
     colors = dict(zip(levels, level_colors(len(levels))))
@@ -706,17 +706,6 @@ def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | Non
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
                       margin=dict(b=110))
     return fig
-
-
-def _shorten(text: str, n: int) -> str:
-    """``text`` in at most ``n`` characters, its middle replaced by an ellipsis: names of one family
-    often share their start (``gpt-3.5-turbo-0613/geval``, ``…/rate_explain``) and differ at the end.
-    The hover keeps the whole name."""
-    text = str(text)
-    if len(text) <= n:
-        return text
-    head = (n - 1) // 3
-    return text[:head] + "…" + text[len(text) - (n - 1 - head):]
 
 
 def _legend_rows(entries: Sequence[str], width: float, char_px: float = 7.0, item_px: float = 45.0,

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from simplex_core.figures.simplex import SUBSCRIPTS, JudgeSimplex, segment_judge_figure, ternary_judge_figure
-from simplex_core.figures.style import TEMPLATE, safe_text, ternary_layout, wrap_words
+from simplex_core.figures.style import TEMPLATE, safe_text, shorten, ternary_layout, wrap_words
 
 #: Page sizes in CSS pixels (PNG files are written at twice this): a 16:9 slide and a paper figure
 #: (about 6.5 x 4.2 inches at 100 px per inch, one text width).
@@ -123,18 +123,6 @@ MAX_LEVEL_CHARS, MAX_NAME_CHARS = 14, 18  # longer level or candidate names are 
 #: A judges grid on a paper page: at most this many columns (the page grows downwards).
 PAPER_GRID_COLS = 2
 SQRT3_2 = float(np.sqrt(3.0) / 2.0)
-
-
-def shorten(text: str, n: int, middle: bool = False) -> str:
-    """``text`` cut to at most ``n`` characters, an ellipsis marking the cut: at the end, or in the
-    middle (names that differ only at their end, "Nucleus Decoding (p = 0.3)", stay apart)."""
-    text = str(text)
-    if len(text) <= n:
-        return text
-    if middle:
-        tail = (n - 1) // 2
-        return text[: n - 1 - tail] + "…" + text[len(text) - tail:]
-    return text[: max(n - 1, 1)] + "…"
 
 
 def common_prefix(names: Sequence[str], seps: str = "/:") -> str:

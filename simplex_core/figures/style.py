@@ -198,17 +198,25 @@ def safe_texts(items) -> list[str]:
 LABEL_CHARS = 40
 
 
+def shorten(text: object, n: int, middle: bool = False) -> str:
+    """``text`` cut to at most ``n`` characters, an ellipsis marking the cut: at the end, or in the
+    middle (names that differ only at their end, "Nucleus Decoding (p = 0.3)", "…-70B", stay apart)."""
+    text = str(text)
+    if len(text) <= n:
+        return text
+    if middle:
+        tail = (n - 1) // 2
+        return text[: n - 1 - tail] + "…" + text[len(text) - tail:]
+    return text[: max(n - 1, 1)] + "…"
+
+
 def short_label(text: object, limit: int = LABEL_CHARS) -> str:
-    """``text`` as a :func:`safe_text` label of at most ``limit`` characters: a longer one keeps its
-    start and its end around "…" (model names often differ only at the end: "…-70B", "…-mini").
+    """``text`` as a :func:`safe_text` label of at most ``limit`` characters, cut in the middle
+    (:func:`shorten`): a tick label or legend key; the hover keeps the whole name.
 
     Why: a 200-character candidate name took 85% of a slide's width as a tick label and pushed a
     legend past the page's edge."""
-    raw = str(text)
-    if len(raw) > limit:
-        tail = (limit - 1) // 3
-        raw = raw[:limit - 1 - tail] + "…" + raw[len(raw) - tail:]
-    return safe_text(raw)
+    return safe_text(shorten(text, limit, middle=True))
 
 
 # -- labels that neither collide nor leave the plot ------------------------------------------------
