@@ -14,6 +14,7 @@ Nothing is dropped silently: anything excluded or normalised is counted in ``Jud
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
@@ -370,6 +371,22 @@ def _read_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> pd.
         raise _read_error(label, f"could not be read as Parquet ({first[:200]}).") from None
 
 
+_DELIMITERS = (",", ";", "\t", "|")
+
+
+def _delimiter(text: str, default: str) -> str:
+    """The separator of the header line: the one that splits it into the most fields (quotes
+    respected), the format's own on a tie. Why: spreadsheets in locales with a decimal comma save
+    "CSV" with ';', and a tab-separated file is often named .csv; both are read as they are meant."""
+    header = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        fields = {d: len(next(csv.reader([header], delimiter=d), [])) for d in _DELIMITERS}
+    except csv.Error:  # e.g. a field past the csv module's size limit: pandas reports what is wrong
+        return default
+    best = max(_DELIMITERS, key=lambda d: (fields[d], d == default))
+    return best if fields[best] > fields[default] else default
+
+
 def read_source(source: Any, name: str | None = None, *, max_bytes: int | None = None,
                 max_rows: int | None = None) -> pd.DataFrame:
     """Read CSV, TSV, JSON Lines or Parquet (each optionally gzip/bzip2/xz/zip-compressed) from a
@@ -412,8 +429,8 @@ def read_source(source: Any, name: str | None = None, *, max_bytes: int | None =
         return _read_jsonl(text, label)
     try:
         # Identifier columns stay text: "007" and "7" are different items.
-        return pd.read_csv(io.StringIO(text), sep="\t" if fmt == "tsv" else ",", dtype=str, keep_default_na=False,
-                           na_values=[""])
+        return pd.read_csv(io.StringIO(text), sep=_delimiter(text, "\t" if fmt == "tsv" else ","), dtype=str,
+                           keep_default_na=False, na_values=[""])
     except Exception as exc:  # noqa: BLE001 — pandas raises many parser types; all mean "not readable"
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.") from None
@@ -481,6 +498,12 @@ def _non_scalar(series: pd.Series) -> np.ndarray | None:
         return None
     mask = np.fromiter((isinstance(v, _NOT_A_VALUE) for v in series.to_numpy()), dtype=bool, count=len(series))
     return mask if mask.any() else None
+
+
+def _decimal_commas(values: pd.Series) -> bool:
+    """Whether unreadable numbers look written with a decimal comma ("3,5"), as spreadsheets in many
+    locales save them (with ';' between columns, which :func:`_delimiter` reads)."""
+    return bool(values.astype(str).str.fullmatch(r"\s*[-+]?\d+,\d+\s*").any())
 
 
 def _to_number(series: pd.Series) -> tuple[pd.Series, pd.Series]:
@@ -670,7 +693,9 @@ def load_table(
     if score_bad.any():
         problems.append(Problem("score", f"non-numeric value{'s' if score_bad.sum() > 1 else ''} {_fmt_values(raw.loc[score_bad, 'score'])} in {_fmt_rows(_rows(score_bad))}.",
                                 rows=_rows(score_bad), value=_distinct(raw.loc[score_bad, "score"]),
-                                expected="a number that is one of the scale's levels", fix="replace them with level values, or leave the cell empty for a missing judgment."))
+                                expected="a number that is one of the scale's levels",
+                                fix=("write decimals with a point (3.5, not 3,5)." if _decimal_commas(raw.loc[score_bad, "score"]) else
+                                     "replace them with level values, or leave the cell empty for a missing judgment.")))
     infinite = np.isinf(score.to_numpy())
     if infinite.any():
         problems.append(Problem("score", f"value{'s' if infinite.sum() > 1 else ''} {_fmt_values(raw.loc[infinite, 'score'].astype(str))} in {_fmt_rows(_rows(infinite))} "

@@ -257,6 +257,23 @@ def test_bytes_upload_like_streamlit():
     assert load_table(buf).candidates == ("model-a", "model-b")
 
 
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_csv_saved_with_another_separator_reads_as_the_same_table(sep):
+    # A name holding the separator, quoted, stays one name.
+    df = template_frame().assign(candidate=lambda d: d["candidate"].str.replace("model-a", f"model{sep}a", regex=False))
+    buf = io.BytesIO(df.to_csv(index=False, sep=sep).encode())
+    buf.name = "upload.csv"
+    table = load_table(buf)
+    assert table.data_hash() == load_table(df).data_hash()
+    assert f"model{sep}a" in table.candidates
+
+
+def test_a_decimal_comma_is_named_with_its_fix():
+    text = "item;candidate;judge;score\nq1;a;j1;3,5\nq1;b;j1;4\n"
+    with pytest.raises(ValidationError, match=r"'3,5' in row 1\..*write decimals with a point"):
+        load_table(io.BytesIO(text.encode()))
+
 # -- scales -----------------------------------------------------------------------------------------
 
 def test_a_scale_too_large_to_fit_is_described_but_refused_by_a_fit_with_its_flag(tmp_path, capsys):
