@@ -188,8 +188,8 @@ def render_sidebar() -> AnalysisContext:
                      "score. After a move the Rankings page shows at once an approximate answer reweighted from fits "
                      "already done, until the real fit lands.")
         if off_grid:
-            st.slider("ω — constancy violation", 0.0, 8.0, step=0.05, key=K.OMEGA_FREE, disabled=integrated, help=omega_help)
-            st.slider("β_max — judge quality prior", 0.0, 20.0, step=0.1, key=K.BETA_MAX_FREE, disabled=integrated,
+            st.slider("ω — constancy violation", 0.0, 8.0, step=0.05, key=K.OMEGA_FREE, persist_state="session", disabled=integrated, help=omega_help)
+            st.slider("β_max — judge quality prior", 0.0, 20.0, step=0.1, key=K.BETA_MAX_FREE, persist_state="session", disabled=integrated,
                       help=beta_help)
         else:
             st.select_slider("ω — constancy violation", options=list(SLIDER_OMEGAS), key=K.OMEGA, disabled=integrated,
@@ -209,7 +209,7 @@ def render_sidebar() -> AnalysisContext:
             st.selectbox("δ — direction of random effects", list(DELTA_PRESETS) + ["custom"], key=K.DELTA,
                          format_func=lambda d: DELTA_NAMES.get(d, d))
             if ss.get(K.DELTA) == "custom":
-                st.text_input("δ values (one per true level, comma-separated)", key=K.DELTA_CUSTOM, placeholder="1, 4, 10")
+                st.text_input("δ values (one per true level, comma-separated)", key=K.DELTA_CUSTOM, persist_state="session", placeholder="1, 4, 10")
             st.toggle(INTEGRATED_LABEL, key=K.INTEGRATED,
                       help="Hyperpriors ω ~ Uniform(0, 8), β_max ~ Uniform(0, 20): one fit that marginalises the "
                            "epistemic uncertainty (the paper's Table 1 setting). The sliders are ignored.")

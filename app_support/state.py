@@ -2,9 +2,12 @@
 
 Widgets shared across pages live in ``app.py`` (the sidebar) and keep their value by key. State that
 must survive a page switch but is not a widget (the uploaded file's bytes, the level mappings, the
-fit owner id) lives under the non-widget keys below. ``keep_widget_state()`` re-assigns page-local
-widget keys at the start of every run, so that leaving a page does not reset them (Streamlit drops
-the state of widgets that are not drawn in a run).
+fit owner id) lives under the non-widget keys below. Widgets drawn on one page only
+(the Data page's levels, families and collapse switch; the Simplex and Geometry lab controls) and the
+sidebar's conditional ones keep their value with Streamlit's ``persist_state="session"``: Streamlit
+drops the state of a widget that is not drawn in a run, and the older trick of re-assigning the key at
+the start of every run (``keep_widget_state()``, still used for the Geometry lab's tabs, which have no
+``persist_state``) lost a declared scale on the second page switch.
 
 The page URL carries the dataset and the fit settings (``st.query_params``), so a link reproduces
 the view: :func:`load_url_state` reads it once per session, :func:`write_url_state` writes it on
@@ -56,7 +59,7 @@ class K:
     INTEGRATED = "w_integrated"
     LIKELIHOOD = "w_likelihood"
     DRAWS = "w_draws"  # draws per chain (and warm-up iterations) of the app's fits
-    # Data page widgets (kept across page switches by keep_widget_state)
+    # Data page widgets (persist_state="session": kept across page switches)
     UPLOADER = "w_uploader"
     LEVELS = "w_levels"
     TRUE_LEVELS = "w_true_levels"
@@ -89,10 +92,8 @@ class K:
     FIT_SLOT = "sidebar_fit_slot"  # the sidebar container where pages draw background-fit progress
 
 
-# Widgets drawn on only one page whose values must survive a visit to another page.
-_PAGE_WIDGETS = (K.LEVELS, K.TRUE_LEVELS, K.FAMILIES, K.COLLAPSE_ON, K.SIMPLEX_JUDGES, K.SIMPLEX_LAYOUT,
-                 K.SIMPLEX_DRAWS, K.LAB_POINT_A, K.LAB_POINT_B, K.LAB_H, K.LAB_SEG_T1, K.LAB_SEG_T2,
-                 K.LAB_TAB, K.OMEGA_FREE, K.BETA_MAX_FREE, K.DELTA_CUSTOM)
+# Widgets drawn on only one page, with no ``persist_state``, whose values must survive a visit to another page.
+_PAGE_WIDGETS = (K.LAB_TAB,)
 
 DEFAULTS: dict[str, Any] = {
     K.SELF_EXCLUSION: True,

@@ -89,11 +89,11 @@ with right:
 if ctx.dataset is None:
     with st.expander("How to read the file: scale and families", expanded=ctx.table_error is not None):
         c1, c2 = st.columns(2)
-        c1.text_input("Observed levels (optional)", key=K.LEVELS, placeholder="-1:incorrect, 0:unsure, 1:correct",
+        c1.text_input("Observed levels (optional)", key=K.LEVELS, persist_state="session", placeholder="-1:incorrect, 0:unsure, 1:correct",
                       help="Ascending values, each with an optional label: V[:LABEL],... Without it the levels are the distinct scores.")
-        c2.text_input("True levels (optional)", key=K.TRUE_LEVELS, placeholder="-1, 1",
+        c2.text_input("True levels (optional)", key=K.TRUE_LEVELS, persist_state="session", placeholder="-1, 1",
                       help="A subset of the observed values; leave empty when every level can be a true score.")
-        st.text_area("Families (optional JSON)", key=K.FAMILIES, height=80,
+        st.text_area("Families (optional JSON)", key=K.FAMILIES, persist_state="session", height=80,
                      placeholder='{"gpt-4o": "openai", "gpt-4o-mini": "openai", "claude-3": "anthropic"}',
                      help="{model name: family} for judges and candidates; replaces family columns. "
                           "Judgments of a model by its own family are left out when self-family exclusion is on.")
@@ -149,7 +149,7 @@ if raw.scale.n_levels > 2:
         mapping, labels, why = da.default_three_level_mapping(raw, crit)
         stored = ss[K.COLLAPSE_MAP].get(key)
         current_text = level_mapping_text(stored["mapping"] if stored else mapping)
-        st.toggle("Collapse the levels for the whole analysis", key=K.COLLAPSE_ON,
+        st.toggle("Collapse the levels for the whole analysis", key=K.COLLAPSE_ON, persist_state="session",
                   help="Fit and rank on fewer levels (e.g. 1–5 → 3). The Simplex page collapses to 3 levels on its own "
                        "whenever there are more than 3, whatever you choose here.")
         text_key = f"w_collapse_text_{key[:12]}"

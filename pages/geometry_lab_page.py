@@ -49,11 +49,11 @@ def area_view() -> None:
     c1, c2 = st.columns(2)
     ss.setdefault(K.LAB_POINT_A, 0.41)
     ss.setdefault(K.LAB_POINT_B, 0.35)
-    high = c1.slider("Candidate's share of level 3 (high)", 0.0, 1.0, step=0.01, key=K.LAB_POINT_A)
+    high = c1.slider("Candidate's share of level 3 (high)", 0.0, 1.0, step=0.01, key=K.LAB_POINT_A, persist_state="session")
     mid_max = round(1.0 - high, 2)
     if ss.get(K.LAB_POINT_B, 0.0) > mid_max:
         ss[K.LAB_POINT_B] = mid_max
-    mid = c2.slider("Candidate's share of level 2 (mid)", 0.0, max(mid_max, 0.0), step=0.01, key=K.LAB_POINT_B,
+    mid = c2.slider("Candidate's share of level 2 (mid)", 0.0, max(mid_max, 0.0), step=0.01, key=K.LAB_POINT_B, persist_state="session",
                     disabled=mid_max <= 0.0) if mid_max > 0 else 0.0
     gamma = np.array([max(0.0, 1.0 - high - mid), mid, high])
     fig = figures.barycentric_area_figure(theta, gamma, LEVELS)
@@ -79,8 +79,8 @@ def segment_view() -> None:
     ss.setdefault(K.LAB_SEG_T1, 0.20)
     ss.setdefault(K.LAB_SEG_T2, 0.85)
     c1, c2 = st.columns(2)
-    t1 = c1.slider("θ₁ = P(judge says top | true low)", 0.0, 1.0, step=0.01, key=K.LAB_SEG_T1)
-    t2 = c2.slider("θ₂ = P(judge says top | true top)", 0.0, 1.0, step=0.01, key=K.LAB_SEG_T2)
+    t1 = c1.slider("θ₁ = P(judge says top | true low)", 0.0, 1.0, step=0.01, key=K.LAB_SEG_T1, persist_state="session")
+    t2 = c2.slider("θ₂ = P(judge says top | true top)", 0.0, 1.0, step=0.01, key=K.LAB_SEG_T2, persist_state="session")
     gammas = np.array([0.35, 0.50, 0.62])
     names = ["candidate A", "candidate B", "candidate C"]
     if abs(t2 - t1) < 1e-9:
@@ -109,7 +109,7 @@ def flip_view() -> None:
         "expected scores, equal at h = 0, separate in opposite directions. Only a prior on the judge (β_max) can choose.")
     ex = geometry.canonical_flip_example()
     span = flip_span(ex)
-    h = st.slider("h: move the judge's vertices along Θ + hΔ", -span, span, step=max(span / 50, 1e-3), key=K.LAB_H,
+    h = st.slider("h: move the judge's vertices along Θ + hΔ", -span, span, step=max(span / 50, 1e-3), key=K.LAB_H, persist_state="session",
                   format="%.3f")
     conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, h)
     names = ("candidate 1", "candidate 2")

@@ -80,10 +80,10 @@ if ss.get(K.SIMPLEX_JUDGES) is not None and not set(ss[K.SIMPLEX_JUDGES]) <= set
     ss.pop(K.SIMPLEX_JUDGES)
 ss.setdefault(K.SIMPLEX_JUDGES, judges[: min(4, len(judges))])
 ss.setdefault(K.SIMPLEX_DRAWS, 40)
-chosen_judges = c1.multiselect("Judges", judges, key=K.SIMPLEX_JUDGES)
-layout = c2.radio("Layout", ["side by side", "overlaid"], key=K.SIMPLEX_LAYOUT, horizontal=True,
+chosen_judges = c1.multiselect("Judges", judges, key=K.SIMPLEX_JUDGES, persist_state="session")
+layout = c2.radio("Layout", ["side by side", "overlaid"], key=K.SIMPLEX_LAYOUT, persist_state="session", horizontal=True,
                   disabled=scale.n_levels != 3)
-n_draws = c3.slider("Posterior draws drawn", 0, 100, step=10, key=K.SIMPLEX_DRAWS)
+n_draws = c3.slider("Posterior draws drawn", 0, 100, step=10, key=K.SIMPLEX_DRAWS, persist_state="session")
 if not chosen_judges:
     st.info("Pick at least one judge.")
     st.stop()

@@ -314,3 +314,32 @@ def test_injected_names_render_as_text_and_fetch_nothing(server, page):
         assert trap not in page.evaluate(outside_figures, "img") and trap not in page.evaluate(outside_figures, "a")
     assert not asked, asked
     _no_exception_box(page)
+
+
+def test_a_declared_scale_survives_page_switches(server, page):
+    """The Data page's declarations (here the observed levels' labels) hold on every page and when
+    the user comes back, however many pages were visited in between (they were lost on the second
+    switch while kept by re-assigning their keys)."""
+    rows = "".join(f"q{i},{c},{j},{1 + (i + k + n) % 5}\n" for i in range(12) for k, c in enumerate("abc")
+                   for n, j in enumerate(("j1", "j2", "j3")))
+    page.goto(f"{server}/data")
+    _settle(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": "scale.csv", "mimeType": "text/csv", "buffer": ("item,candidate,judge,score\n" + rows).encode()}])
+    page.wait_for_selector("text=passed validation", timeout=60_000)
+    page.locator('[data-testid="stExpander"] summary', has_text="How to read the file").click()
+    levels = page.get_by_label("Observed levels (optional)", exact=True)
+    levels.fill("1:bad, 2, 3, 4, 5:great")
+    levels.press("Enter")
+    _settle(page)
+    nav = page.locator('[data-testid="stSidebarNav"] a')
+    for name in ("Rankings", "Data", "Rankings", "Export", "Data"):
+        nav.filter(has_text=name).first.click()
+        if name == "Data":
+            _settle(page)
+            page.locator('[data-testid="stExpander"] summary', has_text="How to read the file").click()
+            assert page.get_by_label("Observed levels (optional)", exact=True).input_value() == "1:bad, 2, 3, 4, 5:great"
+        else:
+            page.wait_for_selector("text=5 (great)", timeout=60_000)  # the data caption names the labels
+            time.sleep(3)  # the page's fit panel polls meanwhile (its reruns are fragment runs)
+        _no_exception_box(page)
