@@ -231,6 +231,22 @@ def test_a_long_name_is_drawn_short_with_its_start_and_end_and_hover_keeps_it_wh
     assert long in [y for t in fig.data for y in (t.y or ())]  # the data (and so the hover) keep the whole name
 
 
+
+def test_the_pairwise_and_score_share_figures_draw_long_names_short_too():
+    from simplex_core.figures.style import short_label
+
+    long = "judge-me/" + "L" * 150
+    pw = pd.DataFrame([[0.5, 0.9], [0.1, 0.5]], index=[long, "b"], columns=[long, "b"])
+    fig = F.pairwise_heatmap_figure(pw)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert list(axis.tickvals) == [long, "b"] and list(axis.ticktext) == [short_label(long), "b"]
+    assert list(fig.data[0].y) == [long, "b"]  # cells and hover keep the whole name
+    dist = pd.DataFrame([(j, c, v, 0.5, 1, 2) for j in ("j1",) for c in (long, "b") for v in (1.0, 2.0)],
+                        columns=["judge", "candidate", "level", "share", "count", "n"])
+    fig = F.score_distribution_figure(dist)
+    assert list(fig.layout.yaxis.ticktext) == [short_label(long), "b"]
+    assert long in [y for t in fig.data for y in (t.y or ()) if y is not None]
+
 def test_rank_boxplot_errors(rank_table):
     with pytest.raises(ValueError, match=r"missing from candidate_order: \['c'\]"):
         F.rank_boxplot_figure(rank_table, ["a", "b"])

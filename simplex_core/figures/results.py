@@ -174,10 +174,12 @@ def pairwise_heatmap_figure(pairwise: pd.DataFrame, title: str | None = None, *,
         hovertemplate="P(<b>%{y}</b> beats <b>%{x}</b>) = %{z:.3f}<extra></extra>",
         xgap=1, ygap=1, meta={"role": "pairwise"},
     ))
+    # The cells stay keyed by the whole name (hover shows it); the ticks show at most LABEL_CHARS.
+    ticks = dict(tickmode="array", tickvals=safe_texts(table.index), ticktext=[short_label(c) for c in table.index])
     fig.update_layout(
         title=dict(text=title or "Pairwise: probability that the row candidate scores higher"),
-        xaxis=dict(title="column candidate", tickangle=-45, side="bottom"),
-        yaxis=dict(title="row candidate", autorange="reversed"),
+        xaxis=dict(title="column candidate", tickangle=-45, side="bottom", **ticks),
+        yaxis=dict(title="row candidate", autorange="reversed", **ticks),
         template=TEMPLATE, height=max(400, 28 * len(table) + 200),
     )
     return fig
@@ -534,7 +536,8 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
         if p + n_cols >= len(judge_list):  # no panel below: this one carries the axis title
             r, c = divmod(p, n_cols)
             fig.update_xaxes(title_text="share of scores", row=r + 1, col=c + 1)
-    fig.update_yaxes(categoryorder="array", categoryarray=safe_texts(cand_list), autorange="reversed")
+    fig.update_yaxes(categoryorder="array", categoryarray=safe_texts(cand_list), autorange="reversed",
+                     tickmode="array", tickvals=safe_texts(cand_list), ticktext=[short_label(c) for c in cand_list])
     if title is None:
         title = "Score distributions per judge"
     # top margin, in pixels: the title, the legend's rows (as it wraps in a 520-px plot), the panel names
