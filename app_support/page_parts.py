@@ -40,7 +40,8 @@ def data_caption(ctx: AnalysisContext) -> None:
     t = ctx.table
     st.caption(f"{md(ctx.source_label)}: {len(t.candidates)} candidates × {len(t.judges)} judges × {len(t.items)} items; "
                f"{md(t.scale.describe())}" + (" (collapsed)" if ctx.collapsed else "")
-               + ("" if ctx.self_exclusion or not t.self_family_pairs else "; self-family judgments included"))
+               + ("" if ctx.self_exclusion or not t.self_family_pairs else "; self-family judgments included")
+               + (f"; {t.n_gold} gold answer{'s' if t.n_gold != 1 else ''} (true level observed)" if t.n_gold else ""))
 
 
 def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool = True) -> None:

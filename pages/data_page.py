@@ -118,9 +118,13 @@ with guard("summarising the table"):
     m[1].metric("Judges", len(raw.judges))
     m[2].metric("Items", len(raw.items))
     m[3].metric("Judgments", f"{len(raw.frame):,}")
-    m[4].metric("Ground truth", "yes" if raw.has_truth else "no")
+    m[4].metric("Ground truth", (f"{raw.n_gold:,} gold" if raw.n_gold else "yes") if raw.has_truth else "no")
     st.markdown(f"**Scale:** {md(raw.scale.describe())}")
-    if raw.has_truth:
+    if raw.n_gold:
+        st.caption(f"{raw.n_gold:,} answer{'s' if raw.n_gold != 1 else ''} marked `gold`: the shared-truth likelihood (the "
+                   f"default) fits {'their' if raw.n_gold != 1 else 'its'} true level as observed, beside the judges' scores; "
+                   "the per-judge likelihood does not use it. Every `true_score` also evaluates the methods and feeds PPI.")
+    elif raw.has_truth:
         st.caption("`true_score` is used only to evaluate the methods and by PPI (which uses labels); the model never sees it.")
     if raw.notes or ctx.notes:
         with st.container(border=True):

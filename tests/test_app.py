@@ -195,6 +195,23 @@ def test_a_valid_upload_replaces_the_dataset_and_survives_a_page_switch():
     assert {m.label: m.value for m in at.metric}["Judgments"] == "8"
 
 
+
+def test_gold_answers_are_counted_and_said_to_enter_the_fit():
+    rows = ["item,candidate,judge,score,true_score,gold"]
+    for item in range(6):
+        for cand in ("a", "b"):
+            gold = "true" if item < 2 and cand == "a" else ""
+            rows += [f"q{item},{cand},{j},{1 + (item + n) % 3},{1 + item % 3},{gold}" for n, j in enumerate(("j1", "j2", "j3"))]
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("gold.csv", "\n".join(rows).encode(), "text/csv")).run()
+    assert_clean(at)
+    assert {m.label: m.value for m in at.metric}["Ground truth"] == "2 gold"
+    captions = " ".join(plain(c.value) for c in at.caption)
+    assert "2 answers marked `gold`" in captions and "never sees" not in captions
+    at.switch_page("pages/export_page.py").run()
+    assert "2 gold answers (true level observed)" in " ".join(plain(c.value) for c in at.caption)
+
 def test_collapsing_levels_for_the_analysis_changes_the_scale():
     at = new_app({"data": "hanna"})
     at.switch_page("pages/data_page.py").run()
