@@ -59,7 +59,7 @@ baseline, baseline_failed = {}, {}
 with guard("running the baselines"):
     baseline, baseline_failed = da.baseline_results(table, da.table_key(table), ctx.self_exclusion)
     for name, why in baseline_failed.items():
-        st.caption(f"Baseline {md(name)} could not run on these data: {md(why)}")
+        st.caption(f"Baseline {md(name)} could not run on these data: {md(str(why).removeprefix(f'{name}: '))}")
 
 bayes = None
 if shown is not None:

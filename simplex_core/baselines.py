@@ -837,7 +837,7 @@ def ppi_mean_ranks(
     no_label = [c for c, ok in zip(arr.candidates, (~np.isnan(y_l) & ~np.isnan(yh_l)).any(axis=0)) if not ok]
     if no_label:
         raise ValueError(
-            f"{name}: candidates {no_label} have no labelled answer with both a true score and a judge score "
+            f"{name}: candidate{'s' if len(no_label) > 1 else ''} {', '.join(map(str, no_label))} {'have' if len(no_label) > 1 else 'has'} no labelled answer with both a true score and a judge score "
             f"among the {n_lab} labelled items, so PPI cannot correct their predictions. Use a larger "
             "labelled fraction or data where these candidates have true scores."
         )

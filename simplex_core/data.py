@@ -615,7 +615,7 @@ def load_table(
     notes: list[str] = []
 
     if raw.shape[1] == 0 or len(raw) == 0:
-        raise ValidationError([Problem(None, "The input is empty: it has no data rows." if raw.shape[1] else "The input is empty.",
+        raise ValidationError([Problem(None, f"{label!r} is empty: it has column names but no data rows." if raw.shape[1] else f"{label!r} is empty.",
                                        fix="give one row per (item, candidate, judge) with columns item, candidate, judge, score.")])
 
     # Column names: tolerate case and surrounding spaces, nothing fuzzier; ignore other columns.

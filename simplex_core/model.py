@@ -508,10 +508,11 @@ def identification_note(counts: CountsLike) -> str | None:
     if not weak:
         return None
     if len(weak) == len(counts.candidates):
-        who = "every candidate"
+        who = "any candidate" if len(counts.candidates) > 1 else "the candidate"
     else:
         names = [str(counts.candidates[k]) for k in weak]
         who = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    # "every candidate" read as "some candidate has fewer than three" (the browser probe): say "any".
     return (f"Fewer than {IDENTIFYING_JUDGES} judges scored the answers of {who}, with no answer labelled: the "
             "data cannot tell a judge's errors from a candidate's quality, so these scores and intervals rest "
             "on the judge prior (β_max) as much as on the data. Three or more judges per candidate, or a few "

@@ -112,7 +112,7 @@ def test_a_dataset_with_one_judge_says_its_ranking_rests_on_the_judge_prior():
     at = new_app({"data": "topical-chat"})
     at.switch_page("pages/rankings_page.py").run()
     assert_clean(at)
-    assert any("Fewer than 3 judges scored the answers of every candidate" in plain(i.value) for i in at.info), \
+    assert any("Fewer than 3 judges scored the answers of any candidate" in plain(i.value) for i in at.info), \
         [plain(i.value) for i in at.info]
     at = new_app()  # TriviaQA V1: nine judges
     at.switch_page("pages/rankings_page.py").run()

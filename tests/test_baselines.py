@@ -396,7 +396,7 @@ def test_ppi_needs_truth_and_a_sensible_fraction():
 def test_ppi_candidate_without_labelled_truth():
     view = ppi_view()
     view["true_score"] = np.where(view.index.get_level_values("candidate") == "b", np.nan, view["true_score"])
-    with pytest.raises(ValueError, match=r"ppi_5: candidates \['b'\] have no labelled answer with both a true score"):
+    with pytest.raises(ValueError, match=r"ppi_5: candidate b has no labelled answer with both a true score"):
         ppi_mean_ranks(view, PPI_SCALE, 0.05, n_resamples=5)
 
 

@@ -42,7 +42,7 @@ def test_missing_columns_lists_those_found():
 
 
 def test_empty_input():
-    with pytest.raises(ValidationError, match="The input is empty"):
+    with pytest.raises(ValidationError, match="is empty: it has column names but no data rows"):
         load_table(pd.DataFrame(columns=["item", "candidate", "judge", "score"]))
 
 
