@@ -18,7 +18,9 @@ from __future__ import annotations
 def main() -> None:
     import streamlit as st
 
-    st.set_page_config(page_title="Simplex Judge", page_icon=":material/change_history:", layout="wide")
+    from app_support.frame import FAVICON
+
+    st.set_page_config(page_title="Simplex Judge", page_icon=FAVICON, layout="wide")
 
     from app_support.errors import show_error
     from app_support.frame import draw_sidebar, entry_frame, setup_session

@@ -23,8 +23,10 @@ from .lru import Lru
 
 
 def slug(text: str) -> str:
-    """A file-name-safe version of ``text``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-").lower() or "download"
+    """A file-name-safe version of ``text``, without the data file's extension that an uploaded
+    file's name brings ("scores.csv-rows" → "scores-rows", whose button then adds ".csv")."""
+    text = re.sub(r"\.(csv|tsv|jsonl|ndjson|json|parquet|pq)(\.(gz|bz2|xz|zip))?(?=-|$)", "", str(text), flags=re.IGNORECASE)
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-").lower() or "download"
 
 
 @lru_cache(maxsize=1)

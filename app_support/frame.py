@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
 import streamlit as st
+
+# The tab's icon, served by this app: a Material icon as page icon made every page fetch it from
+# fonts.gstatic.com (failing offline, and a request to a third party for each visitor).
+FAVICON = str(Path(__file__).resolve().parents[1] / "assets" / "favicon.png")
 
 _local = threading.local()  # script runs of one session happen on one thread
 
@@ -54,6 +59,6 @@ def page_frame() -> None:
     """Call first in every page: draws the frame when the page runs without ``app.py``."""
     if getattr(_local, "active", False):
         return
-    st.set_page_config(page_title="Simplex Judge", page_icon=":material/change_history:", layout="wide")
+    st.set_page_config(page_title="Simplex Judge", page_icon=FAVICON, layout="wide")
     setup_session()
     draw_sidebar()

@@ -274,6 +274,14 @@ def test_names_are_shown_as_text_and_csv_downloads_cannot_run_formulas():
     assert lines[5] == "'\tx,5.0" and lines[6] == "ok,6.0"
 
 
+
+def test_download_names_drop_an_uploaded_files_extension():
+    from app_support.downloads import slug
+
+    assert slug("scores.csv-rows") == "scores-rows"  # the button adds ".csv": not "scores.csv-rows.csv"
+    assert slug("My Scores.JSONL.gz-leaderboard") == "my-scores-leaderboard"
+    assert slug("v1.0-rows") == "v1.0-rows" and slug("") == "download"
+
 # -- URL and settings ---------------------------------------------------------------------------
 
 def test_the_url_chooses_dataset_and_settings_and_is_written_back():
