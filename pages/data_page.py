@@ -183,7 +183,8 @@ with guard("drawing the score distributions"):
                                     subtitle=safe_text(ctx.source_label))
     show_figure(fig, f"{ctx.source_label}-score-distributions", key="fig-dist")  # sized by the figure (legend, title)
     wide = da.distribution_wide(table, da.table_key(table))
-    st.markdown("Counts (the paper's appendix-D layout: rows candidates, columns judge | level)")
+    st.markdown("Counts (the paper's appendix-D layout: rows candidates, columns judge | level; "
+                "*None* where the judge scored none of the candidate's answers)")
     st.dataframe(wide, width="stretch")
     c1, c2 = st.columns(2)
     with c1:

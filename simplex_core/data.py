@@ -1041,12 +1041,19 @@ def score_distribution(table: JudgmentTable, counts: "Counts | None" = None) -> 
 
 def score_distribution_wide(table: JudgmentTable) -> pd.DataFrame:
     """Rows: candidate; columns: (judge, level label); cells: counts — the paper's appendix-D table
-    (:func:`score_distribution` pivoted, without self-family exclusion)."""
+    (:func:`score_distribution` pivoted, without self-family exclusion). A judge that scored none of a
+    candidate's answers has missing cells (``pd.NA``), not zeros: "never scored" is not "never gave
+    this level"."""
     dist = score_distribution(table)
     wide = dist.pivot_table(index="candidate", columns=["judge", "label"], values="count", aggfunc="sum", sort=False)
     wide = wide.reindex(index=list(table.candidates))
     cols = pd.MultiIndex.from_product([list(table.judges), list(table.scale.labels)])
-    return wide.reindex(columns=cols).fillna(0).astype(int)
+    wide = wide.reindex(columns=cols).fillna(0).astype("Int64")
+    scored = dist.groupby(["candidate", "judge"], sort=False)["n"].first().gt(0)
+    for (cand, judge), yes in scored.items():
+        if not yes:
+            wide.loc[cand, judge] = pd.NA
+    return wide
 
 
 def collapse_levels(table: JudgmentTable, mapping: Mapping[float, float], labels: Mapping[float, str] | None = None) -> JudgmentTable:

@@ -333,7 +333,8 @@ def test_wide_distribution_is_the_long_one_pivoted():
     table = load_table(df, scale=Scale((1, 2, 3)))
     wide = score_distribution_wide(table)
     assert list(wide.index) == ["a", "b"] and list(wide.columns) == [(j, lab) for j in ("j1", "j2") for lab in ("1", "2", "3")]
-    assert wide.loc["a", ("j1", "3")] == 1 and wide.loc["b", ("j2", "2")] == 0 and wide.to_numpy().sum() == 4
+    assert wide.loc["a", ("j1", "3")] == 1 and wide.loc["a", ("j2", "1")] == 0 and wide.sum().sum() == 4
+    assert wide.loc["b", "j2"].isna().all()  # j2 never scored b: missing, not "never gave this level"
 
 
 # -- properties -------------------------------------------------------------------------------------

@@ -50,9 +50,9 @@ def _describe(args: argparse.Namespace) -> int:
         print(f"self-family (judge, candidate) pairs, excluded by default: {len(pairs)}" + (": " + "; ".join(f"{j} on {k}" for j, k in pairs) if pairs else ""))
     else:
         print("families: none given (no self-family exclusion)")
-    print("\nscore distribution per judge (counts of each level):")
+    print("\nscore distribution per judge (counts of each level; – where the judge scored none of the candidate's answers):")
     with pd.option_context("display.width", 200, "display.max_columns", 100):
-        print(score_distribution_wide(table).to_string())
+        print(score_distribution_wide(table).astype(object).fillna("–").to_string())
     print("\nvalidation: " + ("no problems" if not table.notes else f"{len(table.notes)} note(s)"))
     for note in table.notes:
         print(f"- {note}")
