@@ -389,7 +389,7 @@ def test_the_identification_note_names_the_candidates_with_fewer_than_three_judg
                           for i in range(20) for j in ("j4", "j5")])
     alone = load_table(pd.concat([sim.frame.drop(columns=["true_score"]), extra], ignore_index=True), scale=scale)
     note = identification_note(count_tensor(alone))
-    assert note is not None and "of d," in note and "every candidate" not in note
+    assert note is not None and "of d," in note and "any candidate" not in note
     frame = sim.frame[sim.frame["judge"] != "j3"].copy()
     frame["gold"] = (frame["candidate"] == "a") & (frame["item"] == frame["item"].iloc[0])
     gold = load_table(frame, scale=scale)

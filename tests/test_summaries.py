@@ -174,7 +174,7 @@ def test_result_json_has_the_contract_keys_and_is_strict_json():
                         "settings", "hyperparameters", "timing"}
     json.dumps(doc, allow_nan=False)
     assert doc["hyperparameters"] == {}
-    assert len(doc["notes"]) == 1 and "every candidate" in doc["notes"][0]  # two judges
+    assert len(doc["notes"]) == 1 and "of any candidate" in doc["notes"][0]  # two judges
     assert doc["candidates"][0] == {"candidate": "c0", "expected_score_mean": 2.5,
                                     "expected_score_lo": pytest.approx(1.15), "expected_score_hi": 3.0,
                                     "rank_median": 1, "rank_lo": 1, "rank_hi": 3, "p_best": 0.75}
