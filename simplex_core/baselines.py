@@ -836,8 +836,9 @@ def ppi_mean_ranks(
     est = _ppi_estimates(y_l, yh_l, yh_u, np.ones((1, n_lab)), np.ones((1, n_unl)), power_tuning)[0]
     no_label = [c for c, ok in zip(arr.candidates, (~np.isnan(y_l) & ~np.isnan(yh_l)).any(axis=0)) if not ok]
     if no_label:
+        who = (f"candidates {', '.join(map(str, no_label))} have" if len(no_label) > 1 else f"candidate {no_label[0]} has")
         raise ValueError(
-            f"{name}: candidate{'s' if len(no_label) > 1 else ''} {', '.join(map(str, no_label))} {'have' if len(no_label) > 1 else 'has'} no labelled answer with both a true score and a judge score "
+            f"{name}: {who} no labelled answer with both a true score and a judge score "
             f"among the {n_lab} labelled items, so PPI cannot correct their predictions. Use a larger "
             "labelled fraction or data where these candidates have true scores."
         )

@@ -1046,14 +1046,10 @@ def score_distribution_wide(table: JudgmentTable) -> pd.DataFrame:
     this level"."""
     dist = score_distribution(table)
     wide = dist.pivot_table(index="candidate", columns=["judge", "label"], values="count", aggfunc="sum", sort=False)
-    wide = wide.reindex(index=list(table.candidates))
     cols = pd.MultiIndex.from_product([list(table.judges), list(table.scale.labels)])
-    wide = wide.reindex(columns=cols).fillna(0).astype("Int64")
-    scored = dist.groupby(["candidate", "judge"], sort=False)["n"].first().gt(0)
-    for (cand, judge), yes in scored.items():
-        if not yes:
-            wide.loc[cand, judge] = pd.NA
-    return wide
+    wide = wide.reindex(index=list(table.candidates)).reindex(columns=cols).fillna(0).astype("Int64")
+    scored = dist.pivot_table(index="candidate", columns=["judge", "label"], values="n", aggfunc="first", sort=False)
+    return wide.mask(scored.reindex_like(wide).fillna(0).eq(0))
 
 
 def collapse_levels(table: JudgmentTable, mapping: Mapping[float, float], labels: Mapping[float, str] | None = None) -> JudgmentTable:
