@@ -555,10 +555,42 @@ def scale_end_note(counts: CountsLike) -> str | None:
             "shrink the pull.")
 
 
+#: Square scales from this many true levels on get :func:`judge_prior_note`: the weight-propagation
+#: prior's mean judge scores +0.88 levels high at 5 levels (+0.22 at 3; ``bench.judge_prior_bias``).
+LEANING_PRIOR_LEVELS = 5
+
+
+def judge_prior_note(counts: CountsLike) -> str | None:
+    """One sentence when the scale is square with at least :data:`LEANING_PRIOR_LEVELS` true levels and
+    no answer is labelled (gold): how far above the truth the default judge prior's mean judge scores,
+    before any data (:func:`simplex_core.priors.mean_judge_offset`). None otherwise.
+
+    Why: from row to row of Θ the weight-propagation prior moves mass only to higher observed levels,
+    and a node has more edges above the correct cell than below it, so on M levels its judges lean
+    lenient (+0.88 at 5 levels, +1.80 at 7, +3.33 at 10, β_max = 5). Where the data leave the judges'
+    leniency open it moves E_k down: on simulated 7-level data with three symmetric judges
+    (``bench.unseen_scenarios`` seed 7003) all 8 estimates sat below the raw mean score and 2 of 8
+    intervals missed above; under the centred diagonal prior 8 of 8 covered."""
+    from simplex_core.priors import mean_judge_offset
+
+    scale = counts.scale
+    if scale.n_levels != scale.n_true or scale.n_true < LEANING_PRIOR_LEVELS:
+        return None
+    patterns = getattr(counts, "patterns", None)
+    if patterns is not None and (np.asarray(patterns.truth) >= 0).any():
+        return None  # labelled answers pin the judges' leniency
+    beta_max = FitSettings().beta_max
+    offset = mean_judge_offset(scale, beta_max)
+    return (f"On this {scale.n_true}-level scale the default judge prior (weight-propagation, β_max = {beta_max:g}) "
+            f"expects, before any data, that a judge scores answers {offset:.2f} above their true score on average: "
+            "where the data do not settle how lenient the judges are (few answers, judges who err alike), expected "
+            "scores lean low. A few labelled answers, integrated mode (which learns β_max) or fewer levels lean less.")
+
+
 def data_notes(counts: CountsLike) -> list[str]:
-    """What a reader of the results must know about these data's power: :func:`identification_note`
-    and :func:`scale_end_note`, those that have something to say."""
-    return [note for note in (identification_note(counts), scale_end_note(counts)) if note]
+    """What a reader of the results must know about these data's power: :func:`identification_note`,
+    :func:`scale_end_note` and :func:`judge_prior_note`, those that have something to say."""
+    return [note for note in (identification_note(counts), scale_end_note(counts), judge_prior_note(counts)) if note]
 
 
 def included_pairs(counts: CountsLike) -> tuple[np.ndarray, np.ndarray]:

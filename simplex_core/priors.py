@@ -64,6 +64,8 @@ __all__ = [
     "RowTransition",
     "WeightPropagationGraph",
     "delta_preset",
+    "mean_judge_offset",
+    "mean_weight_propagation",
     "parse_delta",
     "propagate",
     "sample_diagonal_heavy",
@@ -437,6 +439,36 @@ def sample_judge_matrices(
     except KeyError:
         raise ValueError(f"Unknown judge prior {prior!r}; expected one of {', '.join(JUDGE_PRIORS)}.") from None
     return sampler(scale, beta_max, rho, rng, size)
+
+
+def mean_weight_propagation(scale: Scale, beta_max: float, rho: float | None = None, grid: int = 256) -> np.ndarray:
+    """E[Θ] under the weight-propagation prior, at a fixed ρ or (``rho=None``) with ρ ~ Beta(1, 1).
+
+    Given ρ, Θ[t] (a function of earlier draws) is independent of the edge weights A[t], so
+    E[Θ[t+1] | ρ] = E[Θ[t] | ρ] E[A[t] | ρ] with Dirichlet means conc / sum(conc): exact. The mean
+    over ρ ~ Uniform(0, 1) is the midpoint rule on ``grid`` points (E[Θ | ρ] is smooth in ρ).
+
+    Returns
+    -------
+    np.ndarray
+        ``[n_true, n_obs]``, rows summing to 1.
+    """
+    graph = weight_propagation_graph(scale)
+    rhos = [float(rho)] if rho is not None else (np.arange(grid) + 0.5) / grid
+    total = np.zeros((graph.n_true, graph.n_obs))
+    for r in rhos:
+        first, trans = graph.concentration(float(beta_max) * float(r))
+        total += propagate(first / first.sum(), trans / trans.sum(axis=-1, keepdims=True), graph)
+    return total / len(rhos)
+
+
+def mean_judge_offset(scale: Scale, beta_max: float) -> float:
+    """How far above the truth the weight-propagation prior's mean judge scores, before any data:
+    E[observed value − true value] averaged over the true levels with equal weight, in the scale's
+    units (0 for a prior centred on fair judges; the diagonal prior's is 0 on square scales)."""
+    theta = mean_weight_propagation(scale, beta_max)
+    observed = theta @ np.asarray(scale.values, dtype=float)
+    return float(np.mean(observed - np.asarray(scale.true_values, dtype=float)))
 
 
 def stochastically_dominates(theta: np.ndarray, atol: float = 1e-9) -> bool:

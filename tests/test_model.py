@@ -405,7 +405,7 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
     import pandas as pd
 
     from simplex_core.data import count_tensor, load_table
-    from simplex_core.model import data_notes, scale_end_note
+    from simplex_core.model import data_notes, judge_prior_note, scale_end_note
 
     rows = []
     for judge in ("j1", "j2", "j3"):
@@ -419,7 +419,8 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
     assert note is not None
     assert "answers of a received is the top level (for a, 10 answers on 5 levels: at least 33.3% of the way" in note
     assert "answers of c received is the bottom level" in note and "of b" not in note
-    assert data_notes(count_tensor(load_table(frame, scale=scale))) == [note]  # three judges: no identification note
+    # three judges: no identification note; 5 levels, no labelled answer: the judge prior's lean
+    assert data_notes(count_tensor(load_table(frame, scale=scale))) == [note, judge_prior_note(count_tensor(load_table(frame, scale=scale)))]
     frame.loc[0, "score"] = 4
     note = scale_end_note(count_tensor(load_table(frame, scale=scale)))
     assert note is not None and "of a" not in note and "answers of c" in note
@@ -427,3 +428,27 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
     binary = pd.DataFrame([{"judge": j, "candidate": k, "item": i, "score": 1} for j in ("j1", "j2", "j3")
                            for k in ("a", "b") for i in range(5)])
     assert scale_end_note(count_tensor(load_table(binary, scale=abstain))) is None
+
+
+def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_labelled_answers():
+    """5 levels, no gold: the note gives the mean judge's lean from the prior (+0.88 at β_max = 5, the
+    bench's figure); 3 levels, or the same data with one answer's true level given: no note."""
+    import pandas as pd
+
+    from simplex_core.data import count_tensor, load_table
+    from simplex_core.model import judge_prior_note
+    from simplex_core.priors import mean_judge_offset
+
+    rows = [{"judge": j, "candidate": k, "item": i, "score": 1 + (i + len(k)) % 5}
+            for j in ("j1", "j2", "j3") for k in ("a", "bb") for i in range(10)]
+    frame = pd.DataFrame(rows)
+    five = Scale((1.0, 2.0, 3.0, 4.0, 5.0))
+    note = judge_prior_note(count_tensor(load_table(frame, scale=five)))
+    assert note is not None and "On this 5-level scale" in note
+    assert f"scores answers {mean_judge_offset(five, 5.0):.2f} above their true score" in note and "0.88" in note
+    three = frame.assign(score=1 + frame["score"] % 3)
+    assert judge_prior_note(count_tensor(load_table(three, scale=Scale((1.0, 2.0, 3.0))))) is None
+    gold = frame.assign(true_score=float("nan"), gold=False)
+    gold.loc[gold["item"] == 0, ["true_score", "gold"]] = [3.0, True]
+    labelled = load_table(gold, scale=five)
+    assert labelled.n_gold > 0 and judge_prior_note(count_tensor(labelled)) is None

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from simplex_core.priors import (
     DELTA_PRESETS,
     delta_preset,
+    mean_judge_offset,
+    mean_weight_propagation,
     parse_delta,
     propagate,
     sample_diagonal_heavy,
@@ -42,16 +44,6 @@ def scales(draw) -> Scale:
 
 def _all_scales() -> st.SearchStrategy[Scale]:
     return st.one_of(st.just(BINARY_ABSTAIN), st.just(ODD_OF_FIVE), scales())
-
-
-def exact_mean(scale: Scale, boost: float) -> np.ndarray:
-    """E[Θ] under the weight-propagation prior with fixed ρβ_max: Θ[t] (a function of earlier draws)
-    is independent of A[t], so E[Θ[t+1]] = E[Θ[t]] E[A[t]], with Dirichlet means conc / sum(conc)."""
-    graph = weight_propagation_graph(scale)
-    first, trans = graph.concentration(boost)
-    mean_first = first / first.sum()
-    mean_trans = trans / trans.sum(axis=-1, keepdims=True)
-    return propagate(mean_first, mean_trans, graph)
 
 
 # -- graph structure -------------------------------------------------------------------------------
@@ -195,9 +187,28 @@ def test_weight_propagation_sample_mean_matches_theory(scale, boost):
     is at most μ(1 − μ) (Bhatia–Davis) and 5 of those standard errors bound the error."""
     n = 4000
     draws = sample_weight_propagation(scale, boost, 1.0, np.random.default_rng(11), size=n)
-    mu = exact_mean(scale, boost)
+    mu = mean_weight_propagation(scale, boost, rho=1.0)
     tol = 5 * np.sqrt(mu * (1 - mu) / n) + 1e-12
     assert np.all(np.abs(draws.mean(axis=0) - mu) <= tol)
+
+
+def test_mean_over_rho_matches_draws_with_rho_drawn_and_the_offset_grows_with_the_scale():
+    """ρ ~ Beta(1, 1) drawn per matrix: the Monte Carlo mean of Θ within 5 standard errors of the
+    ρ-averaged exact mean. The mean judge's offset (observed − true, scale units): 0 for β_max → ∞
+    would need every correct edge; at β_max = 5 it is positive and grows with the number of levels,
+    and the diagonal prior's (independent rows, boosted on the diagonal) is 0 on square scales."""
+    scale, n = Scale(tuple(float(i) for i in range(5))), 20000
+    draws = sample_weight_propagation(scale, 5.0, None, np.random.default_rng(3), size=n)
+    mu = mean_weight_propagation(scale, 5.0)
+    assert np.allclose(mu.sum(axis=1), 1.0)
+    assert np.all(np.abs(draws.mean(axis=0) - mu) <= 5 * np.sqrt(mu * (1 - mu) / n) + 1e-12)
+    offsets = [mean_judge_offset(Scale(tuple(float(i) for i in range(m))), 5.0) for m in (2, 3, 5, 7, 10)]
+    assert all(a < b for a, b in zip(offsets, offsets[1:])) and offsets[0] > 0
+    values = np.arange(5.0)
+    diagonal = sample_diagonal_heavy(scale, 5.0, None, np.random.default_rng(4), size=n).mean(axis=0)
+    assert abs(np.mean(diagonal @ values - values)) < 0.02 < 0.5 < offsets[2]
+    # scale units: the same 5 levels spaced by 10 lean ten times as far
+    assert mean_judge_offset(Scale(tuple(10.0 * i for i in range(5))), 5.0) == pytest.approx(10 * offsets[2])
 
 
 @pytest.mark.parametrize("scale", [Scale(tuple(float(i) for i in range(7))), BINARY_ABSTAIN, ODD_OF_FIVE])
