@@ -94,6 +94,8 @@ class CalibrationSettings:
         if self.chains < 1 or self.draws < 1 or self.tune < 0:
             problems.append(f"chains and draws must be at least 1 and tune 0 or more; got {self.chains}, "
                             f"{self.draws}, {self.tune}")
+        if not 0 <= self.seed < 2**32:
+            problems.append(f"seed must be between 0 and 2**32 - 1; got {self.seed}")
         if self.rank_draws < 1 or self.rank_draws > self.chains * self.draws:
             problems.append(f"rank draws L must be between 1 and chains × draws = {self.chains * self.draws}; "
                             f"got {self.rank_draws}")

@@ -648,7 +648,9 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         # warm-up 1.007; pooling a round with shorter chains held R-hat at 1.012), and short chains
         # kept alongside would hold R-hat up.
         nonlocal idata, diagnostics, rounds, last
-        while not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0:
+        # one chain has no R-hat however long it runs: no extra rounds for it
+        while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
+               and settings.chains >= 2):
             step = 0.1 / settings.extra_rounds
             new_round()
             last = base.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)

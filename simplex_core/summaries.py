@@ -381,7 +381,8 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         ``settings`` (data hash, scale, families, options, seed, package versions, command line),
         ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
         :func:`hyperparameter_records`; ``{}`` at a fixed setting) and ``timing`` (``compile_s``,
-        ``sample_s``). Every value is JSON-able (NaN becomes null).
+        ``sample_s``, ``sampler``, ``rounds``, and the posterior's ``chains`` and ``draws_per_chain``).
+        Every value is JSON-able (NaN becomes null).
     """
     from simplex_core.leaderboard import leaderboard_from_fit, leaderboard_records
     from simplex_core.model import data_notes
@@ -411,8 +412,18 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         "diagnostics": _diagnostics_dict(fit),
         "settings": settings_record(fit, command_line, counts),
         "hyperparameters": hyperparameter_records(fit),
-        "timing": {k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},
+        "timing": {**{k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},
+                   **_sampled(fit, timing)},
     }
+
+
+def _sampled(fit: Any, timing: dict) -> dict[str, Any]:
+    """What was sampled in the end: the sampler, the rounds run and the posterior's chains × draws
+    (after extra rounds, the draws per chain are 2^(rounds−1) × ``settings.options.draws``)."""
+    sizes = fit.idata.posterior.sizes
+    rounds = timing.get("rounds")
+    return {"sampler": timing.get("sampler"), "rounds": None if rounds is None else int(rounds),
+            "chains": int(sizes["chain"]), "draws_per_chain": int(sizes["draw"])}
 
 
 def hyperparameter_records(fit: Any) -> dict[str, dict[str, float | None]]:

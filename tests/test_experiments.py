@@ -246,6 +246,30 @@ def test_evaluate_rejects_negative_resamples(tiny_files, tmp_path, capsys):
     assert "--ci-resamples must be 0 or more; got -1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command, options, message", [
+    (["evaluate"], ["--seed", "-1"], "--seed must be between 0 and 2**32 - 1; got -1"),
+    (["evaluate"], ["--fit-seed", "-1"], "--fit-seed must be between 0 and 2**32 - 1; got -1"),
+    (["evaluate"], ["--extra-rounds", "99"], "--extra-rounds must be between 0 and 10; got 99"),
+    (["experiment", "self-preference"], ["--injection-seed", "-2"], "--injection-seed must be between 0 and"),
+    (["evaluate"], ["--gold-fractions", "0.995"], "--gold-fractions: 0.995 of 60 items labels all of them"),
+])
+def test_study_commands_refuse_bad_seeds_settings_and_shares_before_any_fit(tiny_files, tmp_path, capsys, command,
+                                                                           options, message):
+    """Exit 2 with the flag named (no traceback from numpy or the fit settings), before any fit."""
+    rc = main(command + [str(tiny_files / "tiny.csv"), "--out", str(tmp_path / "o.csv"), "--workers", "0",
+                         "--families", str(tiny_files / "families.json"), *options])
+    assert rc == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_evaluate_refuses_a_single_item(tiny_files, tmp_path, capsys):
+    one = tmp_path / "one.csv"
+    pd.read_csv(tiny_files / "tiny.csv").query("item == item.min()").to_csv(one, index=False)
+    rc = main(["evaluate", str(one), "--out", str(tmp_path / "o.csv"), "--methods", "simple_average", "--workers", "0"])
+    assert rc == 2 and "has 1 item: evaluate compares methods over items" in capsys.readouterr().err
+
+
 def test_evaluate_cli_baselines_only(tiny_files, tmp_path, capsys):
     out = tmp_path / "base.csv"
     rc = main(["evaluate", str(tiny_files / "tiny.csv"), "--out", str(out), "--families",

@@ -298,7 +298,8 @@ def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_pa
     assert doc["settings"]["command_line"].startswith("python -m simplex_core fit ")
     assert "--draws=60" in doc["settings"]["command_line"] and "--extra-rounds=0" in doc["settings"]["command_line"]
     assert doc["settings"]["data_hash"] and doc["settings"]["scale"]["values"] == [1.0, 2.0, 3.0]
-    assert set(doc["timing"]) == {"compile_s", "sample_s"}
+    assert set(doc["timing"]) == {"compile_s", "sample_s", "sampler", "rounds", "chains", "draws_per_chain"}
+    assert doc["timing"]["draws_per_chain"] == 60 * 2 ** (doc["timing"]["rounds"] - 1)
     assert doc["judges"]["judge-1"]["levels"] == ["1", "2", "3"]
     assert len(doc["pairwise"]["matrix"]) == 6 and doc["pairwise"]["matrix"][0][0] is None
     assert az.from_netcdf(nc).posterior["rank"].shape == (2, 60, 6)
@@ -370,6 +371,33 @@ def test_cli_figures_writes_every_figure_and_fits_the_base_setting_once(three_le
                                                       "simplex-judges-16x9.html"]
     # the base (ω = 0, β_max = 5) once, the sweep's other point once: the sweep reuses the base fit
     assert sorted(fitted) == [(0.0, 5.0), (1.0, 5.0)]
+
+
+def test_figures_draw_the_setting_asked_for_and_mark_an_unconverged_fit(three_level_csv, tmp_path, capsys):
+    """--omega/--beta-max reach the fit and the caption (they were once ignored: ω = 0, β_max = 5 drawn);
+    a fit too short to converge is marked on its figures; --integrated beside --beta-max is refused."""
+    out = tmp_path / "figs"
+    code = main(["figures", str(three_level_csv), "--out", str(out), "--size", "16:9", "--formats", "html",
+                 "--no-sensitivity", "--omega", "1", "--beta-max", "2", "--chains", "2", "--draws", "20", "--tune", "20",
+                 "--extra-rounds", "0", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    page = (out / "rank-distributions-16x9.html").read_text()
+    assert "\\u03c9 = 1, \\u03b2_max = 2" in page and "fit NOT converged: " in page
+    code = main(["figures", str(three_level_csv), "--out", str(out), "--integrated", "--beta-max", "2", "--quiet"])
+    assert code == 2 and "--integrated puts priors on ω and β_max" in capsys.readouterr().err
+
+
+def test_fit_writes_side_outputs_into_new_folders_and_advises_chains_for_one_chain(three_level_csv, tmp_path, capsys):
+    """--leaderboard and --idata into folders that do not exist yet are created, as --out's; one chain has
+    no R-hat: the advice is more chains, not longer ones, and no extra round runs."""
+    out = tmp_path / "r.json"
+    code = main(["fit", str(three_level_csv), "--out", str(out), "--leaderboard", str(tmp_path / "new" / "l.csv"),
+                 "--idata", str(tmp_path / "new2" / "p.nc"), "--chains", "1", "--draws", "30", "--tune", "30", "--quiet"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert (tmp_path / "new" / "l.csv").stat().st_size > 0 and (tmp_path / "new2" / "p.nc").stat().st_size > 0
+    assert "R-hat compares chains: fit with --chains 4" in printed and "Sample longer" not in printed
+    assert json.loads(out.read_text())["timing"]["rounds"] == 1
 
 
 def test_the_figures_command_line_parses():

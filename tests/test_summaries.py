@@ -192,7 +192,9 @@ def test_result_json_has_the_contract_keys_and_is_strict_json():
     assert s["data_hash"] == "abc123" and s["families"] == {"j0": "fam0", "c0": "fam0"}
     assert s["scale"]["labels"] == ["low", "mid", "high"] and s["seed"] == 0 and s["options"]["draws"] == 4
     assert s["command_line"].endswith("--out r.json") and {"python", "pymc", "numpy"} <= set(s["package_versions"])
-    assert doc["timing"] == {"compile_s": 1.5, "sample_s": 2.5}
+    posterior = fit.idata.posterior.sizes
+    assert doc["timing"] == {"compile_s": 1.5, "sample_s": 2.5, "sampler": None, "rounds": None,
+                             "chains": posterior["chain"], "draws_per_chain": posterior["draw"]}
 
 
 # -- properties on real (small) fits ---------------------------------------------------------------

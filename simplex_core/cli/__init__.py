@@ -37,14 +37,27 @@ ADVICE = {
 }
 
 
-def usage_message(exc: BaseException) -> str:
+#: The flag of each fit setting (``FitSettings`` field) that a settings error names.
+SETTING_FLAGS = {"omega": "--omega", "beta_max": "--beta-max", "chains": "--chains", "draws": "--draws",
+                 "tune": "--tune", "seed": "--seed", "extra_rounds": "--extra-rounds"}
+
+
+def usage_message(exc: BaseException, setting_flags: dict[str, str] | None = None) -> str:
     """A core error in the command line's words: validation problems with the flag that fixes them,
-    a scale error with the flag it came from."""
+    a scale error with the flag it came from, a fit setting (``- seed must …``) by its flag
+    (``setting_flags`` overrides, e.g. ``{"seed": "--fit-seed"}`` where ``--seed`` means another seed)."""
     if isinstance(exc, ValidationError):
         return exc.describe(ADVICE)
     if isinstance(exc, ScaleError) and exc.setting in FLAGS:
         return f"{exc} ({FLAGS[exc.setting]})"
-    return str(exc)
+    text = str(exc)
+    if isinstance(exc, ValueError) and text.startswith("Invalid ") and " settings:\n- " in text:
+        flags = {**SETTING_FLAGS, **(setting_flags or {})}
+        problems = [line.removeprefix("- ") for line in text.splitlines()[1:]]
+        named = [flags[p.split(" ", 1)[0]] + " " + p.split(" ", 1)[1] if p.split(" ", 1)[0] in flags else p
+                 for p in problems]
+        return " ".join(named)
+    return text
 
 
 class _Parser(argparse.ArgumentParser):

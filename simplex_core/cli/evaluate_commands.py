@@ -107,8 +107,18 @@ def _check_counts(args: argparse.Namespace) -> None:
             problems.append(f"--{name} must be at least 1; got {getattr(args, name)}")
     if args.tune < 0:
         problems.append(f"--tune must be 0 or more; got {args.tune}")
+    for name in ("seed", "injection_seed"):  # numpy's seeds: whole numbers from 0
+        v = getattr(args, name, None)
+        if v is not None and not 0 <= v < 2**32:
+            problems.append(f"--{name.replace('_', '-')} must be between 0 and 2**32 - 1; got {v}")
     if problems:
         raise UsageError("; ".join(problems) + ".")
+    from ..model import FitSettings
+
+    try:
+        FitSettings(**_fit_options(args))
+    except ValueError as exc:  # here --seed draws the resamples; the fits' seed is --fit-seed
+        raise UsageError(usage_message(exc, {"seed": "--fit-seed"})) from None
 
 
 def _load_with_truth(args: argparse.Namespace):
@@ -160,6 +170,19 @@ def parse_fractions(text: str | None) -> tuple[float, ...]:
                              "0 and 1 of at least 0.01; write e.g. 0.05,0.10.")
         values.append(v)
     return tuple(dict.fromkeys(values))
+
+
+def _check_labelled_shares(table, fractions: tuple[float, ...]) -> None:
+    """Before any fit: PPI (5% and 10% always, plus ``--gold-fractions``) labels max(1, round(f·I)) of
+    the I items and needs at least one left unlabelled (:func:`simplex_core.gold.labelled_item_mask`)."""
+    n = len(table.items)
+    if n < 2:
+        raise UsageError(f"{table.source} has {n} item: evaluate compares methods over items (PPI labels some "
+                         "and needs others left unlabelled); give data with at least 2 items.")
+    for f in fractions:
+        if max(1, round(f * n)) >= n:
+            raise UsageError(f"--gold-fractions: {f:g} of {n} items labels all of them, which leaves PPI no unlabelled "
+                             f"item; use a share below {(n - 0.5) / n:.2f} here.")
 
 
 def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cache=None,
@@ -267,10 +290,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
     _check_counts(args)
     check_output_path(args.out)
     table = _load_with_truth(args)
+    fractions = parse_fractions(args.gold_fractions)
+    _check_labelled_shares(table, fractions)
     progress = _progress(args)
     methods, bayes = select_methods(
         args.methods, table, self_exclusion=not args.no_self_exclusion, progress=progress,
-        cache=_cache(args), gold_fractions=parse_fractions(args.gold_fractions), **_fit_options(args),
+        cache=_cache(args), gold_fractions=fractions, **_fit_options(args),
     )
     if progress:
         n_bayes = args.bayes_ci_resamples if args.bayes_ci_resamples is not None else args.ci_resamples

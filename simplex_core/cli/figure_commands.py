@@ -24,7 +24,7 @@ from pathlib import Path
 
 
 from . import UsageError
-from .fit_commands import _add_model_options, _grid, _prepare, _progress
+from .fit_commands import _add_model_options, _grid, _prepare_setting, _progress
 
 FIGURE_FORMATS = ("png", "svg", "html")
 
@@ -61,6 +61,12 @@ def _formats(text: str) -> tuple[str, ...]:
     return fmts
 
 
+def _unconverged(fit) -> str | None:
+    """A caption mark for a figure drawn from a fit that did not converge (a slide must not hide it)."""
+    d = fit.diagnostics
+    return None if d.converged else f"fit NOT converged: {d.message.removeprefix('not converged: ').rstrip('.')}"
+
+
 def _three_levels(table, criterion):
     """The table on 3 levels for the simplex: the dataset's suggested collapse, else the paper's."""
     from ..data import collapse_levels
@@ -94,7 +100,7 @@ def run_figures(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}.") from None
-    table, counts, settings = _prepare(args, omega=0.0, beta_max=5.0)
+    table, counts, settings = _prepare_setting(args)
     dataset = Path(args.data).name + (f" · {args.criterion}" if args.criterion else "")
     written: list[Path] = []
 
@@ -135,7 +141,8 @@ def run_figures(args: argparse.Namespace) -> int:
     parts = judge_simplex_data(simplex_fit, score_distribution(shown), args.max_draws)
     grid = S.ternary_judges_grid_figure(parts, list(shown.scale.labels), true_labels=list(shown.scale.true_labels),
                                         max_draws=args.max_draws)
-    save(grid, "simplex-judges", "Judges on the simplex: posterior judge triangles", note)
+    save(grid, "simplex-judges", "Judges on the simplex: posterior judge triangles",
+         "; ".join(n for n in (note, _unconverged(simplex_fit)) if n) or None)
 
     # 2. rank distributions by method, in true-rank order when the data have truth
     methods = {"bayesian": bayesian_method_result(fit, max_draws=1000)}
@@ -153,7 +160,8 @@ def run_figures(args: argparse.Namespace) -> int:
     ranks = F.rank_boxplot_figure(draws[draws["method"].isin(keep)], order, true_ranks=truth,
                                   uses_labels={m: bool(r.uses_labels) for m, r in methods.items()}, method_order=keep,
                                   title="")
-    save(ranks, "rank-distributions", "Rank distributions by method" + (" (true-rank order)" if truth is not None else ""))
+    save(ranks, "rank-distributions", "Rank distributions by method" + (" (true-rank order)" if truth is not None else ""),
+         _unconverged(fit))
 
     # 3. sensitivity curves over ω and β_max
     if not args.no_sensitivity:
@@ -163,11 +171,13 @@ def run_figures(args: argparse.Namespace) -> int:
             """The sweep's point at the base setting is the fit already made above: not fitted twice."""
             return fit if s == settings else fit_model(c, s, progress_callback=progress_callback)
 
-        sweep = sensitivity_sweep(counts, base=settings, omegas=omegas, beta_maxes=beta_maxes,
+        # the sweep fixes ω and β_max: after an integrated fit it starts from the fixed base ω = 0, β_max = 5
+        base = settings.replace(integrated=False)
+        sweep = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes,
                                   progress_callback=_progress(args), fit_fn=fit_or_reuse)
-        curves = F.sensitivity_curve_figure(sweep.table(), title="", base_omega=settings.omega,
-                                            base_beta_max=settings.beta_max)
+        curves = F.sensitivity_curve_figure(sweep.table(), title="", base_omega=base.omega,
+                                            base_beta_max=base.beta_max)
         save(curves, "sensitivity", "How much the ranking moves as the priors change",
-             "base setting above; ω and β_max swept")
+             "base setting above; ω and β_max swept", fit_settings=base)
     print(f"{len(written)} files in {out} ({time.perf_counter() - t0:.0f} s)")
     return 0

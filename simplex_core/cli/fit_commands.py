@@ -125,6 +125,14 @@ def _prepare(args: argparse.Namespace, **fixed):
     return table, counts, settings
 
 
+def _prepare_setting(args: argparse.Namespace):
+    """:func:`_prepare` at the setting the user asked for: ``--omega`` and ``--beta-max``, or
+    ``--integrated`` (which puts priors on both, so it refuses either beside it)."""
+    if args.integrated and (args.omega != 0.0 or args.beta_max != 5.0):
+        raise UsageError("--integrated puts priors on ω and β_max: do not also give --omega or --beta-max.")
+    return _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
+
+
 def _progress(args: argparse.Namespace):
     if args.quiet:
         return None
@@ -148,6 +156,8 @@ def convergence_action(settings: FitSettings, timing: dict | None = None) -> str
     :func:`simplex_core.inference.longest_chains_factor`): never the advice already followed."""
     from ..inference import flipped_judge_modes, longest_chains_factor, uncrossed_modes
 
+    if settings.chains < 2:
+        return "R-hat compares chains: fit with --chains 4 (the default) or at least 2."
     if flipped_judge_modes(settings, timing):
         return (f"Its chains sit in separate modes, as the {settings.prior} prior allows (a judge read as "
                 "flipped or not): fit with --prior weight-propagation, which rules such judges out.")
@@ -222,13 +232,18 @@ def fit_command_line(data: str, settings: FitSettings, criterion: str | None = N
     return " ".join(parts)
 
 
-def _write_json(path: str, doc: dict) -> None:
-    out = Path(path)
+def _write_output(path: str, write) -> None:
+    """``write(path)`` after creating the file's folder; an OS error (no permission, a full disk) as a
+    UsageError naming the path, never a traceback."""
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc, indent=2, allow_nan=False))
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write(path)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}.") from None
+
+
+def _write_json(path: str, doc: dict) -> None:
+    _write_output(path, lambda p: Path(p).write_text(json.dumps(doc, indent=2, allow_nan=False)))
 
 
 def run_fit(args: argparse.Namespace) -> int:
@@ -236,31 +251,23 @@ def run_fit(args: argparse.Namespace) -> int:
     from ..inference import fit_model
     from ..summaries import result_json
 
-    if args.integrated and (args.omega != 0.0 or args.beta_max != 5.0):
-        raise UsageError("--integrated puts priors on ω and β_max: do not also give --omega or --beta-max.")
     check_output_path(args.out)  # fail before a long fit, not after
     if args.idata:
         check_output_path(args.idata, "--idata")
-        parent = Path(args.idata).parent
-        if not parent.exists():
-            raise UsageError(f"--idata {args.idata}: the folder {parent} does not exist.")
     if getattr(args, "leaderboard", None):
         check_output_path(args.leaderboard, "--leaderboard")
-    table, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
+    table, counts, settings = _prepare_setting(args)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
     extra = [f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else []) + extra
     doc = result_json(fit, command_line=_command_line(args, "fit", extra))
     _write_json(args.out, doc)
     if args.idata:
-        fit.idata.to_netcdf(args.idata)
+        _write_output(args.idata, fit.idata.to_netcdf)
     if getattr(args, "leaderboard", None):
         import pandas as pd
 
-        try:
-            pd.DataFrame(doc["leaderboard"]).to_csv(args.leaderboard, index=False)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.leaderboard}: {exc.strerror or exc}.") from None
+        _write_output(args.leaderboard, lambda path: pd.DataFrame(doc["leaderboard"]).to_csv(path, index=False))
     if table.n_gold:
         print(f"{table.n_gold} gold answers (true level observed)")
     print(f"{len(doc['candidates'])} candidates ranked; "

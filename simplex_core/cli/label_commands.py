@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from . import UsageError, add_data_options, check_output_path
-from .fit_commands import _add_model_options, _prepare, _progress
+from .fit_commands import _add_model_options, _prepare_setting, _progress
 
 #: Summed rank variance below which the ranking counts as settled (float noise of a sum of zeros).
 SETTLED_UNCERTAINTY = 1e-9
@@ -52,9 +52,7 @@ def run_suggest(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     check_output_path(out_path)  # fail before the fit; a missing folder is created, as `fit` does
-    if args.integrated and (args.omega != 0.0 or args.beta_max != 5.0):
-        raise UsageError("--integrated puts priors on ω and β_max: do not also give --omega or --beta-max.")
-    table, counts, settings = _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
+    table, counts, settings = _prepare_setting(args)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     draws = LabelDraws.from_fit(fit, seed=args.seed)
     answers = answers_of(table, counts.included)
