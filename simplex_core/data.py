@@ -904,6 +904,10 @@ def load_table(
         no_family = sorted(models - set(fam))
         if no_family:
             notes.append(f"No family for {_fmt_values(no_family)}: never excluded as self-family.")
+        unknown = [m for m in fam if m not in models]
+        if unknown:
+            notes.append(f"The families name {_fmt_values(unknown)}, neither a candidate nor a judge with usable rows "
+                         "here: ignored (check the spelling).")
         fam = {m: f for m, f in fam.items() if m in models}
 
     keep = ["item", "candidate", "judge", "score"] + (["true_score"] if has_true else []) + (["gold"] if has_gold else [])

@@ -190,6 +190,9 @@ def test_families_json_and_unknown_names_are_reported():
     table = load_table(SMALL, families={"a": "x", "j1": "x"})
     assert table.self_family_pairs == (("j1", "a"),)
     assert any("No family for 'b', 'j2'" in n for n in table.notes)
+    typo = load_table(SMALL, families={"a": "x", "j1": "x", "gpt4": "y"})
+    assert any("The families name 'gpt4', neither a candidate nor a judge" in n for n in typo.notes)
+    assert "gpt4" not in typo.families
     with pytest.raises(ValidationError, match="flat JSON object"):
         load_table(SMALL, families='["not", "a", "mapping"]')
 

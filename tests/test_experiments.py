@@ -291,7 +291,40 @@ def test_evaluate_cli_baselines_only(tiny_files, tmp_path, capsys):
     # candidate has no score: no Spearman (a partial ranking), and that candidate is never covered
     singles = table[table["method"].str.startswith("single_judge:")]
     assert singles["spearman"].isna().all() and (singles["coverage"] <= 0.75).all()
-    assert "simple_average" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "simple_average" in printed
+    assert "Note: --ci-resamples 3: too few item resamples for a 95% interval" in printed
+
+
+def test_study_options_that_would_collide_or_repeat(tiny_files, tmp_path, capsys):
+    """Two shares naming one ppi_<pct>, a cache path that is a file: exit 2 before any fit; a grid value
+    given twice is fitted once (the parsed grid has no repeat)."""
+    from simplex_core.cli.fit_commands import _grid
+
+    base = ["evaluate", str(tiny_files / "tiny.csv"), "--out", str(tmp_path / "o.csv"), "--workers", "0"]
+    assert main(base + ["--gold-fractions", "0.051,0.054"]) == 2
+    assert "0.051 and 0.054 both name ppi_5" in capsys.readouterr().err
+    (tmp_path / "cache").write_text("")
+    assert main(base + ["--methods", "bayesian", "--fit-cache", str(tmp_path / "cache")]) == 2
+    assert "is a file; give a folder" in capsys.readouterr().err
+    assert _grid("1,1,0,1", "--omegas") == (1.0, 0.0)
+
+
+def test_fitting_commands_say_the_data_notes_and_evaluate_that_it_ignores_gold(tiny_files, tmp_path, capsys):
+    frame = pd.read_csv(tiny_files / "tiny.csv")
+    frame["gold"] = frame["item"] == frame["item"].min()
+    path = tmp_path / "gold.csv"
+    frame.to_csv(path, index=False)
+    rc = main(["evaluate", str(path), "--out", str(tmp_path / "o.csv"), "--methods", "simple_average",
+               "--ci-resamples", "0", "--families", str(tiny_files / "families.json"), "--quiet"])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "answers are marked gold; evaluate does not read that column" in err
+    families = tmp_path / "fam.json"
+    families.write_text(json.dumps({**FAMILIES, "typo-model": "F"}))
+    rc = main(["fit", str(tiny_files / "tiny.csv"), "--out", str(tmp_path / "r.json"), "--families", str(families),
+               "--chains", "2", "--draws", "20", "--tune", "20", "--extra-rounds", "0", "--quiet"])
+    assert rc == 0 and "data: The families name 'typo-model', neither a candidate nor a judge" in capsys.readouterr().err
 
 
 # -- Bayesian fits (slow) --------------------------------------------------------------------------

@@ -239,7 +239,8 @@ def test_simulate_command_writes_the_scenario(tmp_path, capsys):
         (["simulate", "nope", "--out", "x.csv"], "Unknown scenario 'nope': choose one of gpqa-like"),
         (["simulate", "three-level", "--seed", "-3", "--out", "x.csv"], "--seed '-3' is negative"),
         (["simulate", "three-level", "--seed", "abc", "--out", "x.csv"], "--seed 'abc' is not an integer"),
-        (["simulate", "three-level", "--items", "0", "--out", "x.csv"], "--items 0: give at least 1 item"),
+        (["simulate", "three-level", "--items", "0", "--out", "x.csv"], "--items '0' is too small: give a whole number >= 1"),
+        (["simulate", "three-level", "--items", "-5", "--out", "x.csv"], "--items '-5' is negative: give a whole number >= 1"),
         (["simulate", "three-level", "--out", "/no/such/dir/x.csv"], "the folder '/no/such/dir' does not exist"),
     ],
 )

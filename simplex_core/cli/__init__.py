@@ -124,6 +124,8 @@ def load_data_for_fit(args: argparse.Namespace) -> JudgmentTable:
         check_fit_size(table.scale)
     except ValueError as exc:
         raise UsageError(f"{exc} (--levels)") from None
+    for note in table.notes:  # rows left out, names ignored, a licence: said by every command, not only describe
+        print(f"data: {note}", file=sys.stderr)
     return table
 
 

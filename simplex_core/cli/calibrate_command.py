@@ -99,7 +99,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         result.ranks, result.n_ranks, result.bins, p_values=dict(zip(tests["parameter"], tests["p_value"])),
         title=f"SBC of {args.scenario} ({args.likelihood}): {args.replicates} replicates, ranks 0..{args.rank_draws}",
     )
-    fig.write_html(out / "histograms.html", include_plotlyjs="cdn")
+    fig.write_html(out / "histograms.html", include_plotlyjs=True)  # self-contained: opens offline
 
     diag = result.diagnostics
     print(f"SBC of {args.scenario}, likelihood {args.likelihood}: {args.replicates} replicates "

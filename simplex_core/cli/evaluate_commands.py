@@ -113,7 +113,6 @@ def _check_counts(args: argparse.Namespace) -> None:
             problems.append(f"--{name.replace('_', '-')} must be between 0 and 2**32 - 1; got {v}")
     if problems:
         raise UsageError("; ".join(problems) + ".")
-    from ..model import FitSettings
 
     try:
         FitSettings(**_fit_options(args))
@@ -152,6 +151,9 @@ def _cache(args):
         return None
     from ..fit_cache import FitCache
 
+    if Path(args.fit_cache).exists() and not Path(args.fit_cache).is_dir():
+        raise UsageError(f"--fit-cache {args.fit_cache!r} is a file; give a folder (created if missing).")
+
     return FitCache(args.fit_cache)
 
 
@@ -169,6 +171,13 @@ def parse_fractions(text: str | None) -> tuple[float, ...]:
             raise UsageError(f"--gold-fractions {text!r}: entry {i + 1} ({part!r}) is not a share strictly between "
                              "0 and 1 of at least 0.01; write e.g. 0.05,0.10.")
         values.append(v)
+    by_percent: dict[int, list[str]] = {}
+    for v in dict.fromkeys(values):  # methods are named ppi_<percent>: two shares of one name would collide
+        by_percent.setdefault(int(round(v * 100)), []).append(f"{v:g}")
+    same = [shares for shares in by_percent.values() if len(shares) > 1]
+    if same:
+        raise UsageError(f"--gold-fractions {text!r}: {' and '.join(same[0])} both name ppi_{int(round(float(same[0][0]) * 100))}; "
+                         "give shares that differ by at least 0.01.")
     return tuple(dict.fromkeys(values))
 
 
@@ -290,6 +299,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     _check_counts(args)
     check_output_path(args.out)
     table = _load_with_truth(args)
+    if table.n_gold:
+        print(f"data: {table.n_gold} answers are marked gold; evaluate does not read that column: it scores every "
+              "method against true_score and draws labelled answers itself (--gold-fractions).", file=sys.stderr)
     fractions = parse_fractions(args.gold_fractions)
     _check_labelled_shares(table, fractions)
     progress = _progress(args)
@@ -309,8 +321,22 @@ def run_evaluate(args: argparse.Namespace) -> int:
         )
     _write(result, args.out)
     print(format_table(result))
+    _say_rough_intervals(args)
     print(f"\nwrote {args.out}")
     return 0
+
+
+#: Fewer item resamples than this make percentile intervals too rough to read (one of 3 resamples can
+#: miss the full-data estimate altogether).
+ROUGH_RESAMPLES = 20
+
+
+def _say_rough_intervals(args: argparse.Namespace) -> None:
+    given = {"--ci-resamples": args.ci_resamples, "--bayes-ci-resamples": args.bayes_ci_resamples}
+    rough = [f"{flag} {n}" for flag, n in given.items() if n is not None and 0 < n < ROUGH_RESAMPLES]
+    if rough:
+        print(f"Note: {' and '.join(rough)}: too few item resamples for a 95% interval, which may not even contain "
+              f"the full-data figure; give at least {ROUGH_RESAMPLES} (the default is 50).")
 
 
 def run_experiment(args: argparse.Namespace) -> int:
@@ -354,5 +380,6 @@ def run_experiment(args: argparse.Namespace) -> int:
         result = run(client)
     _write(result, args.out)
     print(format_table(result))
+    _say_rough_intervals(args)
     print(f"\nwrote {args.out}")
     return 0

@@ -111,7 +111,7 @@ def run_figures(args: argparse.Namespace) -> int:
             for fmt in fmts:
                 path = out / f"{name}-{size.replace(':', 'x')}.{fmt}"
                 if fmt == "html":
-                    page.write_html(path, include_plotlyjs="cdn")
+                    page.write_html(path, include_plotlyjs=True)  # self-contained: opens offline
                 else:
                     try:
                         S.write_static(page, path)

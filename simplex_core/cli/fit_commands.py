@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
 from pathlib import Path
@@ -86,7 +87,7 @@ def _grid(text: str, option: str) -> tuple[float, ...]:
         values.append(v)
     if problems or not values:
         raise UsageError(f"{option} {text!r}: " + ("; ".join(problems) or "empty") + ". Write numbers ≥ 0 separated by commas, e.g. 0,1,2,4,8.")
-    return tuple(values)
+    return tuple(dict.fromkeys(values))  # a value given twice is fitted once
 
 
 def _prepare(args: argparse.Namespace, **fixed):
@@ -147,14 +148,15 @@ def _progress(args: argparse.Namespace):
     return report
 
 
-def convergence_action(settings: FitSettings, timing: dict | None = None) -> str:
+def convergence_action(settings: FitSettings, timing: dict | None = None, diagnostics=None) -> str:
     """The command line's one action for a fit that has not converged: under a judge prior that lets
     its chains sit in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the
     prior that rules them out; tempered chains that never crossed between modes
     (:func:`simplex_core.inference.uncrossed_modes`), integrated mode (or, in it, gold answers); otherwise the next, longer run, twice the longest chains that may have
     run (engine ``fast``'s extra rounds double the chain length each:
-    :func:`simplex_core.inference.longest_chains_factor`): never the advice already followed."""
-    from ..inference import flipped_judge_modes, longest_chains_factor, uncrossed_modes
+    :func:`simplex_core.inference.longest_chains_factor`), or, when only the bulk ESS of ``diagnostics``
+    falls short, enough draws for it; one chain: more chains. Never the advice already followed."""
+    from ..inference import ESS_MIN, RHAT_MAX, flipped_judge_modes, longest_chains_factor, uncrossed_modes
 
     if settings.chains < 2:
         return "R-hat compares chains: fit with --chains 4 (the default) or at least 2."
@@ -168,6 +170,11 @@ def convergence_action(settings: FitSettings, timing: dict | None = None) -> str
         return ("Its chains stay in separate modes that longer runs do not join: a few answers marked gold "
                 "(true_score known) tie the true levels down.")
     factor = 2 * longest_chains_factor(settings)
+    if diagnostics is not None and diagnostics.max_rhat <= RHAT_MAX and 0 < diagnostics.min_ess_bulk < ESS_MIN:
+        # only the ESS falls short: it grows about in proportion to the draws, so ask for enough of them
+        # (with a quarter to spare) rather than a doubling that may still fall short (ESS 71 of 400)
+        factor = max(factor, 2 ** math.ceil(math.log2(1.25 * ESS_MIN / diagnostics.min_ess_bulk
+                                                     * longest_chains_factor(settings))))
     return f"Sample longer: --draws {factor * settings.draws} --tune {factor * max(settings.tune, 1)}."
 
 
@@ -177,7 +184,7 @@ def convergence_note(diagnostics, settings: FitSettings, timing: dict | None = N
     from ..inference import convergence_problem
 
     problem = convergence_problem(diagnostics)
-    return None if problem is None else f"{problem} {convergence_action(settings, timing)}"
+    return None if problem is None else f"{problem} {convergence_action(settings, timing, diagnostics)}"
 
 
 def _line_progress(args: argparse.Namespace):

@@ -23,15 +23,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_simulate)
 
 
-def _nonneg_int(text: str, option: str) -> int:
+def _nonneg_int(text: str, option: str, least: int = 0) -> int:
     from . import UsageError
 
     try:
         value = int(str(text))
     except ValueError:
-        raise UsageError(f"{option} {text!r} is not an integer: give a whole number >= 0.") from None
-    if value < 0:
-        raise UsageError(f"{option} {text!r} is negative: give a whole number >= 0.")
+        raise UsageError(f"{option} {text!r} is not an integer: give a whole number >= {least}.") from None
+    if value < least:
+        raise UsageError(f"{option} {text!r} is {'negative' if value < 0 else 'too small'}: give a whole number >= {least}.")
     return value
 
 
@@ -44,9 +44,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     seed = _nonneg_int(args.seed, "--seed")
     overrides = {}
     if args.items is not None:
-        n_items = _nonneg_int(args.items, "--items")
-        if n_items < 1:
-            raise UsageError("--items 0: give at least 1 item.")
+        n_items = _nonneg_int(args.items, "--items", least=1)
         overrides["n_items"] = n_items
     out = Path(args.out)
     if not out.parent.exists():
