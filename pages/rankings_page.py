@@ -198,7 +198,10 @@ def label_suggestions_panel(table, view, source_label: str) -> None:
                    "the labels of those above it. Blank score: none, or excluded as self-family. Label them, add a "
                    "gold column (true) with their true_score, and fit again.")
         st.dataframe(suggested, hide_index=True, width="stretch", column_config={
-            "expected_reduction": st.column_config.NumberColumn("expected reduction", format="%.4f")})
+            "expected_reduction": st.column_config.NumberColumn(
+                "expected reduction", format="%.4f", help="given the labels of the answers above it"),
+            "alone_reduction": st.column_config.NumberColumn(
+                "if labelled alone", format="%.4f", help="this answer's exact value if it were the only label")})
         csv_button(suggested, f"{source_label}-next-labels", label="Suggestions CSV", key="dl-next-labels")
 
 

@@ -208,7 +208,8 @@ def suggest_labels(draws: LabelDraws, answers: Answers, budget: int = 20, *, fan
     reduction averaged over ``fantasies`` simulated outcomes of the labels already chosen (a draw
     taken as the truth, its labels drawn from q), among the ``pool`` patterns of largest one-step
     value. Columns: ``order, item, candidate`` + one per judge (its score) + ``expected_reduction``
-    (at the time of choice, in summed rank variance) + ``p_true:<level>`` (predictive probability of
+    (at the time of choice, given the earlier picks, in summed rank variance) + ``alone_reduction``
+    (the same answer's exact value if it were the only label) + ``p_true:<level>`` (predictive probability of
     each true level under the current posterior). ``attrs['uncertainty']`` is the current summed rank
     variance.
     """
@@ -244,6 +245,9 @@ def suggest_labels(draws: LabelDraws, answers: Answers, budget: int = 20, *, fan
     out = frame.iloc[rows].drop(columns="pattern").reset_index(drop=True)
     out.insert(0, "order", np.arange(1, len(rows) + 1))
     out["expected_reduction"] = gains
+    # the same answer's value labelled alone, now (exact, no fantasies): a later pick's value given the
+    # earlier picks may exceed it, and rests on fewer effective draws
+    out["alone_reduction"] = one_step[np.asarray(chosen, dtype=int)]
     pred = q_all[np.asarray(chosen, dtype=int)].mean(axis=1)  # [n, T]
     labels = true_labels or tuple(f"t{t}" for t in range(pred.shape[1]))
     for t, label in enumerate(labels):

@@ -119,6 +119,12 @@ def test_batch_respects_pattern_sizes_and_gives_probabilities():
     np.testing.assert_allclose(out["p_true:incorrect"] + out["p_true:correct"], 1.0)
     assert out["expected_reduction"].iloc[0] == out["expected_reduction"].max()
     assert out.attrs["uncertainty"] > 0
+    # alone: the exact one-step value of each chosen pattern; the first pick's is its expected reduction,
+    # and no pattern is worth more alone than the first pick
+    q = label_probabilities(draws, answers.candidate_index, answers.scores)
+    alone = expected_reductions(q, np.ones(draws.n_draws), draws.ranks)
+    assert out["alone_reduction"].iloc[0] == pytest.approx(out["expected_reduction"].iloc[0]) == pytest.approx(alone.max())
+    assert set(np.round(out["alone_reduction"], 12)) <= set(np.round(alone, 12))
 
 
 def test_suggested_labels_beat_random_labels_on_the_budget_curve():
@@ -145,7 +151,7 @@ def test_cli_suggest_labels_end_to_end(tmp_path, capsys):
     assert code == 0
     table = pd.read_csv(out)
     assert list(table.columns[:3]) == ["order", "item", "candidate"]
-    assert {"judge1", "judge2", "judge3", "expected_reduction"} <= set(table.columns)
+    assert {"judge1", "judge2", "judge3", "expected_reduction", "alone_reduction"} <= set(table.columns)
     assert len(table) == 5 and (table["expected_reduction"] >= 0).all()
     assert "budget curve" in printed
     assert main(["suggest-labels", str(path), "--budget", "0", "--out", str(out)]) == 2

@@ -4,7 +4,8 @@
 model (gold answers, if any, taken as labelled), ranks the unlabelled answers by the expected
 reduction of the ranking's uncertainty (summed posterior variance of the ranks) that knowing their
 true score would bring, and writes a batch of ``--budget`` answers: ``order, item, candidate``, each
-judge's score, ``expected_reduction`` and the predictive probability of each true level.
+judge's score, ``expected_reduction`` (given the earlier picks), ``alone_reduction`` (labelled alone) and the
+predictive probability of each true level.
 ``--curve`` also prints the budget curve (uncertainty after n labels, suggested against random
 order, labels simulated from the fit).
 """
@@ -38,6 +39,10 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run_suggest, likelihood="shared-truth")
 
 
+#: Below this effective sample size the reweighted draws of the budget curve are too few to read.
+CURVE_ESS_MIN = 100
+
+
 def run_suggest(args: argparse.Namespace) -> int:
     from ..inference import fit_model
     from ..labelling import LabelDraws, answers_of, budget_curve, suggest_labels
@@ -68,11 +73,16 @@ def run_suggest(args: argparse.Namespace) -> int:
     if suggested.attrs["uncertainty"] < SETTLED_UNCERTAINTY:
         print("The ranking is the same in every posterior draw: no label can make it more certain, so the "
               "order below is arbitrary (every expected reduction is 0 up to rounding).")
-    show = suggested[["order", "item", "candidate", "expected_reduction"]]
+    show = suggested[["order", "item", "candidate", "expected_reduction", "alone_reduction"]]
     print(show.head(10).to_string(index=False) + ("\n…" if len(show) > 10 else ""))
     if args.curve:
         curve = budget_curve(draws, answers, suggested, replicates=args.curve_replicates, seed=args.seed)
         print("\nbudget curve (mean over simulated label sets):")
         print(curve.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        thin = curve[curve[["suggested_ess", "random_ess"]].min(axis=1) < CURVE_ESS_MIN]
+        if len(thin):
+            print(f"Note: from n = {int(thin['n'].iloc[0])} the reweighted draws fall below an effective sample "
+                  f"size of {CURVE_ESS_MIN}: the curve is rough there; refit with the first labels marked gold "
+                  "for a sharper view.")
     print(f"wrote {out_path}", file=sys.stdout)
     return 0
