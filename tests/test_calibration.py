@@ -145,3 +145,6 @@ def test_cli_calibrate_rejects_bad_options(tmp_path, capsys):
     rc = main(["calibrate", "three-level", "--out", str(tmp_path / "y"), "--seed", "-1"])
     assert rc == 2 and "seed must be between 0 and 2**32 - 1; got -1" in capsys.readouterr().err
     assert not (tmp_path / "y").exists()  # checked before the output folder is made
+    (tmp_path / "z").write_text("")
+    rc = main(["calibrate", "three-level", "--out", str(tmp_path / "z"), "--replicates", "1"])
+    assert rc == 2 and "cannot create --out " in (err := capsys.readouterr().err) and "it is a file; give a folder" in err

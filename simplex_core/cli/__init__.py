@@ -134,6 +134,18 @@ def _families_path(args: argparse.Namespace) -> Path | None:
     return Path(args.families) if args.families else None
 
 
+def out_folder(path: str, option: str = "--out") -> Path:
+    """The output folder ``path``, created if missing; a UsageError when it cannot be (a file there,
+    no permission)."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        what = "it is a file; give a folder" if out.exists() and not out.is_dir() else (exc.strerror or str(exc))
+        raise UsageError(f"cannot create {option} {path}: {what}.") from None
+    return out
+
+
 def check_output_path(path: str, option: str = "--out") -> None:
     """Fail before a long computation, not after it, when ``path`` cannot be written."""
     import os

@@ -15,9 +15,8 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
-from . import UsageError, add_dask_options, study_client
+from . import UsageError, add_dask_options, out_folder, study_client
 
 #: p-values below this are flagged (the issue's target: p > 0.01 for every E_k).
 FLAG_P = 0.01
@@ -70,11 +69,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         settings.check()
     except ValueError as exc:
         raise UsageError(str(exc).removeprefix("Cannot calibrate: ")) from None
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}.") from None
+    out = out_folder(args.out)
     start = time.perf_counter()
 
     def say(message: str) -> None:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 
-from . import UsageError
+from . import UsageError, out_folder
 from .fit_commands import _add_model_options, _grid, _prepare_setting, _progress
 
 FIGURE_FORMATS = ("png", "svg", "html")
@@ -95,11 +95,7 @@ def run_figures(args: argparse.Namespace) -> int:
         omegas, beta_maxes = _grid(args.omegas, "--omegas"), _grid(args.beta_maxes, "--beta-maxes")
     if args.max_draws < 1:
         raise UsageError(f"--max-draws must be at least 1; got {args.max_draws}.")
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create --out {args.out}: {exc.strerror or exc}.") from None
+    out = out_folder(args.out)
     table, counts, settings = _prepare_setting(args)
     dataset = Path(args.data).name + (f" · {args.criterion}" if args.criterion else "")
     written: list[Path] = []
