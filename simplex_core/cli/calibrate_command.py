@@ -36,7 +36,9 @@ def register(subparsers) -> None:
                     "says how far from uniform they are.",
     )
     p.add_argument("scenario", choices=list(SCENARIOS), metavar="SCENARIO",
-                   help=f"the shape and hyperparameters to draw from: {', '.join(SCENARIOS)} (small: three-level)")
+                   help=f"the shape and hyperparameters to draw from: {', '.join(SCENARIOS)} (small: three-level); "
+                        f"with the default {d.likelihood} likelihood only those with ω = 0: "
+                        f"{', '.join(n for n, sc in SCENARIOS.items() if sc.omega == 0)}")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for sbc.json, ranks.csv, tests.csv, "
                    "diagnostics.csv and histograms.html (created if missing)")
     p.add_argument("--replicates", type=int, default=d.replicates, help=f"simulate → fit cycles (default {d.replicates})")
