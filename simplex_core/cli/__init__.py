@@ -53,10 +53,12 @@ def usage_message(exc: BaseException, setting_flags: dict[str, str] | None = Non
     text = str(exc)
     if isinstance(exc, ValueError) and text.startswith("Invalid ") and " settings:\n- " in text:
         flags = {**SETTING_FLAGS, **(setting_flags or {})}
-        problems = [line.removeprefix("- ") for line in text.splitlines()[1:]]
-        named = [flags[p.split(" ", 1)[0]] + " " + p.split(" ", 1)[1] if p.split(" ", 1)[0] in flags else p
-                 for p in problems]
-        return " ".join(named)
+
+        def by_flag(problem: str) -> str:  # "seed must be …" -> "--fit-seed must be …"
+            name, _, rest = problem.partition(" ")
+            return f"{flags[name]} {rest}" if name in flags else problem
+
+        return " ".join(by_flag(line.removeprefix("- ")) for line in text.splitlines()[1:])
     return text
 
 
