@@ -50,6 +50,7 @@ Non-square scales work unchanged: for true {-1, 1} observed as {-1, 0, 1} (0 = a
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -462,6 +463,7 @@ def mean_weight_propagation(scale: Scale, beta_max: float, rho: float | None = N
     return total / len(rhos)
 
 
+@functools.lru_cache(maxsize=64)  # the app's banner asks at every rerun: once per scale and β_max
 def mean_judge_offset(scale: Scale, beta_max: float) -> float:
     """How far above the truth the weight-propagation prior's mean judge scores, before any data:
     E[observed value − true value] averaged over the true levels with equal weight, in the scale's
