@@ -570,7 +570,9 @@ def judge_prior_note(counts: CountsLike) -> str | None:
     lenient (+0.88 at 5 levels, +1.80 at 7, +3.33 at 10, β_max = 5). Where the data leave the judges'
     leniency open it moves E_k down: on simulated 7-level data with three symmetric judges
     (``bench.unseen_scenarios`` seed 7003) all 8 estimates sat below the raw mean score and 2 of 8
-    intervals missed above; under the centred diagonal prior 8 of 8 covered."""
+    intervals missed above; under the centred diagonal prior 8 of 8 covered. Seed 7035 (a symmetric, a
+    harsh and a near-random judge, 100 items, not converged: modes uncrossed by tempering): every E_k
+    at about half its true value (6.00 → 3.2, 1.22 → 0.47), the order of all 7 exact."""
     from simplex_core.priors import mean_judge_offset
 
     scale = counts.scale
@@ -584,7 +586,8 @@ def judge_prior_note(counts: CountsLike) -> str | None:
     return (f"On this {scale.n_true}-level scale the default judge prior (weight-propagation, β_max = {beta_max:g}) "
             f"expects, before any data, that a judge scores answers {offset:.2f} above their true score on average: "
             "where the data do not settle how lenient the judges are (few answers, judges who err alike), expected "
-            "scores lean low. A few labelled answers, integrated mode (which learns β_max) or fewer levels lean less.")
+            "scores lean low, their order much less. A few labelled answers, integrated mode (which learns β_max) or "
+            "fewer levels lean less.")
 
 
 def data_notes(counts: CountsLike) -> list[str]:
