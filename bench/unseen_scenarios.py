@@ -11,8 +11,10 @@ ordering (each row dominates the one above), so the data are inside the model's 
 share one true level (shared truth, ω = 0). Each configuration is fitted at the default settings
 (4 chains × 1000 + 1000; ``--integrated``: the paper's integrated mode) on Dask
 (:mod:`simplex_core.distributed`). Printed per fit: converged (R-hat ≤ 1.01, bulk ESS ≥ 400, no
-divergences), how many of the K population expected scores E_k its 95% interval covers (also counted
-apart: those not at an end of the scale, since a candidate always at the top level has E_k on the
+divergences), how many of the K population expected scores E_k its 95% interval covers, how many
+true ranks (of the population E_k) its 95% rank interval covers and the point ranking's Spearman
+with them (the ranking is the product's main output), also counted
+apart for E_k: those not at an end of the scale, since a candidate always at the top level has E_k on the
 scale's end, where a continuous posterior puts no mass and no equal-tailed interval reaches), the fewest
 judges scoring a candidate and the sampler; then the totals, split by whether every candidate had
 at least three judges (below three the data cannot tell judge error from quality:
@@ -87,9 +89,12 @@ def configuration(seed: int):
 
 def fit_seed(task: int | tuple[int, bool]) -> dict:
     """Fit one seed's configuration: ``task`` is the seed, or ``(seed, integrated)``."""
+    from simplex_core.baselines import rank_scores
     from simplex_core.data import count_tensor, load_table
+    from simplex_core.evaluation import rank_correlation
     from simplex_core.inference import fit_model
     from simplex_core.model import FitSettings
+    from simplex_core.summaries import point_ranking
 
     seed, integrated = (task, False) if isinstance(task, int) else task
     frame, scale, truth, text = configuration(seed)
@@ -104,8 +109,15 @@ def fit_seed(task: int | tuple[int, bool]) -> dict:
     ends = np.isclose(true, scale.true_values[0]) | np.isclose(true, scale.true_values[-1])
     inside = (lo <= true) & (true <= hi)
     judges = int(((np.asarray(counts.N).sum(axis=2) > 0) & counts.included).sum(axis=0).min())
+    # the ranking, the product's main output: population true ranks (ties share the average rank) against
+    # the 95% rank intervals (integer quantiles of the rank draws, as result.json's) and the point ranking
+    true_rank = rank_scores(true)
+    rank_draws = 1 + (draws[:, None, :] > draws[:, :, None]).sum(axis=2)  # [S, K], 1 = best
+    r_lo, r_hi = (np.quantile(rank_draws, q, axis=0, method="inverted_cdf") for q in (0.025, 0.975))
     d = res.diagnostics
     return {"seed": seed, "text": text, "levels": len(scale.true_values), "converged": bool(d.converged),
+            "ranks_covered": int(((r_lo <= true_rank) & (true_rank <= r_hi)).sum()),
+            "spearman": rank_correlation(point_ranking(draws.mean(axis=0)), true_rank),
             "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "covered": int(inside.sum()), "K": len(true),
             "at_ends": int(ends.sum()), "covered_inner": int((inside & ~ends).sum()),
             "judges": judges, "seconds": time.perf_counter() - t0,
@@ -142,6 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     def show(_i: int, r: dict) -> None:
         print(f"# done: seed {r['seed']} ({r['text']}): {'converged' if r['converged'] else 'NOT converged'} "
               f"(R-hat {r['rhat']:.3f}, ESS {r['ess']:.0f}, {r['div']} div), covered {r['covered']}/{r['K']}, "
+              f"ranks covered {r['ranks_covered']}/{r['K']}, Spearman {r['spearman']:.2f}, "
               f"{r['seconds']:.0f} s, {r['sampler']}", flush=True)
 
     labels = [f"seed {s}" for s in seeds]
@@ -154,11 +167,12 @@ def main(argv: list[str] | None = None) -> None:
             rows = map_tasks(fit_seed, tasks, client=client, labels=labels, on_result=show)
     print(f"# fits ran {where}")
     print("| seed | configuration | fewest judges per candidate | converged | max R-hat | min bulk ESS | divergences "
-          "| E_k covered | seconds | sampler |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| E_k covered | true rank covered | Spearman | seconds | sampler |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['seed']} | {r['text']} | {r['judges']} | {'yes' if r['converged'] else 'NO'} | {r['rhat']:.3f} | "
-              f"{r['ess']:.0f} | {r['div']} | {r['covered']}/{r['K']} | {r['seconds']:.1f} | {r['sampler']} |")
+              f"{r['ess']:.0f} | {r['div']} | {r['covered']}/{r['K']} | {r['ranks_covered']}/{r['K']} | "
+              f"{r['spearman']:.2f} | {r['seconds']:.1f} | {r['sampler']} |")
     for name, group in (("every candidate with ≥ 3 judges", [r for r in rows if r["judges"] >= 3]),
                         ("some candidate with < 3 judges", [r for r in rows if r["judges"] < 3])):
         if group:
@@ -168,11 +182,16 @@ def main(argv: list[str] | None = None) -> None:
                   f"E_k covered {covered}/{total} = {covered / total:.3f} (nominal 0.95); away from the scale's "
                   f"ends {inner}/{inner_total} = {inner / inner_total:.3f} ({total - inner_total} E_k at an end, "
                   "which no interval of a continuous posterior covers)")
+            ranked = sum(r["ranks_covered"] for r in group)
+            rho = [r["spearman"] for r in group if np.isfinite(r["spearman"])]
+            print(f"  true ranks covered by the 95% rank intervals: {ranked}/{total} = {ranked / total:.3f}; "
+                  f"Spearman of the point ranking: median {np.median(rho):.2f}, min {min(rho):.2f}")
             by_levels = []
             for M in sorted({r["levels"] for r in group}):
                 part = [r for r in group if r["levels"] == M]
                 c, t = sum(r["covered"] for r in part), sum(r["K"] for r in part)
-                by_levels.append(f"{M} levels {c}/{t} = {c / t:.2f}")
+                c_rank = sum(r["ranks_covered"] for r in part)
+                by_levels.append(f"{M} levels {c}/{t} = {c / t:.2f} (ranks {c_rank}/{t} = {c_rank / t:.2f})")
             print(f"  by scale: {'; '.join(by_levels)}")
     print(f"# load after: {uptime()}")
 
