@@ -62,11 +62,13 @@ if __name__ == "__main__":
                         help="run the fits on this Dask cluster (its workers need simplex_core and the fit cache "
                              "folder) instead of a local cluster of min(2, cores) worker processes")
     options = parser.parse_args()
-    # Streamlit reads its options from STREAMLIT_SERVER_* variables as well as from config.toml.
+    # st.App.run takes its server options as config overrides (it does not read STREAMLIT_SERVER_PORT:
+    # measured, `--port 8621` served on 8501)
+    config = {}
     if options.public or options.address:
-        os.environ["STREAMLIT_SERVER_ADDRESS"] = options.address or "0.0.0.0"
+        config["server.address"] = options.address or "0.0.0.0"
     if options.port:
-        os.environ["STREAMLIT_SERVER_PORT"] = str(options.port)
+        config["server.port"] = options.port
     if options.scheduler:
         os.environ["SIMPLEX_JUDGE_SCHEDULER"] = options.scheduler  # read by simplex_core.jobs.FitManager
-    app.run()
+    app.run(config=config or None)

@@ -102,3 +102,21 @@ def test_the_real_server_sends_every_bundle_of_the_page_intact(tmp_path):
                 assert gzip.decompress(answer.read()) == (root / bundle).read_bytes(), bundle
             plain = urllib.request.urlopen(f"{url}/{bundle}", timeout=60)  # no Accept-Encoding: Streamlit's answer
             assert plain.headers.get("Content-Encoding") is None and plain.read() == (root / bundle).read_bytes()
+
+
+def test_python_serve_py_listens_on_the_port_asked_for(tmp_path):
+    """``python serve.py --port P`` (the README's alternative start): healthy on P. It once served on
+    8501 whatever the option, since st.App.run does not read STREAMLIT_SERVER_PORT."""
+    import subprocess
+    import sys
+
+    from tests.streamlit_server import ROOT, free_port, stop, wait_healthy
+
+    port = free_port()
+    env = dict(os.environ, SIMPLEX_JUDGE_CACHE=str(tmp_path), SIMPLEX_JUDGE_BACKGROUND_GRID="0")
+    proc = subprocess.Popen([sys.executable, "serve.py", "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", proc)
+    finally:
+        stop(proc)
