@@ -64,7 +64,7 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
         fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
-    data_notes_banner(view.counts)  # a property of the data: said while the first fit runs too
+    data_notes_banner(view.counts, view.requested)  # what the data settle: said while the first fit runs too
 
 
 def diagnostics_banner(result: Any) -> None:
@@ -81,12 +81,12 @@ def diagnostics_banner(result: Any) -> None:
                    icon=":material/warning:")
 
 
-def data_notes_banner(counts: Any) -> None:
-    """:func:`simplex_core.model.data_notes` for these counts (what the data can and cannot settle), one
-    box each."""
+def data_notes_banner(counts: Any, settings: Any = None) -> None:
+    """:func:`simplex_core.model.data_notes` for these counts under the model ``settings`` asked for
+    (what the data can and cannot settle), one box each."""
     from simplex_core.model import data_notes
 
-    for note in data_notes(counts):
+    for note in data_notes(counts, settings):
         st.info(md(note), icon=":material/info:")
 
 

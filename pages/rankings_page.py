@@ -192,12 +192,17 @@ def label_suggestions_panel(table, view, source_label: str) -> None:
         if suggested.empty:
             st.caption("Every answer is already labelled (gold).")
             return
-        st.caption(f"Answers ordered by how much knowing their true score would shrink the uncertainty of the ranking "
+        st.caption(f"A batch of answers whose true score would shrink the uncertainty of the ranking "
                    f"(now {suggested.attrs.get('uncertainty', float('nan')):.3f}: the posterior variances of the ranks, "
-                   "summed over candidates), computed by reweighting the posterior draws; each next answer allows for "
-                   "the labels of those above it. Blank score: none, or excluded as self-family. Label them, add a "
-                   "gold column (true) with their true_score, and fit again.")
+                   "summed over candidates), computed by reweighting the posterior draws. Picked one after another: "
+                   "each next answer is the best given the labels of those above it, so its expected reduction can "
+                   "exceed an earlier one's; “if labelled alone” is its value on its own. A judge's score “None”: no "
+                   "score, or excluded as self-family. Label them, add a gold column (true) with their true_score, "
+                   "and fit again.")
+        probability = {c: st.column_config.NumberColumn(f"P(true = {c.removeprefix('p_true:')})", format="%.3f")
+                       for c in suggested.columns if c.startswith("p_true:")}  # one format, not 0.000002 beside 0.7368
         st.dataframe(suggested, hide_index=True, width="stretch", column_config={
+            **probability,
             "expected_reduction": st.column_config.NumberColumn(
                 "expected reduction", format="%.4f", help="given the labels of the answers above it"),
             "alone_reduction": st.column_config.NumberColumn(

@@ -588,6 +588,7 @@ def load_table(
     families: Mapping[str, str] | str | Path | None = None,
     criterion: str | None = None,
     name: str | None = None,
+    note_unused_families: bool = True,
 ) -> JudgmentTable:
     """Read and validate a judgment table.
 
@@ -602,6 +603,9 @@ def load_table(
         path); overrides family columns in the table.
     criterion
         When the table has a ``criterion`` column, the criterion to keep (required if it has several).
+    note_unused_families
+        Note family names that are no model of this table (a user's spelling slip); False for a
+        mapping that covers more tables than this one (a built-in dataset's, shared by its criteria).
 
     Raises
     ------
@@ -905,7 +909,7 @@ def load_table(
         if no_family:
             notes.append(f"No family for {_fmt_values(no_family)}: never excluded as self-family.")
         unknown = [m for m in fam if m not in models]
-        if unknown:
+        if unknown and note_unused_families:
             notes.append(f"The families name {_fmt_values(unknown)}, neither a candidate nor a judge with usable rows "
                          "here: ignored (check the spelling).")
         fam = {m: f for m, f in fam.items() if m in models}

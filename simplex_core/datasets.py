@@ -276,8 +276,10 @@ def load_dataset(name: str, criterion: str | None = None, **loader_options: Any)
     crit = info.criterion(criterion)
     options = dict(loader_options)
     scale = options.pop("scale", None) or crit.scale
-    families = options.pop("families") if "families" in options else info.families_file
-    table = load_table(crit.file, scale=scale, families=families, **options)
+    given = "families" in options
+    families = options.pop("families") if given else info.families_file
+    # the dataset's own families.json covers all its criteria: its names absent here are no slip
+    table = load_table(crit.file, scale=scale, families=families, note_unused_families=given, **options)
     notes: list[str] = []
     if info.licence_warning:
         notes.append(f"Licence warning: {info.licence_warning}")

@@ -560,10 +560,11 @@ def scale_end_note(counts: CountsLike) -> str | None:
 LEANING_PRIOR_LEVELS = 5
 
 
-def judge_prior_note(counts: CountsLike) -> str | None:
-    """One sentence when the scale is square with at least :data:`LEANING_PRIOR_LEVELS` true levels and
-    no answer is labelled (gold): how far above the truth the default judge prior's mean judge scores,
-    before any data (:func:`simplex_core.priors.mean_judge_offset`). None otherwise.
+def judge_prior_note(counts: CountsLike, settings: "ModelSettings | None" = None) -> str | None:
+    """One sentence when the scale is square with at least :data:`LEANING_PRIOR_LEVELS` true levels, no
+    answer is labelled (gold) and the judge prior is weight propagation (``settings``; None = the
+    default): how far above the truth its mean judge scores before any data, at the fit's β_max or,
+    integrated, over β_max's range (:func:`simplex_core.priors.mean_judge_offset`). None otherwise.
 
     Why: from row to row of Θ the weight-propagation prior moves mass only to higher observed levels,
     and a node has more edges above the correct cell than below it, so on M levels its judges lean
@@ -575,25 +576,35 @@ def judge_prior_note(counts: CountsLike) -> str | None:
     at about half its true value (6.00 → 3.2, 1.22 → 0.47), the order of all 7 exact."""
     from simplex_core.priors import mean_judge_offset
 
+    settings = settings if settings is not None else FitSettings()
     scale = counts.scale
-    if scale.n_levels != scale.n_true or scale.n_true < LEANING_PRIOR_LEVELS:
+    if scale.n_levels != scale.n_true or scale.n_true < LEANING_PRIOR_LEVELS or settings.prior != "weight-propagation":
         return None
     patterns = getattr(counts, "patterns", None)
     if patterns is not None and (np.asarray(patterns.truth) >= 0).any():
         return None  # labelled answers pin the judges' leniency
-    beta_max = FitSettings().beta_max
-    offset = mean_judge_offset(scale, beta_max)
-    return (f"On this {scale.n_true}-level scale the default judge prior (weight-propagation, β_max = {beta_max:g}) "
-            f"expects, before any data, that a judge scores answers {offset:.2f} above their true score on average: "
-            "where the data do not settle how lenient the judges are (few answers, judges who err alike), expected "
-            "scores lean low, their order much less. A few labelled answers, integrated mode (which learns β_max) or "
-            "fewer levels lean less.")
+    if settings.integrated:
+        low, high = mean_judge_offset(scale, BETA_MAX_UPPER), mean_judge_offset(scale, 0.0)
+        expects = (f"the judge prior (weight-propagation, β_max integrated over 0–{BETA_MAX_UPPER:g}) expects, "
+                   f"before any data, that a judge scores answers {low:.2f} to {high:.2f} above their true score on "
+                   "average")
+        remedies = "A few labelled answers or fewer levels lean less."
+    else:
+        expects = (f"the judge prior (weight-propagation, β_max = {settings.beta_max:g}) expects, before any data, "
+                   f"that a judge scores answers {mean_judge_offset(scale, float(settings.beta_max)):.2f} above "
+                   "their true score on average")
+        remedies = ("A few labelled answers, integrated mode (which learns β_max), a larger β_max or fewer levels "
+                    "lean less.")
+    return (f"On this {scale.n_true}-level scale {expects}: where the data do not settle how lenient the judges are "
+            f"(few answers, judges who err alike), expected scores lean low, their order much less. {remedies}")
 
 
-def data_notes(counts: CountsLike) -> list[str]:
+def data_notes(counts: CountsLike, settings: "ModelSettings | None" = None) -> list[str]:
     """What a reader of the results must know about these data's power: :func:`identification_note`,
-    :func:`scale_end_note` and :func:`judge_prior_note`, those that have something to say."""
-    return [note for note in (identification_note(counts), scale_end_note(counts), judge_prior_note(counts)) if note]
+    :func:`scale_end_note` and :func:`judge_prior_note` (for the model ``settings``; None = the
+    default), those that have something to say."""
+    return [note for note in (identification_note(counts), scale_end_note(counts), judge_prior_note(counts, settings))
+            if note]
 
 
 def included_pairs(counts: CountsLike) -> tuple[np.ndarray, np.ndarray]:

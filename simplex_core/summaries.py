@@ -408,7 +408,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         },
         "judges": judges,
         "excluded_pairs": [{"judge": j, "candidate": k} for j, k in counts.excluded_pairs],
-        "notes": data_notes(counts),
+        "notes": data_notes(counts, getattr(fit, "settings", None)),
         "diagnostics": _diagnostics_dict(fit),
         "settings": settings_record(fit, command_line, counts),
         "hyperparameters": hyperparameter_records(fit),

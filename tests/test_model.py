@@ -446,6 +446,14 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
     note = judge_prior_note(count_tensor(load_table(frame, scale=five)))
     assert note is not None and "On this 5-level scale" in note
     assert f"scores answers {mean_judge_offset(five, 5.0):.2f} above their true score" in note and "0.88" in note
+    # the note follows the model asked for: its β_max, integrated mode's range, no note under another prior
+    counts = count_tensor(load_table(frame, scale=five))
+    assert f"β_max = 20) expects" in judge_prior_note(counts, FitSettings(beta_max=20.0))
+    assert f"{mean_judge_offset(five, 20.0):.2f} above" in judge_prior_note(counts, FitSettings(beta_max=20.0))
+    integrated = judge_prior_note(counts, FitSettings(integrated=True))
+    assert "integrated over 0–20" in integrated and "integrated mode" not in integrated
+    assert f"{mean_judge_offset(five, 20.0):.2f} to {mean_judge_offset(five, 0.0):.2f} above" in integrated
+    assert judge_prior_note(counts, FitSettings(prior="diagonal")) is None
     three = frame.assign(score=1 + frame["score"] % 3)
     assert judge_prior_note(count_tensor(load_table(three, scale=Scale((1.0, 2.0, 3.0))))) is None
     gold = frame.assign(true_score=float("nan"), gold=False)
