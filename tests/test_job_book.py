@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from simplex_core.jobs import BACKGROUND, INTERACTIVE, JobBook, JobStatus, format_duration, progress_numbers
@@ -45,6 +47,9 @@ def test_job_status_describes_itself_in_words():
     s = JobStatus(job_id="x", key="k", state="running", priority=0, phase="sampling", draws_done=400, draws_total=1600)
     assert s.describe() == "sampling: 400 of 1600 draws (25%)"
     assert s.fraction == pytest.approx(0.25)
+    # a later run of the fit (an extra round, tempering) counts its own draws: they are not the fit's share
+    later = dataclasses.replace(s, draws_done=7789, draws_total=8000, reported_fraction=0.3)
+    assert later.describe() == "sampling: 7789 of 8000 draws of this run; 30% of the fit"
     q = JobStatus(job_id="y", key="k", state="queued", priority=0, queue_position=2)
     assert "position 2" in q.describe()
 

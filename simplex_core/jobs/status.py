@@ -138,6 +138,10 @@ class JobStatus:
             pos = f" (position {self.queue_position} in the queue)" if self.queue_position else ""
             return f"waiting for a fit worker{pos}"
         if self.phase == "sampling" and self.draws_total:
+            this_run = self.draws_done / self.draws_total
+            if abs(this_run - self.fraction) > 0.1:  # a later round or stage: its draws are not the whole fit's
+                return (f"sampling: {self.draws_done} of {self.draws_total} draws of this run; "
+                        f"{100 * self.fraction:.0f}% of the fit")
             return f"sampling: {self.draws_done} of {self.draws_total} draws ({100 * self.fraction:.0f}%)"
         if self.phase == "sampling":
             return f"sampling ({100 * self.fraction:.0f}%)"
