@@ -61,8 +61,11 @@ def area_view() -> None:
     m = st.columns(4)
     for i, lab in enumerate(LEVELS):
         m[i].metric(f"π({lab})", f"{pi[i]:.3f}")
-    m[3].metric("Expected score", f"{float(pi @ np.arange(1, 4)):.3f}", help="Σ m·π(m)")  # short: cut at 1024 px
-    if np.any(pi < -1e-9):
+    outside = bool(np.any(pi < -1e-9))
+    # outside the triangle π is no distribution: Σ m·π(m) can leave the 1–3 scale (0.326, 3.814), no score
+    m[3].metric("Expected score", "—" if outside else f"{float(pi @ np.arange(1, 4)):.3f}",
+                help="Σ m·π(m); none outside the triangle")  # short: cut at 1024 px
+    if outside:
         st.warning("The candidate is outside the judge's triangle: a negative area share means this judge cannot "
                    "produce these scores for any true-score distribution.", icon=":material/warning:")
     show_figure(fig, "barycentric-areas", key="lab-area", height=560)

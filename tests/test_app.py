@@ -377,6 +377,19 @@ def test_the_flip_slider_reverses_the_expected_score_order():
     assert verdicts[1] != verdicts[-1] and all(any(v) for v in verdicts.values())
 
 
+def test_the_area_view_gives_no_expected_score_outside_the_triangle():
+    """Outside the judge's triangle π has negative shares: Σ m·π(m) is no score (it was shown: 0.326
+    on a 1–3 scale), so the metric shows a dash beside the warning; inside, a number in [1, 3]."""
+    at = new_app()
+    at.switch_page("pages/geometry_lab_page.py").run()
+    expected = [m for m in at.metric if m.label == "Expected score"]
+    assert 1.0 <= float(expected[0].value) <= 3.0 and not at.warning
+    at.slider(key="w_lab_a").set_value(0.0)  # the candidate's share of level 3, then of level 2
+    at.slider(key="w_lab_b").set_value(0.0).run()
+    assert [m.value for m in at.metric if m.label == "Expected score"] == ["—"]
+    assert any("outside the judge's triangle" in plain(w.value) for w in at.warning)
+
+
 def test_a_label_flipping_segment_judge_is_called_out():
     at = new_app()
     at.switch_page("pages/geometry_lab_page.py").run()
