@@ -94,7 +94,7 @@ def fit_seed(task: int | tuple[int, bool]) -> dict:
     from simplex_core.evaluation import rank_correlation
     from simplex_core.inference import fit_model
     from simplex_core.model import FitSettings
-    from simplex_core.summaries import point_ranking
+    from simplex_core.summaries import candidate_summary
 
     seed, integrated = (task, False) if isinstance(task, int) else task
     frame, scale, truth, text = configuration(seed)
@@ -110,14 +110,14 @@ def fit_seed(task: int | tuple[int, bool]) -> dict:
     inside = (lo <= true) & (true <= hi)
     judges = int(((np.asarray(counts.N).sum(axis=2) > 0) & counts.included).sum(axis=0).min())
     # the ranking, the product's main output: population true ranks (ties share the average rank) against
-    # the 95% rank intervals (integer quantiles of the rank draws, as result.json's) and the point ranking
+    # the fit's own 95% rank intervals and point ranking, those of result.json and the app
     true_rank = rank_scores(true)
-    rank_draws = 1 + (draws[:, None, :] > draws[:, :, None]).sum(axis=2)  # [S, K], 1 = best
-    r_lo, r_hi = (np.quantile(rank_draws, q, axis=0, method="inverted_cdf") for q in (0.025, 0.975))
+    ranking = candidate_summary(res, sort=False)
+    r_lo, r_hi = ranking["rank_lo"].to_numpy(), ranking["rank_hi"].to_numpy()
     d = res.diagnostics
     return {"seed": seed, "text": text, "levels": len(scale.true_values), "converged": bool(d.converged),
             "ranks_covered": int(((r_lo <= true_rank) & (true_rank <= r_hi)).sum()),
-            "spearman": rank_correlation(point_ranking(draws.mean(axis=0)), true_rank),
+            "spearman": rank_correlation(ranking["point_rank"].to_numpy(), true_rank),
             "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "covered": int(inside.sum()), "K": len(true),
             "at_ends": int(ends.sum()), "covered_inner": int((inside & ~ends).sum()),
             "judges": judges, "seconds": time.perf_counter() - t0,
