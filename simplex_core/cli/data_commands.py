@@ -50,7 +50,7 @@ def _describe(args: argparse.Namespace) -> int:
         print(f"self-family (judge, candidate) pairs, excluded by default: {len(pairs)}" + (": " + "; ".join(f"{j} on {k}" for j, k in pairs) if pairs else ""))
     else:
         print("families: " + ("none of the names given is a candidate or judge here (no self-family exclusion; "
-                              "see the notes below)" if getattr(args, "families", None)
+                              "see the notes below)" if args.families
                               else "none given (no self-family exclusion)"))
     print("\nscore distribution per judge (counts of each level; – where the judge scored none of the candidate's answers):")
     with pd.option_context("display.width", 200, "display.max_columns", 100):
