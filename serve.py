@@ -32,8 +32,22 @@ async def warm_start(_app):
     # treats the pages/ folder as old-style pages, so a first visitor's link to /data or
     # /sensitivity?omega=2 on a fresh server got "Page not found" and the main page. Set it now.
     PagesManager.uses_pages_directory = False
+    _log_fits()
     start_in_background()  # a thread: the server takes visitors at once
     yield
+
+
+def _log_fits() -> None:
+    """One line per fit started, landed, cancelled or paused, and per session that left, on the
+    server's console (the operator's view of who waits for what)."""
+    import logging
+
+    jobs = logging.getLogger("simplex_core.jobs")
+    if not jobs.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        jobs.addHandler(handler)
+        jobs.setLevel(logging.INFO)
 
 
 def _middleware() -> list:

@@ -194,6 +194,19 @@ def test_two_workers_fit_at_once_and_interactive_requests_go_first(manager):
     assert (progress.total, progress.done, progress.queued, progress.running) == (3, 3, 0, 0)
 
 
+def test_a_visitors_fit_does_not_wait_for_the_background_fits_that_hold_every_worker(manager):
+    grid = [manager.submit(_counts(), FakeSettings(omega=float(o), steps=200, step_seconds=0.05), priority=BACKGROUND)
+            for o in (20, 21)]
+    assert wait_until(lambda: all(manager.status(j.job_id).draws_done > 0 for j in grid), timeout=60)
+    urgent = manager.submit(_counts(), FakeSettings(omega=22.0, steps=2, step_seconds=0.01), priority=INTERACTIVE)
+    assert wait_until(lambda: manager.status(urgent.job_id).state == "done", timeout=120)
+    assert sum(manager.status(j.job_id).preemptions for j in grid) == 1  # one was sent back to the queue
+    assert wait_until(lambda: all(manager.status(j.job_id).state == "done" for j in grid), timeout=120)
+    assert manager.status(urgent.job_id).finished_at < min(manager.status(j.job_id).finished_at for j in grid)
+    for job, omega in zip(grid, (20.0, 21.0)):  # the preempted one ran again, whole, and was stored
+        assert manager.lookup(_counts(), FakeSettings(omega=omega, steps=200, step_seconds=0.05))["omega"] == omega
+
+
 def test_cancel_stops_a_running_fit_and_frees_its_worker(manager):
     long = manager.submit(_counts(), FakeSettings(steps=10_000, step_seconds=0.05))
     assert wait_until(lambda: manager.status(long.job_id).draws_done > 0, timeout=120)

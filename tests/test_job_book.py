@@ -114,6 +114,32 @@ def test_cancel_by_one_owner_keeps_a_job_another_waits_for_and_hands_running_one
     assert book.on_done(job.job_id) is None and job.state == "cancelled" and job.draws_done == 0
 
 
+def test_an_urgent_fit_sends_the_least_urgent_least_advanced_running_fit_back_to_its_place(book):
+    sweep = book.request("sweep", None, priority=5)
+    far, near = (book.request(k, None, priority=BACKGROUND) for k in ("far", "near"))
+    later = book.request("later", None, priority=BACKGROUND)
+    assert book.start_next(3) == [sweep, far, near]
+    book.on_progress(far.job_id, 10, 100, 0.1, "sampling")
+    book.on_progress(near.job_id, 50, 100, 0.5, "sampling")
+    assert book.preempt_for_urgent() is None  # nothing queued is more urgent than what runs
+    urgent = book.request("urgent", None, priority=INTERACTIVE)
+    assert book.preempt_for_urgent() is far  # background before sweep; the least work lost
+    assert far.state == "queued" and far.draws_done == 0 and far.started_at is None and far.preemptions == 1
+    assert book.take_stops() == [far]
+    assert book.start_next(2) == [urgent, far]  # back in its old place, before a later request
+    assert later.state == "queued"
+
+
+def test_a_fit_nearly_done_or_saving_is_left_to_finish(book):
+    nearly, saving = (book.request(k, None, priority=BACKGROUND) for k in ("nearly", "saving"))
+    book.start_next(2)
+    book.on_progress(nearly.job_id, 95, 100, 0.95, "sampling")
+    book.on_saving(saving.job_id)
+    book.request("urgent", None, priority=INTERACTIVE)
+    assert book.preempt_for_urgent() is None and book.take_stops() == []
+    assert nearly.state == saving.state == "running"
+
+
 def test_one_owner_cannot_queue_without_bound_the_least_urgent_oldest_make_room(clock):
     book = JobBook(max_pending_per_owner=3, clock=clock)
     grid = [book.request(f"g{i}", None, priority=BACKGROUND, owner="me") for i in range(3)]

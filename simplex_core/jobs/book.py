@@ -2,7 +2,9 @@
 
 :class:`JobBook` keeps the jobs and every rule about them: one job per fit key (identical requests
 share it, the more urgent priority wins), a priority queue (interactive before sweep before
-background; first come, first served within one), *supersede* (an owner's newer interactive
+background; first come, first served within one), preemption (a queued fit more urgent than a
+running one sends the least urgent running fit back to the queue: a visitor's fit never waits
+behind the background grid), *supersede* (an owner's newer interactive
 request withdraws its older queued one), cancel by owner (a job ends only when nobody else waits
 for it), a bound on what one owner may have pending (the oldest, least urgent requests make room),
 withdrawing everything of an owner who has left, group progress and an estimate of the time left.
@@ -54,6 +56,7 @@ class Job:
     submitted_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
+    preemptions: int = 0  # times it was put back in the queue for a more urgent fit
 
     def snapshot(self, queue_position: int | None = None) -> JobStatus:
         # every field of the snapshot from this record's field of the same name (a new JobStatus
@@ -177,8 +180,40 @@ class JobBook:
             out.append(job)
         return out
 
+    def preempt_for_urgent(self, nearly_done: float = 0.9) -> Job | None:
+        """When the most urgent queued job is more urgent than a running one, put the least urgent
+        running job (the least advanced among equals) back in the queue, in its old place, and hand
+        it to the dispatcher to stop (:meth:`take_stops`); returns it, else ``None``. A job past
+        ``nearly_done`` of its work, or saving, is left to finish: stopping it would waste more than
+        the wait."""
+        head = self._peek()
+        if head is None:
+            return None
+        running = [j for j in self.running() if j.priority > head.priority and j.phase != "saving"
+                   and (j.reported_fraction or 0.0) < nearly_done]
+        if not running:
+            return None
+        victim = max(running, key=lambda j: (j.priority, -(j.reported_fraction or 0.0)))
+        victim.state, victim.phase, victim.stage, victim.started_at = "queued", "waiting", "", None
+        victim.draws_done = victim.draws_total = 0
+        victim.reported_fraction = None
+        victim.preemptions += 1
+        heapq.heappush(self._heap, (victim.priority, victim.seq, victim.job_id))
+        self._stops.append(victim)
+        return victim
+
+    def _peek(self) -> Job | None:
+        """The most urgent queued job (stale heap entries dropped on the way)."""
+        while self._heap:
+            priority, _, job_id = self._heap[0]
+            job = self._jobs.get(job_id)
+            if job is not None and job.state == "queued" and job.priority == priority:
+                return job
+            heapq.heappop(self._heap)
+        return None
+
     def take_stops(self) -> list[Job]:
-        """Running jobs cancelled since the last call (the dispatcher stops their work)."""
+        """Running jobs cancelled or preempted since the last call (the dispatcher stops their work)."""
         stops, self._stops = self._stops, []
         return stops
 

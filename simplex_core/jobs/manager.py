@@ -138,7 +138,8 @@ class FitManager:
         self._slots = 0
         self._slots_at = 0.0
         self._futures: dict[str, Any] = {}  # job id -> future of a running job
-        self._draining: dict[str, tuple[Any, float]] = {}  # cancelled, still on a worker: future, since
+        self._runs: dict[str, str] = {}  # job id -> its current run's id (what workers and events name)
+        self._draining: dict[str, tuple[Any, float]] = {}  # run id -> (future, since): stopped, still on a worker
         self._memory: OrderedDict[str, Any] = OrderedDict()  # fit key -> result the store could not keep
         self._landed: OrderedDict[str, tuple[Any, int]] = OrderedDict()  # fit key -> (stored result landed lately, bytes)
         self._last_seen: dict[str, float] = {}
@@ -299,23 +300,37 @@ class FitManager:
             return
         self._collect()
         with self._lock:
+            free = self._slots - len(self._futures) - len(self._draining)
+            if self._slots and free <= 0 and not self._draining:
+                victim = self._book.preempt_for_urgent()  # one at a time: its slot frees once it drains
+                if victim is not None:
+                    log.info("fit %s put back in the queue for a more urgent fit", victim.label or victim.key[:12])
             stops = self._book.take_stops()
+            runs = []
             for job in stops:
-                future = self._futures.pop(job.job_id, None)
-                if future is not None:
-                    self._draining[job.job_id] = (future, time.monotonic())
-        for job in stops:  # outside the lock: round trips to the workers
-            self._stop(job.job_id)
+                future, run = self._futures.pop(job.job_id, None), self._runs.get(job.job_id)
+                if future is not None and run is not None:
+                    self._draining[run] = (future, time.monotonic())
+                    runs.append((job, run))
+        for job, run in runs:  # outside the lock: round trips to the workers
+            if job.state == "cancelled":
+                log.info("fit %s cancelled while running: %s", job.label or job.key[:12], job.message or "")
+            self._stop(run)
         self._drain()
         self._refresh_slots()
         with self._lock:
             free = self._slots - len(self._futures) - len(self._draining)
             for job in self._book.start_next(max(0, free)):
                 counts, settings = job.payload
+                run = f"{job.job_id}.{job.preemptions}"  # a preempted job's next run is a new task
+                self._runs[job.job_id] = run
                 self._futures[job.job_id] = self._client.submit(
-                    run_fit, job.job_id, counts, settings, self.store, self.fit_function, self._topic,
-                    self.worker_nice, key=f"fit-{job.job_id}", pure=False)
+                    run_fit, run, counts, settings, self.store, self.fit_function, self._topic,
+                    self.worker_nice, key=f"fit-{run}", pure=False)
                 self.tasks_started += 1
+                log.info("fit %s started (%s, waited %.1f s)", job.label or job.key[:12],
+                         "interactive" if job.priority == INTERACTIVE else "background",
+                         (job.started_at or 0.0) - job.submitted_at)
         self._reap()
 
     def _start_client(self) -> bool:
@@ -379,6 +394,7 @@ class FitManager:
                 failure = RuntimeError(f"the fit task returned {type(landed).__name__}, not (stored, result)")
             with self._lock:
                 self._futures.pop(job_id, None)
+                self._runs.pop(job_id, None)
                 job = self._book.running_job(job_id)
                 if job is None:
                     continue
@@ -393,6 +409,8 @@ class FitManager:
                         while len(self._memory) > _MEMORY_ENTRIES:
                             self._memory.popitem(last=False)
                     self._book.on_done(job_id, message)
+                    log.info("fit %s landed after %.1f s on a worker", job.label or job.key[:12],
+                             (job.finished_at or 0.0) - (job.started_at or 0.0))
                 elif isinstance(failure, FitCancelled):
                     self._book.cancel(job_id)
                 else:
@@ -409,25 +427,25 @@ class FitManager:
         while len(self._landed) > 1 and sum(size for _, size in self._landed.values()) > _LANDED_BYTES:
             self._landed.popitem(last=False)
 
-    def _stop(self, job_id: str) -> None:
+    def _stop(self, run: str) -> None:
         try:
-            self._client.run(mark_cancelled, job_id)
+            self._client.run(mark_cancelled, run)
         except Exception:  # noqa: BLE001 — the drain restarts the worker instead
-            log.warning("could not tell the workers to stop fit %s", job_id, exc_info=True)
+            log.warning("could not tell the workers to stop fit run %s", run, exc_info=True)
 
     def _drain(self) -> None:
         now = time.monotonic()
         with self._lock:
             items = list(self._draining.items())
-        for job_id, (future, since) in items:
+        for run, (future, since) in items:
             if future.status != "pending":
                 with self._lock:
-                    self._draining.pop(job_id, None)
+                    self._draining.pop(run, None)
                 future.release()
             elif now - since > DRAIN_SECONDS:
                 self._restart_worker_of(future)
                 with self._lock:
-                    self._draining.pop(job_id, None)
+                    self._draining.pop(run, None)
                 future.release()
 
     def _restart_worker_of(self, future: Any) -> None:
@@ -443,7 +461,10 @@ class FitManager:
     def _on_event(self, event: Any) -> None:
         _, msg = event
         with self._lock:
-            kind, job_id = msg.get("kind"), msg.get("job")
+            kind, run = msg.get("kind"), msg.get("job")
+            job_id = str(run).rpartition(".")[0]
+            if self._runs.get(job_id) != run:
+                return  # a stopped run's late report
             if kind == "progress":
                 self._book.on_progress(job_id, msg["done"], msg["total"], msg["fraction"], msg["stage"])
             elif kind == "saving":

@@ -85,6 +85,9 @@ class JobStatus:
         On failure or cancel, what happened and what to do, in plain words.
     queue_position
         While queued: 1 = the next to start when a worker is free.
+    preemptions
+        Times the fit was stopped and sent back to the queue for a more urgent one (it then runs
+        again from the start).
     """
 
     job_id: str
@@ -104,6 +107,7 @@ class JobStatus:
     started_at: float | None = None
     finished_at: float | None = None
     queue_position: int | None = None
+    preemptions: int = 0
 
     @property
     def is_final(self) -> bool:
@@ -136,7 +140,8 @@ class JobStatus:
             return self.message or self.state
         if self.state == "queued":
             pos = f" (position {self.queue_position} in the queue)" if self.queue_position else ""
-            return f"waiting for a fit worker{pos}"
+            again = "; paused for a more urgent fit, it will start again" if self.preemptions else ""
+            return f"waiting for a fit worker{pos}{again}"
         if self.phase == "sampling" and self.draws_total:
             this_run = self.draws_done / self.draws_total
             if abs(this_run - self.fraction) > 0.1:  # a later round or stage: its draws are not the whole fit's

@@ -94,10 +94,11 @@ def resolve(path: str) -> Callable[..., Any]:
     return obj
 
 
-def mark_cancelled(job_id: str) -> None:
-    """Run in each worker process (``Client.run``): the fit of ``job_id`` stops at its next report."""
+def mark_cancelled(run: str) -> None:
+    """Run in each worker process (``Client.run``): the fit run ``run`` (``"<job id>.<attempt>"``)
+    stops at its next report."""
     with _CANCEL_LOCK:
-        _CANCELLED.add(job_id)
+        _CANCELLED.add(run)
         while len(_CANCELLED) > 1000:
             _CANCELLED.pop()
 
@@ -153,29 +154,30 @@ def plain_failure(exc: BaseException) -> str:
             "failing, try other settings or report the problem.")
 
 
-def run_fit(job_id: str, counts: Any, settings: Any, store: FitStore, fit_function: str, topic: str,
+def run_fit(run: str, counts: Any, settings: Any, store: FitStore, fit_function: str, topic: str,
             nice: int = 0) -> Any:
-    """The Dask task of one fit: returns ``(whether the store kept the result, the result)``."""
+    """The Dask task of one run of a fit (``run``: the job id and its attempt; a preempted job runs again
+    under a new one): returns ``(whether the store kept the result, the result)``."""
     _lower_priority(nice)
-    _event(topic, {"job": job_id, "kind": "started"})
+    _event(topic, {"job": run, "kind": "started"})
     fit = resolve(fit_function)
     last = [0.0]
 
     def progress(message: str, fraction: float) -> None:
-        if job_id in _CANCELLED:
-            raise FitCancelled(job_id)
+        if run in _CANCELLED:
+            raise FitCancelled(run)
         nums = progress_numbers(message, fraction)
         now = time.monotonic()
         if nums is None or (nums[2] < 1.0 and now - last[0] < 1.0 / _PROGRESS_PER_SECOND):
             return
         last[0] = now
         done, total, frac, stage = nums
-        _event(topic, {"job": job_id, "kind": "progress", "done": done, "total": total, "fraction": frac, "stage": stage})
+        _event(topic, {"job": run, "kind": "progress", "done": done, "total": total, "fraction": frac, "stage": stage})
 
-    if job_id in _CANCELLED:
-        raise FitCancelled(job_id)
+    if run in _CANCELLED:
+        raise FitCancelled(run)
     result = fit(counts, settings, progress_callback=progress)
-    _event(topic, {"job": job_id, "kind": "saving"})
+    _event(topic, {"job": run, "kind": "saving"})
     stored = store.save(counts, settings, result) is not False
     # handed over either way: reading a fit back from disk took 0.1-0.3 s of the page's own thread
     # when a slider landed on a setting just fitted (issue 13); not stored, it would be lost
