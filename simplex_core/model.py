@@ -593,8 +593,8 @@ def judge_prior_note(counts: CountsLike, settings: "ModelSettings | None" = None
         expects = (f"the judge prior (weight-propagation, β_max = {settings.beta_max:g}) expects, before any data, "
                    f"that a judge scores answers {mean_judge_offset(scale, float(settings.beta_max)):.2f} above "
                    "their true score on average")
-        remedies = ("A few labelled answers, integrated mode (which learns β_max), a larger β_max or fewer levels "
-                    "lean less.")
+        larger = " a larger β_max," if float(settings.beta_max) < BETA_MAX_UPPER else ""  # none above the top
+        remedies = f"A few labelled answers, integrated mode (which learns β_max),{larger} or fewer levels lean less."
     return (f"On this {scale.n_true}-level scale {expects}: where the data do not settle how lenient the judges are "
             f"(few answers, judges who err alike), expected scores lean low, their order much less. {remedies}")
 

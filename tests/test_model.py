@@ -450,6 +450,8 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
     counts = count_tensor(load_table(frame, scale=five))
     assert f"β_max = 20) expects" in judge_prior_note(counts, FitSettings(beta_max=20.0))
     assert f"{mean_judge_offset(five, 20.0):.2f} above" in judge_prior_note(counts, FitSettings(beta_max=20.0))
+    assert "a larger β_max" in judge_prior_note(counts, FitSettings(beta_max=5.0))
+    assert "a larger β_max" not in judge_prior_note(counts, FitSettings(beta_max=20.0))  # the top of its range
     integrated = judge_prior_note(counts, FitSettings(integrated=True))
     assert "integrated over 0–20" in integrated and "integrated mode" not in integrated
     assert f"{mean_judge_offset(five, 20.0):.2f} to {mean_judge_offset(five, 0.0):.2f} above" in integrated
