@@ -53,8 +53,11 @@ def area_view() -> None:
     mid_max = round(1.0 - high, 2)
     if ss.get(K.LAB_POINT_B, 0.0) > mid_max:
         ss[K.LAB_POINT_B] = mid_max
-    mid = c2.slider("Candidate's share of level 2 (mid)", 0.0, max(mid_max, 0.0), step=0.01, key=K.LAB_POINT_B, persist_state="session",
-                    disabled=mid_max <= 0.0) if mid_max > 0 else 0.0
+    if mid_max > 0:
+        mid = c2.slider("Candidate's share of level 2 (mid)", 0.0, mid_max, step=0.01, key=K.LAB_POINT_B, persist_state="session")
+    else:  # a slider needs a range: keep it in place, greyed, rather than let it vanish
+        mid = c2.slider("Candidate's share of level 2 (mid)", 0.0, 1.0, 0.0, step=0.01, disabled=True,
+                        key=f"{K.LAB_POINT_B}-none", help="Level 3 has the whole share: lower it to give level 2 some.")
     gamma = np.array([max(0.0, 1.0 - high - mid), mid, high])
     fig = figures.barycentric_area_figure(theta, gamma, LEVELS)
     pi = geometry.areal_coordinates(gamma, theta)

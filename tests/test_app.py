@@ -390,6 +390,16 @@ def test_the_area_view_gives_no_expected_score_outside_the_triangle():
     assert any("outside the judge's triangle" in plain(w.value) for w in at.warning)
 
 
+def test_the_level_2_slider_stays_in_place_greyed_when_level_3_takes_the_whole_share():
+    at = new_app()
+    at.switch_page("pages/geometry_lab_page.py").run()
+    at.slider(key="w_lab_a").set_value(1.0).run()
+    greyed = at.slider(key="w_lab_b-none")
+    assert greyed.disabled and greyed.value == 0.0 and not at.exception
+    at.slider(key="w_lab_a").set_value(0.6).run()
+    assert 0.0 <= at.slider(key="w_lab_b").value <= 0.4 and not at.exception
+
+
 def test_a_label_flipping_segment_judge_is_called_out():
     at = new_app()
     at.switch_page("pages/geometry_lab_page.py").run()
