@@ -31,7 +31,7 @@ from simplex_core.baselines import rank_interval, ranks_from_scores
 from simplex_core.reweighting import systematic_resample
 
 __all__ = ["CREDIBLE", "LEADERBOARD_COLUMNS", "credibly_ahead", "leaderboard", "leaderboard_from_fit",
-           "leaderboard_records", "tiers", "weighted_pairwise", "systematic_resample"]
+           "leaderboard_records", "share", "tiers", "weighted_pairwise", "systematic_resample"]
 
 #: P(E_a > E_b) at or above this makes ``a`` credibly ahead of ``b`` (95%, two-sided).
 CREDIBLE = 0.975
@@ -54,11 +54,21 @@ def _weights(weights: np.ndarray | None, S: int) -> np.ndarray:
     return w / w.sum()
 
 
+def share(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """The (weighted) share of draws where ``mask`` (``[S, ...]``) holds. Without weights it is the
+    exact count over S: summing 1/S per draw gave 1.0000000000000007 for P(best) and could put 3900 of
+    4000 draws a hair below the 0.975 of "credibly ahead"."""
+    m = np.asarray(mask, dtype=bool)
+    if weights is None:
+        return np.count_nonzero(m, axis=0) / m.shape[0]
+    w = _weights(weights, m.shape[0])
+    return np.clip(np.tensordot(w, m.astype(float), axes=1), 0.0, 1.0)
+
+
 def weighted_pairwise(expected_score: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """``P[a, b] = P(E_a > E_b)`` from draws ``[S, K]`` (strictly greater; diagonal NaN)."""
     e = np.asarray(expected_score, dtype=float)
-    w = _weights(weights, e.shape[0])
-    p = np.einsum("s,sab->ab", w, (e[:, :, None] > e[:, None, :]).astype(float))
+    p = share(e[:, :, None] > e[:, None, :], weights)
     np.fill_diagonal(p, np.nan)
     return p
 
@@ -156,12 +166,12 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
         r_for_interval = ranks[systematic_resample(w, S, seed)]
     r_lo, r_hi = rank_interval(r_for_interval, INTERVAL)
     r_med = np.quantile(r_for_interval, 0.5, axis=0, method="inverted_cdf")
-    pair = weighted_pairwise(e, w)
+    pair = weighted_pairwise(e, weights)
     tier = tiers(pair, mean, names, credible)
     table = pd.DataFrame({
         "tier": tier, "candidate": names, "expected_score_mean": mean, "expected_score_lo": e_lo,
         "expected_score_hi": e_hi, "rank_median": r_med.astype(int), "rank_lo": r_lo.astype(int),
-        "rank_hi": r_hi.astype(int), "p_best": w @ (ranks == 1), "p_top3": w @ (ranks <= min(top, K)),
+        "rank_hi": r_hi.astype(int), "p_best": share(ranks == 1, weights), "p_top3": share(ranks <= min(top, K), weights),
     })
     order = sorted(range(K), key=lambda k: (-mean[k], names[k]))
     table = table.iloc[order].reset_index(drop=True)

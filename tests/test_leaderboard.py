@@ -46,6 +46,21 @@ def test_threshold_is_inclusive_at_exactly_0975():
     assert list(tiers(weighted_pairwise(e2), e2.mean(axis=0))) == [1, 1]
 
 
+def test_probabilities_are_exact_shares_of_the_draws():
+    """3900 of 4000 draws ahead is 0.975 exactly (credibly ahead), and a sure winner has P(best) = 1,
+    not 1.0000000000000007 (summing 1/S per draw gave both errors)."""
+    S = 4000
+    a = np.r_[np.full(3900, 2.0), np.zeros(100)]
+    e = np.column_stack([a, np.ones(S), np.full(S, -5.0)])
+    pair = weighted_pairwise(e)
+    assert pair[0, 1] == 0.975 and pair[1, 2] == 1.0
+    assert list(tiers(pair, e.mean(axis=0))) == [1, 2, 3]
+    board = leaderboard(np.column_stack([np.full(S, 9.0), e]), ["sure", "a", "b", "c"])
+    assert board["p_best"].tolist() == [1.0, 0.0, 0.0, 0.0] and board["p_top3"].max() <= 1.0
+    weighted = leaderboard(np.column_stack([np.full(S, 9.0), e]), ["sure", "a", "b", "c"], weights=np.random.default_rng(0).random(S))
+    assert weighted["p_best"].max() <= 1.0 and weighted["p_top3"].max() <= 1.0
+
+
 def test_tiers_follow_input_order_not_column_order():
     e = chain_draws()[:, ::-1]  # columns c, b, a
     assert list(tiers(weighted_pairwise(e), e.mean(axis=0))) == [2, 1, 1]
