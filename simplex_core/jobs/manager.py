@@ -36,7 +36,7 @@ from typing import Any, Callable
 from simplex_core.fit_identity import fit_key
 
 from .book import MAX_PENDING_PER_OWNER, JobBook
-from .status import INTERACTIVE, GroupProgress, JobStatus
+from .status import BACKGROUND, INTERACTIVE, GroupProgress, JobStatus
 from .worker import DEFAULT_FIT_FUNCTION, FitCacheStore, FitCancelled, FitStore, mark_cancelled, plain_failure, run_fit, warm
 
 log = logging.getLogger(__name__)
@@ -312,6 +312,8 @@ class FitManager:
                 if future is not None and run is not None:
                     self._draining[run] = (future, time.monotonic())
                     runs.append((job, run))
+                if job.state == "cancelled":
+                    self._runs.pop(job.job_id, None)
         for job, run in runs:  # outside the lock: round trips to the workers
             if job.state == "cancelled":
                 log.info("fit %s cancelled while running: %s", job.label or job.key[:12], job.message or "")
@@ -329,7 +331,8 @@ class FitManager:
                     self.worker_nice, key=f"fit-{run}", pure=False)
                 self.tasks_started += 1
                 log.info("fit %s started (%s, waited %.1f s)", job.label or job.key[:12],
-                         "interactive" if job.priority == INTERACTIVE else "background",
+                         "interactive" if job.priority == INTERACTIVE else
+                         "background" if job.priority >= BACKGROUND else f"priority {job.priority}",
                          (job.started_at or 0.0) - job.submitted_at)
         self._reap()
 
