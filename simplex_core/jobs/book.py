@@ -3,8 +3,8 @@
 :class:`JobBook` keeps the jobs and every rule about them: one job per fit key (identical requests
 share it, the more urgent priority wins), a priority queue (interactive before sweep before
 background; first come, first served within one), preemption (a queued fit more urgent than a
-running one sends the least urgent running fit back to the queue: a visitor's fit never waits
-behind the background grid), *supersede* (an owner's newer interactive
+running one sends the least urgent running fit back to the queue: a visitor's fit does not wait
+for the background grid to finish), *supersede* (an owner's newer interactive
 request withdraws its older queued one), cancel by owner (a job ends only when nobody else waits
 for it), a bound on what one owner may have pending (the oldest, least urgent requests make room),
 withdrawing everything of an owner who has left, group progress and an estimate of the time left.
