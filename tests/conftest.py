@@ -10,3 +10,10 @@ os.environ.setdefault("SIMPLEX_JUDGE_CACHE",
                       os.path.join(os.path.dirname(__file__), "..", ".cache", "test-fits" + (f"-{_worker}" if _worker else "")))
 
 pytest_plugins = ["tests.fixtures.fit_fixtures"]
+
+# Property tests check behaviour, not speed (speed is bench/'s): Hypothesis's default 200 ms deadline
+# per example failed a projection test whose first call took 396 ms on a loaded 2-core machine.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("simplex-judge", deadline=None)
+_hypothesis_settings.load_profile("simplex-judge")
