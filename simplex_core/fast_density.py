@@ -1119,12 +1119,15 @@ def tempering_ladder(betas, rejections):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_out, stats_out, swaps_out, betas_out):
+def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_out, stats_out, swaps_out, betas_out,
+                   control):
     """One tempered chain. ``x0`` [R, n] start states; every replica's step size is adapted towards
     the acceptance rate ``target_accept``; writes the cold replica's draws [n_draws, n],
     per draw (acceptance, divergent, step size, leapfrog steps) into ``stats_out`` [n_draws, 4], the
     swap acceptance rate of each neighbour pair over the draws into ``swaps_out`` [R − 1], and the
-    final ladder into ``betas_out``."""
+    final ladder into ``betas_out``. ``control`` (int64 [2]) is shared with the caller while the chain
+    runs: the chain writes the iterations done into ``control[0]``, and returns at its next iteration
+    once ``control[1]`` is non-zero (a cancel; its outputs are then incomplete)."""
     np.random.seed(seed)
     R, n = x0.shape
     betas = betas0.copy()
@@ -1160,6 +1163,9 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
     swap_try = np.zeros(R - 1)
     swap_acc = np.zeros(R - 1)
     for it in range(n_tune + n_draws):
+        if control[1] != 0:
+            return
+        control[0] = it
         tuning = it < n_tune
         for r in range(R):
             eps = math.exp(log_eps[r])
@@ -1243,6 +1249,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
                 log_eps[r] = log_eps_bar[r]
             swap_try[:] = 0.0
             swap_acc[:] = 0.0
+    control[0] = n_tune + n_draws
     for r in range(R - 1):
         swaps_out[r] = swap_acc[r] / max(swap_try[r], 1.0)
     betas_out[:] = betas
@@ -1295,7 +1302,7 @@ def warm_up_tempering() -> None:
     n = int(sizes(buf)[-1])
     draws = np.zeros((1, 2, n))
     tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.5]), 2, 2, 1, 0.8, draws[0], np.zeros((2, 4)), np.zeros(1),
-                   np.zeros(2))
+                   np.zeros(2), np.zeros(2, dtype=np.int64))
     expand_all(draws, np.zeros((1, 2, 64)), buf)
 
 

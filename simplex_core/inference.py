@@ -671,12 +671,20 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         nuts_note = diagnostics.message
         n_modes = len(tempered_starts)
         _report(cb, f"the posterior has {n_modes} separate modes that NUTS chains cannot cross: sampling them "
-                    "together by parallel tempering (slower: about 15 s on GPQA-size data; no updates until it ends)", 0.30)
+                    "together by parallel tempering (slower: about 15 s on GPQA-size data)", 0.30)
+
+        def tempered_progress(lo: float, hi: float, note: str = "") -> ProgressCallback | None:
+            # the tempered chains report about once a second; a cancel raised here stops them
+            if cb is None:
+                return None
+            return lambda message, fraction: _report(cb, note + message, lo + (hi - lo) * fraction)
+
         t2 = time.perf_counter()
         fast_density.warm_up_tempering()  # its kernels load (or compile, once per machine) on first use
         tempering_load_s = time.perf_counter() - t2
         t2 = time.perf_counter()
-        idata = sample_tempered(counts, settings, tempered_starts, thin=TEMPERED_THIN)
+        idata = sample_tempered(counts, settings, tempered_starts, thin=TEMPERED_THIN,
+                                progress_callback=tempered_progress(0.30, 0.90))
         tempered_s = time.perf_counter() - t2
         diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), n_modes, nuts_note)
         # Tempered chains that cross between the modes too rarely yet: chains twice as long, as the
@@ -685,11 +693,14 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         # R-hat 1.384 after one run, 1.109 after three more rounds, 703 s) do not get there by length.
         while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
                and diagnostics.max_rhat <= TEMPERED_ROUNDS_RHAT):
-            _report(cb, f"not converged yet ({diagnostics.message.split(';')[0].split('. Note')[0].removeprefix('not converged: ')}): "
-                        f"tempered chains {2**rounds} times as long (no updates until it ends)", 0.9)
+            note = (f"not converged yet ({diagnostics.message.split(';')[0].split('. Note')[0].removeprefix('not converged: ')}): "
+                    f"tempered chains {2**rounds} times as long, ")
+            _report(cb, note.removesuffix(", "), 0.9)
             last = settings.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
             t2 = time.perf_counter()
-            idata = sample_tempered(counts, last, tempered_starts, thin=TEMPERED_THIN)
+            step = 0.1 / max(1, settings.extra_rounds)
+            idata = sample_tempered(counts, last, tempered_starts, thin=TEMPERED_THIN,
+                                    progress_callback=tempered_progress(0.9 + step * (rounds - 1), 0.9 + step * rounds, note))
             tempered_s += time.perf_counter() - t2
             rounds += 1
             diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), n_modes, nuts_note)
@@ -710,7 +721,9 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             from simplex_core.tempering import TEMPERED_THIN, sample_tempered
 
             t2 = time.perf_counter()
-            again = sample_tempered(counts, retry, tempered_starts, thin=TEMPERED_THIN)
+            again = sample_tempered(counts, retry, tempered_starts, thin=TEMPERED_THIN,
+                                    progress_callback=None if cb is None else (
+                                        lambda message, fraction: _report(cb, f"{first}: smaller steps, {message}", 0.9 + 0.05 * fraction)))
             tempered_s += time.perf_counter() - t2
             again_diagnostics = _explain_tempering(diagnose(again, tuple(counts.candidates)), n_modes, nuts_note)
         else:

@@ -27,8 +27,8 @@ without the GIL.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from simplex_core.fast_density import (build_buffer, expand_all, sizes, stored_coords, stored_slices,
@@ -51,13 +51,18 @@ TARGET_ACCEPT_OFFSET = 0.05
 
 
 def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[np.ndarray],
-                    replicas: int = REPLICAS, b_min: float = B_MIN, thin: int = 1):
+                    replicas: int = REPLICAS, b_min: float = B_MIN, thin: int = 1,
+                    progress_callback: "Callable[[str, float], None] | None" = None):
     """Parallel-tempering chains of the posterior (``settings.chains`` chains, ``settings.tune``
     warm-up and ``settings.draws`` kept draws each), started at ``starts`` (modes from
     :func:`simplex_core.fast_engine.find_modes`, dealt round-robin over chains, jittered by
     ±0.1). Returns an ArviZ InferenceData shaped like the other engines' (posterior variables with
     the contract names; ``sample_stats``: ``diverging``, ``acceptance_rate``, ``step_size``,
-    ``n_steps``) with the swap rates and ladder in ``sample_stats.attrs``."""
+    ``n_steps``) with the swap rates and ladder in ``sample_stats.attrs``.
+
+    ``progress_callback(message, fraction)`` hears "parallel tempering: N of M iterations" about once
+    a second while the chains run; an exception it raises (a cancelled fit) stops every chain at its
+    next iteration and is raised here."""
     import arviz as az
 
     model, sampler = settings.model, settings.sampler  # the density (the model part), the run (the sampler part)
@@ -80,13 +85,26 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
     swaps = np.zeros((C, replicas - 1))
     ladders = np.zeros((C, replicas))
 
+    controls = np.zeros((C, 2), dtype=np.int64)  # per chain: iterations done; stop flag
+
     def run(c: int) -> None:
         tempered_chain(np.ascontiguousarray(x0[c]), buf, betas, W, S, int(seeds[c]), target_accept,
-                       draws[c], stats[c], swaps[c], ladders[c])
+                       draws[c], stats[c], swaps[c], ladders[c], controls[c])
 
     workers = max(1, min(C, os.cpu_count() or 1))
+    total = C * (W + S)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(run, range(C)))
+        chains = [pool.submit(run, c) for c in range(C)]
+        try:
+            while wait(chains, timeout=1.0).not_done:
+                if progress_callback is not None:
+                    done = int(controls[:, 0].sum())
+                    progress_callback(f"parallel tempering: {done} of {total} iterations", done / total)
+            for chain in chains:
+                chain.result()
+        except BaseException:
+            controls[:, 1] = 1  # the chains return at their next iteration; the pool then closes
+            raise
 
     # Keep every thin-th draw; a kept draw is flagged divergent when any transition of its block was
     # (so thinning hides no divergence from the diagnostics).

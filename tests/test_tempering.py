@@ -130,3 +130,32 @@ def test_tempered_sampling_is_reproducible_and_keeps_its_ladder_in_order(tune):
     assert ladder[0] == 1.0 and ladder[-1] == pytest.approx(B_MIN) and np.all(np.diff(ladder) < 0)
     step = a.sample_stats["step_size"].values
     assert np.all(step == step[:, :1])  # no adaptation after warm-up
+
+
+@pytest.mark.timeout(300)  # unstopped, the chains below would run for many minutes
+def test_tempered_chains_report_progress_and_stop_when_the_callback_raises():
+    """The chains run in numba for minutes on large data: the caller hears "N of M iterations" while
+    they run, and an exception from its callback (a cancelled fit) stops every chain at its next
+    iteration instead of after the whole run."""
+    from simplex_core.tempering import sample_tempered
+
+    sim = simulate(scale=BINARY_ABSTAIN, n_items=60, candidates=3, judges=2, omega=1.0, beta_max=5.0, rho=0.8, rng=4)
+    counts = _counts(sim)
+    settings = FitSettings(likelihood="per-judge", omega=1.0, beta_max=5.0, chains=2, draws=400, tune=400, seed=9)
+    start = fast_engine.find_modes(counts, settings, seed=9)[0].point
+    sample_tempered(counts, settings, [start], replicas=4, thin=1)  # compiled and warm
+    heard: list[tuple[str, float]] = []
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_first_report(message: str, fraction: float) -> None:
+        heard.append((message, fraction))
+        raise Stop
+
+    big = settings.replace(draws=2_000_000, tune=1000)  # many minutes of sampling if nothing stopped it
+    with pytest.raises(Stop):
+        sample_tempered(counts, big, [start], replicas=4, thin=1, progress_callback=stop_at_first_report)
+    (message, fraction), = heard
+    assert message.startswith("parallel tempering: ") and message.endswith(f" of {2 * 2_001_000} iterations")
+    assert 0.0 <= fraction < 0.5
