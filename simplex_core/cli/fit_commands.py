@@ -277,8 +277,11 @@ def run_fit(args: argparse.Namespace) -> int:
         _write_output(args.leaderboard, lambda path: pd.DataFrame(doc["leaderboard"]).to_csv(path, index=False))
     if table.n_gold:
         print(f"{table.n_gold} gold answers (true level observed)")
-    print(f"{len(doc['candidates'])} candidates ranked; "
-          + (convergence_note(fit.diagnostics, settings, fit.timing) or fit.diagnostics.message))
+    warning = convergence_note(fit.diagnostics, settings, fit.timing)  # whole sentences: a line of their own
+    if warning is None:
+        print(f"{len(doc['candidates'])} candidates ranked; {fit.diagnostics.message}")
+    else:
+        print(f"{len(doc['candidates'])} candidates ranked.\n{warning}")
     for note in doc["notes"]:
         print(f"Note: {note}")
     for name, symbol in (("omega", "ω"), ("beta_max", "β_max")):
