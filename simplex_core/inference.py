@@ -722,8 +722,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
             t2 = time.perf_counter()
             again = sample_tempered(counts, retry, tempered_starts, thin=TEMPERED_THIN,
-                                    progress_callback=None if cb is None else (
-                                        lambda message, fraction: _report(cb, f"{first}: smaller steps, {message}", 0.9 + 0.05 * fraction)))
+                                    progress_callback=tempered_progress(0.9, 0.95, f"{first}: smaller steps, "))
             tempered_s += time.perf_counter() - t2
             again_diagnostics = _explain_tempering(diagnose(again, tuple(counts.candidates)), n_modes, nuts_note)
         else:

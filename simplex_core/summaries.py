@@ -160,9 +160,9 @@ def rank_probabilities(fit: Any) -> pd.DataFrame:
 
 def pairwise_probabilities(fit: Any) -> pd.DataFrame:
     """P(E_row > E_col) for every pair of candidates (data order); the diagonal is NaN."""
-    e = _draws(fit, "expected_score")
-    p = (e[:, :, None] > e[:, None, :]).mean(axis=0)
-    np.fill_diagonal(p, np.nan)
+    from simplex_core.leaderboard import weighted_pairwise  # the tiers' own rule: one computation of P(E_a > E_b)
+
+    p = weighted_pairwise(_draws(fit, "expected_score"))
     names = pd.Index(_names(fit, "candidate"), name="candidate")
     return pd.DataFrame(p, index=names, columns=names.rename("versus"))
 

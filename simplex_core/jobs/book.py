@@ -171,11 +171,8 @@ class JobBook:
     def start_next(self, free: int) -> list[Job]:
         """Up to ``free`` queued jobs, most urgent first, marked running."""
         out = []
-        while len(out) < free and self._heap:
-            priority, _, job_id = heapq.heappop(self._heap)
-            job = self._jobs.get(job_id)
-            if job is None or job.state != "queued" or job.priority != priority:
-                continue  # stale heap entry (cancelled, or re-pushed at a higher priority)
+        while len(out) < free and (job := self._peek()) is not None:
+            heapq.heappop(self._heap)
             job.state, job.phase, job.started_at = "running", "starting", self.clock()
             out.append(job)
         return out
@@ -203,7 +200,8 @@ class JobBook:
         return victim
 
     def _peek(self) -> Job | None:
-        """The most urgent queued job (stale heap entries dropped on the way)."""
+        """The most urgent queued job, at the top of the heap; stale entries (cancelled, or re-pushed at
+        a higher priority) are dropped on the way."""
         while self._heap:
             priority, _, job_id = self._heap[0]
             job = self._jobs.get(job_id)
