@@ -71,7 +71,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Serve Simplex Judge (on 127.0.0.1 unless told otherwise).")
     parser.add_argument("--public", action="store_true", help="listen on every interface (0.0.0.0): others can connect")
     parser.add_argument("--address", help="listen on this address instead of 127.0.0.1")
-    parser.add_argument("--port", type=int, help="port (default 8501)")
+    def port(text: str) -> int:  # argparse's own message, not the server's bind() traceback
+        if not text.isdigit() or not 1 <= int(text) <= 65535:
+            raise argparse.ArgumentTypeError(f"a port is a whole number from 1 to 65535; got {text!r}")
+        return int(text)
+
+    parser.add_argument("--port", type=port, help="port (default 8501)")
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                         help="run the fits on this Dask cluster (its workers need simplex_core and the fit cache "
                              "folder) instead of a local cluster of min(2, cores) worker processes")

@@ -120,3 +120,16 @@ def test_python_serve_py_listens_on_the_port_asked_for(tmp_path):
         wait_healthy(f"http://127.0.0.1:{port}", proc)
     finally:
         stop(proc)
+
+
+@pytest.mark.parametrize("bad", ["99999", "0", "abc"])
+def test_python_serve_py_refuses_a_port_out_of_range_in_words(bad):
+    """``--port 99999`` ended in a traceback from the server's bind(); now argparse's exit 2."""
+    import subprocess
+    import sys
+
+    from tests.streamlit_server import ROOT
+
+    done = subprocess.run([sys.executable, "serve.py", "--port", bad], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"argument --port: a port is a whole number from 1 to 65535; got '{bad}'" in done.stderr
