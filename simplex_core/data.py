@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -427,12 +428,67 @@ def read_source(source: Any, name: str | None = None, *, max_bytes: int | None =
         raise _read_error(label, f"has {lines - (fmt != 'jsonl'):,} lines; at most {max_rows:,} rows are read.", fix="split the table.")
     if fmt == "jsonl":
         return _read_jsonl(text, label)
+    return _read_delimited(text, label, fmt)
+
+
+def _read_delimited(text: str, label: str, fmt: str) -> pd.DataFrame:
+    """A CSV/TSV text as a frame of strings; rows and a header that do not line up are named, never
+    shifted: pandas reads data rows one field longer than the header by taking their first field as
+    the row index, which moves every value one column to the left."""
+    sep = _delimiter(text, "\t" if fmt == "tsv" else ",")
+    header_line = next((line for line in text.splitlines() if line.strip()), "")
     try:
+        header = next(csv.reader([header_line], delimiter=sep), [])
+    except csv.Error:
+        header = []
+    first_row = next((line for line in text.splitlines()[text.splitlines().index(header_line) + 1:] if line.strip()), "") \
+        if header_line else ""
+    if len(header) > 1 and first_row and sep not in first_row:
+        others = [d for d in _DELIMITERS if d != sep and d in first_row
+                  and len(next(csv.reader([first_row], delimiter=d), [])) == len(header)]
+        if others:  # e.g. a header typed with ';' over rows exported with ','
+            names = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+            raise _read_error(label, f"separates its header with {names.get(sep, repr(sep))} but its rows with "
+                                     f"{names.get(others[0], repr(others[0]))}.",
+                              fix="use one separator for the whole file.")
+    seen: set[str] = set()
+    for name in header:  # pandas would rename the second 'score' 'score.1' and the contract ignore it
+        if name in seen:
+            raise _read_error(label, f"has two columns named {name!r} in its header.",
+                              fix="keep one of them, or rename the other.")
+        seen.add(name)
+
+    def read(index_col):
         # Identifier columns stay text: "007" and "7" are different items.
-        return pd.read_csv(io.StringIO(text), sep=_delimiter(text, "\t" if fmt == "tsv" else ","), dtype=str,
-                           keep_default_na=False, na_values=[""])
+        return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
+                           index_col=index_col)
+
+    try:
+        frame = read(None)
+        if not isinstance(frame.index, pd.RangeIndex):  # data rows with more fields than the header
+            extra = frame.iloc[:, -1]
+            filled = np.flatnonzero(extra.notna().to_numpy())
+            if len(filled):
+                row = int(filled[0]) + 1
+                raise _read_error(
+                    label, f"has more fields in its rows than columns in its header: data row {row} has a value "
+                           f"({str(extra.iloc[row - 1])[:40]!r}) after its {len(frame.columns)}th field, and the header "
+                           f"names {len(frame.columns)} columns ({', '.join(map(str, frame.columns))}).",
+                    fix="name every column in the header, or remove the extra values (a separator inside a value "
+                        "needs the value in double quotes).")
+            frame = read(False)  # every row ends in one empty field (a trailing separator): nothing to lose
+        return frame
+    except ValidationError:
+        raise
     except Exception as exc:  # noqa: BLE001 — pandas raises many parser types; all mean "not readable"
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        shape = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", first)
+        if shape:
+            want, line, got = (int(g) for g in shape.groups())
+            raise _read_error(label, f"has {got} fields on line {line} (data row {line - 1}) where the header and the "
+                                     f"rows above have {want}.",
+                              fix="give every row as many fields as the header (a separator inside a value needs the "
+                                  "value in double quotes).") from None
         raise _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.") from None
 
 
@@ -481,6 +537,34 @@ def load_families(spec: Mapping[str, str] | str | Path | None) -> dict[str, str]
 def _distinct(values: Iterable[Any]) -> tuple:
     """The distinct values of a selection, in order of appearance (a Problem's ``value``)."""
     return tuple(dict.fromkeys(v.item() if isinstance(v, np.generic) else v for v in values))
+
+
+#: A level read from the data that so few rows use, in a table of at least RARE_LEVEL_TABLE scores,
+#: is named in a note: a typo makes a level of its own and changes the scale of the whole fit.
+RARE_LEVEL_ROWS = 2
+RARE_LEVEL_TABLE = 100
+
+
+def _odd_levels(score: pd.Series, levels: Sequence[float]) -> list[str]:
+    """Notes on levels read from the data that look like typos: used by at most RARE_LEVEL_ROWS rows,
+    or the only fractional levels among whole ones."""
+    scored = score.dropna()
+    if len(scored) < RARE_LEVEL_TABLE:
+        return []
+    whole = [v for v in levels if float(v).is_integer()]
+    odd = {v for v in levels if (scored == v).sum() <= RARE_LEVEL_ROWS}
+    if len(whole) >= 2 and len(whole) < len(levels) and len(levels) - len(whole) <= RARE_LEVEL_ROWS:
+        odd |= {v for v in levels if not float(v).is_integer()}
+    if not odd:
+        return []
+    parts = []
+    for v in sorted(odd):
+        rows = _rows(score == v)
+        parts.append(f"{_num(v)} ({len(rows)} row{'s' if len(rows) != 1 else ''}: {_fmt_rows(rows)})"
+                     if len(rows) <= _MAX_LISTED else f"{_num(v)} ({len(rows)} rows)")
+    return [f"The scale was read from the scores as {', '.join(_num(v) for v in levels)}; level{'s' if len(odd) > 1 else ''} "
+            f"{'; '.join(parts)} look{' like typos' if len(odd) > 1 else 's like a typo'}. Every level read becomes part of the scale "
+            "the model fits: correct those cells, or declare the scale's levels, if they are not meant."]
 
 
 def _rows(mask: pd.Series | np.ndarray, index: pd.Index | None = None) -> tuple[int, ...]:
@@ -556,7 +640,7 @@ def _as_names(series: pd.Series, col: str, notes: list[str]) -> tuple[pd.Series,
     spaced = [(r, f) for r, c, f, na in zip(raw_shown, converted, final, isna) if not na and c != f and f]
     if spaced:
         r, f = spaced[0]
-        notes.append(f"{len(spaced)} {col} name{'s' if len(spaced) > 1 else ''} had spaces around them removed (e.g. {r!r} → {f!r}).")
+        notes.append(f"{len(spaced)} {col} name{'s had' if len(spaced) > 1 else ' had'} spaces around {'them' if len(spaced) > 1 else 'it'} removed (e.g. {r!r} → {f!r}).")
     groups: dict[str, list[Any]] = {}
     for r, f in zip(raw_shown, final):
         if f:
@@ -726,6 +810,8 @@ def load_table(
                 scale = Scale(tuple(distinct))
             except ScaleError as exc:
                 problems.append(Problem("score", str(exc)))
+            else:
+                notes.extend(_odd_levels(score, distinct))
     if scale is not None:
         off = ~(score.isin(scale.values) | score.isna())
         if off.any():

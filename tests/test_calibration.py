@@ -141,9 +141,9 @@ def test_cli_calibrate_rejects_bad_options(tmp_path, capsys):
     rc = main(["calibrate", "three-level", "--out", str(tmp_path / "x"), "--replicates", "0", "--rank-draws", "5000"])
     assert rc == 2
     err = capsys.readouterr().err
-    assert "replicates must be at least 1; got 0" in err and "rank draws L must be between 1 and" in err
+    assert "--replicates must be at least 1; got 0" in err and "--rank-draws must be between 1 and" in err
     rc = main(["calibrate", "three-level", "--out", str(tmp_path / "y"), "--seed", "-1"])
-    assert rc == 2 and "seed must be between 0 and 2**32 - 1; got -1" in capsys.readouterr().err
+    assert rc == 2 and "--seed must be between 0 and 2**32 - 1; got -1" in capsys.readouterr().err
     assert not (tmp_path / "y").exists()  # checked before the output folder is made
     (tmp_path / "z").write_text("")
     rc = main(["calibrate", "three-level", "--out", str(tmp_path / "z"), "--replicates", "1"])

@@ -123,7 +123,7 @@ def test_merged_and_stripped_names_are_reported():
     table = load_table("\n".join(json.dumps(r) for r in lines).encode(), name="t.jsonl")
     assert table.candidates == ("1", "b")
     notes = " ".join(table.notes)
-    assert "1 candidate name had spaces around them removed (e.g. ' b' → 'b')" in notes
+    assert "1 candidate name had spaces around it removed (e.g. ' b' → 'b')" in notes
     assert "(e.g. 1, '1', 1.0 all read as '1') and count as one candidate" in notes
 
 
@@ -139,6 +139,54 @@ def test_cli_missing_families_file_and_out_checked_before_work(tmp_path, capsys)
     assert "is a folder" in capsys.readouterr().err
     assert main(["fit", str(data), "--out", str(data / "x.json")]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_outputs_never_overwrite_the_input_or_each_other(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    data.write_text(GOOD)
+    # every refusal comes before the fit (the data here are too small to fit at all)
+    assert main(["fit", str(data), "--out", str(data)]) == 2
+    assert "is the input file DATA" in capsys.readouterr().err
+    assert data.read_text() == GOOD
+    assert main(["evaluate", str(data), "--out", str(tmp_path / "." / "t.csv")]) == 2
+    assert "is the input file DATA" in capsys.readouterr().err
+    same = str(tmp_path / "r.json")
+    assert main(["fit", str(data), "--out", same, "--leaderboard", same]) == 2
+    assert "--out and --leaderboard name the same file" in capsys.readouterr().err
+    assert main(["fit", str(data), "--out", str(tmp_path / "r.json"), "--idata", ""]) == 2
+    assert "--idata is empty" in capsys.readouterr().err
+
+
+def test_rows_and_header_that_do_not_line_up_are_named_not_shifted():
+    # a trailing separator on every data row (spreadsheet exports): read as meant, nothing shifted
+    table = load_table(b"item,candidate,judge,score\nq1,a,j1,1,\nq1,b,j1,2,\nq2,a,j1,2,\nq2,b,j1,1,\n", name="t.csv")
+    assert table.candidates == ("a", "b") and sorted(table.frame["score"]) == [1, 1, 2, 2]
+    # a value past the header's columns is named, with its row
+    text = _problem(b"item,candidate,judge,score\nq1,a,j1,1\nq1,b,j1,2,extra\n", name="t.csv")
+    assert "data row 2" in text and "'extra'" in text or "line 3 (data row 2)" in text, text
+    text = _problem(b"item,candidate,judge,score\nq1,a,j1,1,oops\nq1,b,j1,2\n", name="t.csv")
+    assert "data row 1 has a value ('oops')" in text, text
+    assert "two columns named 'score'" in _problem(b"item,candidate,judge,score,score\nq1,a,j1,1,2\n", name="t.csv")
+    assert "header with semicolons but its rows with commas" in _problem(
+        b"item;candidate;judge;score\nq1,a,j1,1\nq1,b,j1,2\n", name="t.csv")
+
+
+def test_a_level_that_looks_like_a_typo_is_named():
+    rows = ["item,candidate,judge,score"] + [f"q{i},{c},j1,{1 + (i + k) % 3}" for i in range(60) for k, c in enumerate("ab")]
+    rows[7] = "q3,a,j1,7"  # one stray score, data row 7
+    table = load_table("\n".join(rows).encode(), name="t.csv")
+    assert table.scale.n_levels == 4
+    assert any("level 7 (1 row: row 7) looks like a typo" in n for n in table.notes), table.notes
+    clean = load_table("\n".join(rows[:7] + rows[8:]).encode(), name="t.csv")
+    assert not any("typo" in n for n in clean.notes)
+
+
+def test_simulate_writes_the_format_its_file_name_says(tmp_path):
+    for name in ("s.parquet", "s.jsonl", "s.csv.gz"):
+        assert main(["simulate", "three-level", "--items", "10", "--out", str(tmp_path / name)]) == 0
+        assert len(load_table(tmp_path / name).items) == 10
+    assert main(["simulate", "three-level", "--items", "100000000", "--out", str(tmp_path / "big.csv")]) == 2
+    assert not (tmp_path / "big.csv").exists()
 
 
 def test_describe_into_a_closed_pipe_prints_no_traceback(tmp_path):

@@ -151,7 +151,10 @@ def out_folder(path: str, option: str = "--out") -> Path:
 def check_output_path(path: str, option: str = "--out") -> None:
     """Fail before a long computation, not after it, when ``path`` cannot be written."""
     import os
+    import tempfile
 
+    if not str(path).strip():
+        raise UsageError(f"{option} is empty; give a file name.")
     out = Path(path)
     if out.is_dir():
         raise UsageError(f"{option} {path!r} is a folder; give a file name.")
@@ -161,8 +164,41 @@ def check_output_path(path: str, option: str = "--out") -> None:
         existing = existing.parent
     if not existing.is_dir():
         raise UsageError(f"{option} {path!r}: {str(existing)!r} is not a folder.")
-    if not os.access(existing, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise UsageError(f"{option} {path!r}: no permission to write there; pick another path.")
+    # a real attempt, not os.access: permission bits say yes to root on read-only file systems (/sys)
+    try:
+        if out.exists():
+            with open(out, "ab"):  # opens for writing without truncating what is there
+                pass
+        else:
+            tempfile.TemporaryFile(dir=existing).close()
+    except OSError as exc:
+        why = exc.strerror or (os.strerror(exc.errno) if exc.errno else "it cannot be written")
+        raise UsageError(f"{option} {path!r}: cannot write there ({why.lower()}); pick another path.") from None
+
+
+def check_outputs(args: argparse.Namespace, *options: str) -> None:
+    """Check every output file a command was given (``options``: attribute names such as ``"out"``,
+    ``"idata"``) before the work: each writable, none the input DATA file (writing there would
+    overwrite the user's data), no two the same file (one would silently replace the other)."""
+    given: list[tuple[str, Path]] = []
+    for name in options:
+        path = getattr(args, name, None)
+        if path is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        check_output_path(path, flag)
+        given.append((flag, Path(path).resolve()))
+    data = getattr(args, "data", None)
+    if data and Path(data).is_file():
+        for flag, path in given:
+            if path == Path(data).resolve():
+                raise UsageError(f"{flag} {str(path)!r} is the input file DATA: writing there would overwrite your data; "
+                                 "pick another path.")
+    for i, (flag_a, path_a) in enumerate(given):
+        for flag_b, path_b in given[i + 1:]:
+            if path_a == path_b:
+                raise UsageError(f"{flag_a} and {flag_b} name the same file {str(path_a)!r}: one would replace the other; "
+                                 "give each its own path.")
 
 
 def add_dask_options(parser: argparse.ArgumentParser) -> None:
@@ -217,6 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import os
+
+    if sys.stdout is None:  # started with stdout closed (`... >&-`): the printed lines go nowhere
+        sys.stdout = open(os.devnull, "w")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -237,3 +277,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        if exc.errno is None or not _stdout_failed():
+            raise
+        # stdout cannot take the output (`> /dev/full`, a full disk): say so once, without a traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print(f"error: the output could not be written to standard output ({exc.strerror or exc}).", file=sys.stderr)
+        return 1
+
+
+def _stdout_failed() -> bool:
+    """Whether standard output refuses a write now (the OSError came from printing, not from a file)."""
+    try:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return False
+    except OSError:
+        return True

@@ -58,6 +58,23 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run_calibrate)
 
 
+#: The core names a setting by its field; the command line by the flag that sets it.
+_SETTING_FLAGS = (("replicates must", "--replicates must"), ("items must", "--items must"),
+                  ("chains and draws must be at least 1 and tune 0 or more", "--chains and --draws must be at least 1 "
+                   "and --tune 0 or more"), ("seed must", "--seed must"), ("rank draws L must", "--rank-draws must"),
+                  ("likelihood must", "--likelihood must"), ("bins must", "--bins must"))
+
+
+def _by_flag(exc: ValueError) -> str:
+    """A calibration settings error in the command line's words."""
+    import re
+
+    text = str(exc).removeprefix("Cannot calibrate: ")
+    for field, flag in _SETTING_FLAGS:
+        text = re.sub(rf"(^|; ){re.escape(field)}", lambda m, flag=flag: m.group(1) + flag, text)
+    return text
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     from ..calibration import CalibrationSettings, calibrate
     from ..calibration_figures import rank_histogram_figure
@@ -70,7 +87,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     try:
         settings.check()
     except ValueError as exc:
-        raise UsageError(str(exc).removeprefix("Cannot calibrate: ")) from None
+        raise UsageError(_by_flag(exc)) from None
     out = out_folder(args.out)
     start = time.perf_counter()
 
@@ -84,7 +101,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
             result = calibrate(settings, client=client, bins=args.bins, progress=say)
         except ValueError as exc:
             if str(exc).startswith("Cannot calibrate"):
-                raise UsageError(str(exc).removeprefix("Cannot calibrate: ")) from None
+                raise UsageError(_by_flag(exc)) from None
             raise
     tests = result.tests()
     doc = result.to_dict()

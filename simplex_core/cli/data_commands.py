@@ -7,14 +7,19 @@ import json
 
 import pandas as pd
 
-from ..data import JudgmentTable, count_tensor, score_distribution, score_distribution_wide
-from . import add_data_options, load_data_from_args
+from ..data import JudgmentTable, ValidationError, count_tensor, score_distribution, score_distribution_wide
+from . import ADVICE, add_data_options, load_data_from_args
 
 
 def describe_table(table: JudgmentTable) -> dict:
     """Everything ``describe`` reports, as plain data."""
     counts = count_tensor(table, self_exclusion=False)
     dist = score_distribution(table, counts)
+    try:  # what `fit` would refuse at its defaults (self-family exclusion on): said here too
+        count_tensor(table)
+        fit_problems: list[str] = []
+    except ValidationError as exc:
+        fit_problems = [p.describe(ADVICE) for p in exc.problems]
     return {
         **table.summary(),
         "scale_text": table.scale.describe(),
@@ -25,6 +30,7 @@ def describe_table(table: JudgmentTable) -> dict:
         "judgments": int(counts.N.sum()),
         "gold_answers": table.n_gold,
         "notes": list(table.notes),
+        "fit_problems": fit_problems,
         "distribution": [
             {"judge": r.judge, "candidate": r.candidate, "label": r.label, "count": int(r.count)}
             for r in dist.itertuples()
@@ -55,7 +61,12 @@ def _describe(args: argparse.Namespace) -> int:
     print("\nscore distribution per judge (counts of each level; – where the judge scored none of the candidate's answers):")
     with pd.option_context("display.width", 200, "display.max_columns", 100):
         print(score_distribution_wide(table).astype(object).fillna("–").to_string())
-    print("\nvalidation: " + ("no problems" if not table.notes else f"{len(table.notes)} note(s)"))
+    problems = info["fit_problems"]
+    status = ([f"{len(problems)} problem{'s' if len(problems) > 1 else ''} for `fit` at its defaults"] if problems else []) \
+        + ([f"{len(table.notes)} note{'s' if len(table.notes) > 1 else ''}"] if table.notes else [])
+    print("\nvalidation: " + (", ".join(status) if status else "no problems"))
+    for problem in problems:
+        print(f"- {problem}")
     for note in table.notes:
         print(f"- {note}")
     return 0

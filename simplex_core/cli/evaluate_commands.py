@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..model import FitSettings
-from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_for_fit, study_client, usage_message
+from . import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
 
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
@@ -297,7 +297,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..experiments import evaluate_table
 
     _check_counts(args)
-    check_output_path(args.out)
+    check_outputs(args, "out")
     table = _load_with_truth(args)
     if table.n_gold:
         print(f"data: {table.n_gold} answers are marked gold; evaluate does not read that column: it scores every "
@@ -344,7 +344,7 @@ def run_experiment(args: argparse.Namespace) -> int:
     from ..model import PRIORS
 
     _check_counts(args)
-    check_output_path(args.out)
+    check_outputs(args, "out")
     table = _load_with_truth(args)
     progress = _progress(args)
     common = dict(resample_seed=args.seed, cache=_cache(args), progress=progress, **_fit_options(args))

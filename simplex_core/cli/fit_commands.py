@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
-from . import UsageError, add_dask_options, add_data_options, check_output_path, load_data_for_fit, study_client, usage_message
+from . import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -90,8 +90,9 @@ def _grid(text: str, option: str) -> tuple[float, ...]:
     return tuple(dict.fromkeys(values))  # a value given twice is fitted once
 
 
-def _prepare(args: argparse.Namespace, **fixed):
-    """Table → counts and settings, every problem as a UsageError."""
+def _prepare(args: argparse.Namespace, flags: dict[str, str] | None = None, **fixed):
+    """Table → counts and settings, every problem as a UsageError (``flags``: the flag that set a
+    field, where it is not the field's usual one, e.g. ``{"omega": "--base-omega"}``)."""
     from .. import priors
     from ..data import ValidationError, count_tensor
 
@@ -118,7 +119,7 @@ def _prepare(args: argparse.Namespace, **fixed):
             **fixed,
         )
     except ValueError as exc:
-        raise UsageError(usage_message(exc)) from None
+        raise UsageError(usage_message(exc, flags)) from None
     try:
         counts = count_tensor(table, self_exclusion=settings.self_exclusion)
     except ValidationError as exc:
@@ -258,11 +259,7 @@ def run_fit(args: argparse.Namespace) -> int:
     from ..inference import fit_model
     from ..summaries import result_json
 
-    check_output_path(args.out)  # fail before a long fit, not after
-    if args.idata:
-        check_output_path(args.idata, "--idata")
-    if getattr(args, "leaderboard", None):
-        check_output_path(args.leaderboard, "--leaderboard")
+    check_outputs(args, "out", "idata", "leaderboard")  # fail before a long fit, not after
     table, counts, settings = _prepare_setting(args)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
@@ -311,8 +308,9 @@ def run_sensitivity(args: argparse.Namespace) -> int:
 
     omegas = _grid(args.omegas, "--omegas")
     beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
-    check_output_path(args.out)
-    _, counts, base = _prepare(args, omega=args.base_omega, beta_max=args.base_beta_max)
+    check_outputs(args, "out")
+    _, counts, base = _prepare(args, {"omega": "--base-omega", "beta_max": "--base-beta-max"},
+                                omega=args.base_omega, beta_max=args.base_beta_max)
     with study_client(args) as client:
         if client is not None and not args.quiet:
             from ..distributed import describe

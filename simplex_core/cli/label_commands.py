@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, add_data_options, check_output_path
+from . import UsageError, add_data_options, check_outputs
 from .fit_commands import _add_model_options, _prepare_setting, _progress
 
 #: Summed rank variance below which the ranking counts as settled (float noise of a sum of zeros).
@@ -56,7 +56,7 @@ def run_suggest(args: argparse.Namespace) -> int:
     out_path = args.out
     from pathlib import Path
 
-    check_output_path(out_path)  # fail before the fit; a missing folder is created, as `fit` does
+    check_outputs(args, "out")  # fail before the fit; a missing folder is created, as `fit` does
     table, counts, settings = _prepare_setting(args)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     draws = LabelDraws.from_fit(fit, seed=args.seed)

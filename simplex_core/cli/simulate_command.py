@@ -1,4 +1,5 @@
-"""``simulate``: write a simulated table (a named scenario of ``simplex_core.simulate``) as CSV."""
+"""``simulate``: write a simulated table (a named scenario of ``simplex_core.simulate``) as CSV, JSON
+Lines or Parquet, by the name of the file (``.csv``, ``.jsonl``, ``.parquet``; ``.gz`` compresses)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``simulate SCENARIO --seed S --out FILE.csv [--items N]``."""
     parser = subparsers.add_parser(
         "simulate",
-        help="write a simulated judgment table with known truth (a named scenario) as CSV",
+        help="write a simulated judgment table with known truth (a named scenario)",
         description="Draw a table from the paper's generative model. Scenarios: "
         + "; ".join(f"{name}: {spec.description}" for name, spec in SCENARIOS.items()),
     )
     parser.add_argument("scenario", metavar="SCENARIO", help=f"one of {', '.join(SCENARIOS)}")
     parser.add_argument("--seed", default="0", metavar="S", help="random seed, an integer >= 0 (default 0)")
-    parser.add_argument("--out", required=True, metavar="FILE.csv", help="where to write the table (CSV)")
+    parser.add_argument("--out", required=True, metavar="FILE.csv", help="where to write the table: CSV, or JSON Lines / Parquet by its name (.jsonl, .parquet; .gz compresses)")
     parser.add_argument("--items", default=None, metavar="N", help="number of items (default: the scenario's)")
     parser.set_defaults(handler=run_simulate)
 
@@ -46,12 +47,22 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.items is not None:
         n_items = _nonneg_int(args.items, "--items", least=1)
         overrides["n_items"] = n_items
+    from ..data import MAX_ROWS
+    from . import check_outputs
+
+    spec = SCENARIOS[args.scenario]
+    rows = overrides.get("n_items", spec.n_items) * len(spec.candidates) * len(spec.judges)
+    if rows > MAX_ROWS:  # a table the loader would refuse, and minutes of work to write it
+        most = MAX_ROWS // (len(spec.candidates) * len(spec.judges))
+        raise UsageError(f"--items {args.items}: the table would have {rows:,} rows, more than the {MAX_ROWS:,} "
+                         f"a table may have; give at most {most:,} items for this scenario.")
     out = Path(args.out)
     if not out.parent.exists():
         raise UsageError(f"--out {args.out!r}: the folder {str(out.parent)!r} does not exist; create it or pick another path.")
+    check_outputs(args, "out")
     data = scenario(args.scenario, seed, **overrides)
     try:
-        data.frame.to_csv(out, index=False)
+        _write_table(data.frame, out)
     except OSError as exc:
         raise UsageError(f"--out {args.out!r}: cannot write ({exc.strerror or exc}).") from None
     s = data.settings
@@ -61,3 +72,17 @@ def run_simulate(args: argparse.Namespace) -> int:
         f"population ranking (best first): {' > '.join(data.population_ranking)}"
     )
     return 0
+
+
+def _write_table(frame, out: Path) -> None:
+    """The table in the format its name says (what the loader reads back by the same rule)."""
+    suffixes = [x.lower() for x in out.suffixes]
+    if suffixes[-1:] == [".gz"]:
+        suffixes = suffixes[:-1]
+    kind = suffixes[-1] if suffixes else ".csv"
+    if kind in (".parquet", ".pq"):
+        frame.to_parquet(out, index=False)
+    elif kind in (".jsonl", ".ndjson", ".json"):
+        frame.to_json(out, orient="records", lines=True, force_ascii=False)
+    else:
+        frame.to_csv(out, index=False)
