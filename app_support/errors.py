@@ -35,7 +35,7 @@ def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
     context = f" while {doing}" if doing else ""
     if isinstance(exc, ValidationError):
         n = len(exc.problems)
-        head = f"The data {'has' if n == 1 else 'have'} {n} problem{'s' if n != 1 else ''}. Fix {'them' if n != 1 else 'it'} and try again:"
+        head = f"The data have {n} problem{'s' if n != 1 else ''}. Fix {'them' if n != 1 else 'it'} and try again:"
         return head, [p.describe(ADVICE) for p in exc.problems]
     if isinstance(exc, ScaleError):
         return f"The scale is not valid{context}.", [str(exc)] + ([ADVICE[exc.setting]] if exc.setting in ADVICE else [])

@@ -178,6 +178,24 @@ def settings_label(settings: FitSettings) -> str:
     return head + (f" ({', '.join(extra)})" if extra else "")
 
 
+def settings_slug(settings: FitSettings) -> str:
+    """The setting in a file name, ``"omega1-beta5"`` or ``"integrated"`` (plus the likelihood, prior
+    and δ when not the defaults): downloads of two settings of one dataset must not share a name,
+    or the second replaces the first in the downloads folder."""
+    from simplex_core.model import FitSettings as Defaults
+
+    default = Defaults()
+    parts = ["integrated"] if settings.integrated else [f"omega{settings.omega:g}", f"beta{settings.beta_max:g}"]
+    if settings.likelihood != default.likelihood:
+        parts.append(settings.likelihood)
+    if settings.prior != default.prior:
+        parts.append(f"{settings.prior}-prior")
+    if settings.delta != default.delta and (settings.has_random_effects or settings.integrated):
+        parts.append("delta-" + (settings.delta if isinstance(settings.delta, str)
+                                 else "-".join(f"{v:g}" for v in settings.delta)))
+    return "-".join(parts)
+
+
 def cached_result(counts: Counts, settings: FitSettings) -> Any | None:
     """A finished fit from memory or the disk cache, never starting a worker."""
     key = fit_key(counts, settings)

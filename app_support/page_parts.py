@@ -38,7 +38,11 @@ def require_settings(ctx: AnalysisContext) -> bool:
 
 def data_caption(ctx: AnalysisContext) -> None:
     t = ctx.table
-    st.caption(f"{md(ctx.source_label)}: {len(t.candidates)} candidates × {len(t.judges)} judges × {len(t.items)} items; "
+    def n(count: int, noun: str) -> str:
+        return f"{count} {noun}{'s' if count != 1 else ''}"
+
+    st.caption(f"{md(ctx.source_label)}: {n(len(t.candidates), 'candidate')} × {n(len(t.judges), 'judge')} × "
+               f"{n(len(t.items), 'item')}; "
                f"{md(t.scale.describe())}" + (" (collapsed)" if ctx.collapsed else "")
                + ("" if ctx.self_exclusion or not t.self_family_pairs else "; self-family judgments included")
                + (f"; {t.n_gold} gold answer{'s' if t.n_gold != 1 else ''} (true level observed)" if t.n_gold else ""))

@@ -94,35 +94,36 @@ else:
     with guard("preparing the fit downloads"):
         key = view.result_key
         r = view.result
+        fit_label = f"{label}-{fits.settings_slug(view.result_settings)}"  # the fit's files name their setting
         if view.origin == "precomputed":
             st.caption("This is the precomputed fit shipped with the app (thinned posterior).")
         c = st.columns(3)
         with c[0]:
-            netcdf_button(r.idata, f"{label}-posterior", key="dl-x-nc")
+            netcdf_button(r.idata, f"{fit_label}-posterior", key="dl-x-nc")
         with c[1]:
-            json_button(lambda: results.result_json(r, key, view.counts, _command_line()), f"{label}-result", label="result.json",
+            json_button(lambda: results.result_json(r, key, view.counts, _command_line()), f"{fit_label}-result", label="result.json",
                         key="dl-x-result", help="The command line's result.json: candidates, pairwise, judges, diagnostics, settings")
         with c[2]:
-            csv_button(lambda: results.candidate_table(r, key), f"{label}-posterior-summary", label="Candidate summary CSV",
+            csv_button(lambda: results.candidate_table(r, key), f"{fit_label}-posterior-summary", label="Candidate summary CSV",
                        key="dl-x-summary")
         c = st.columns(3)
         with c[0]:
-            csv_button(lambda: results.rank_probability_table(r, key), f"{label}-rank-probabilities",
+            csv_button(lambda: results.rank_probability_table(r, key), f"{fit_label}-rank-probabilities",
                        label="Rank probabilities CSV", key="dl-x-rankprob", index=True)
         with c[1]:
-            csv_button(lambda: results.pairwise_table(r, key), f"{label}-pairwise", label="Pairwise CSV", key="dl-x-pairwise",
+            csv_button(lambda: results.pairwise_table(r, key), f"{fit_label}-pairwise", label="Pairwise CSV", key="dl-x-pairwise",
                        index=True)
         with c[2]:
-            csv_button(lambda: results.judge_matrix_table(r, key), f"{label}-judge-matrices", label="Judge matrices CSV",
+            csv_button(lambda: results.judge_matrix_table(r, key), f"{fit_label}-judge-matrices", label="Judge matrices CSV",
                        key="dl-x-judges")
         c = st.columns(3)
         with c[0]:
-            csv_button(lambda: results.ppc_table(r, key, view.counts), f"{label}-ppc", label="Posterior predictive CSV",
+            csv_button(lambda: results.ppc_table(r, key, view.counts), f"{fit_label}-ppc", label="Posterior predictive CSV",
                        key="dl-x-ppc")
         with c[1]:
-            csv_button(lambda: results.rank_draws(r, key), f"{label}-rank-draws", label="Rank draws CSV", key="dl-x-rankdraws")
+            csv_button(lambda: results.rank_draws(r, key), f"{fit_label}-rank-draws", label="Rank draws CSV", key="dl-x-rankdraws")
         with c[2]:
-            csv_button(lambda: results.leaderboard_table(r, key), f"{label}-leaderboard", label="Leaderboard CSV",
+            csv_button(lambda: results.leaderboard_table(r, key), f"{fit_label}-leaderboard", label="Leaderboard CSV",
                        key="dl-x-leaderboard")
 
 st.subheader("Baselines")
@@ -175,7 +176,7 @@ def _sensitivity_page():
 def _slide_figure(which: str):
     """(figure, title, caption) for the chosen figure, or None (with a message) when it cannot be drawn yet."""
     from simplex_core import figures as F
-    from simplex_core.evaluation import method_rank_draws
+    from simplex_core.evaluation import figure_order, method_rank_draws
     from simplex_core.figures import slides as S
     from simplex_core.posterior_views import judge_simplex_data
 
@@ -192,9 +193,9 @@ def _slide_figure(which: str):
         methods |= da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0]
         keep = [m for m in methods if not m.startswith("single_judge:")]
         draws = method_rank_draws({m: methods[m] for m in keep})
-        order = list(draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median().sort_values(kind="stable").index)
-        fig = F.rank_boxplot_figure(draws, order, uses_labels={m: bool(methods[m].uses_labels) for m in keep},
-                                    method_order=keep, title="")
+        truth = da.truth_ranks(table, da.table_key(table))  # as on Rankings: true-rank order and stars
+        fig = F.rank_boxplot_figure(draws, figure_order(draws, truth), true_ranks=truth,
+                                    uses_labels={m: bool(methods[m].uses_labels) for m in keep}, method_order=keep, title="")
         return fig, "Rank distributions by method", caption
     if table.scale.n_levels not in (2, 3):
         st.info("This table has more than 3 levels: the simplex grid for slides is drawn by the command above "
@@ -237,7 +238,7 @@ with guard("preparing the figures for slides"):
     if drawn is not None:
         fig, title, caption = drawn
         page = S.for_slides(fig, title, caption, size=size)
-        name = f"{label}-{which}-{size.replace(':', 'x')}"
+        name = f"{label}-{fits.settings_slug(settings)}-{which}-{size.replace(':', 'x')}"
         _preview(page)
         b = st.columns(3)
         b[0].download_button("HTML", data=lambda: page.to_html(include_plotlyjs=True, full_html=True),

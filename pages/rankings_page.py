@@ -52,8 +52,10 @@ elif approx is not None:
     shown, shown_key = approx.result, approx.key
     shown_label = f"{fits.settings_label(view.requested)}, approximate"
 approximate_shown = approx is not None and shown is approx.result
-# downloads of the approximate answer say so in their file names
-file_label = f"{ctx.source_label}-approximate" if approximate_shown else ctx.source_label
+# downloads name the setting shown, and say so when it is the approximate answer
+file_label = (f"{ctx.source_label}-{fits.settings_slug(view.requested)}-approximate" if approximate_shown
+              else f"{ctx.source_label}-{fits.settings_slug(view.result_settings)}" if shown is not None
+              else ctx.source_label)
 
 baseline, baseline_failed = {}, {}
 with guard("running the baselines"):
@@ -83,7 +85,7 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
 
 # -- rank distributions -----------------------------------------------------------------------
 with guard("drawing the rank distributions"):
-    from simplex_core.evaluation import method_rank_draws
+    from simplex_core.evaluation import figure_order, method_rank_draws
     from simplex_core.figures import rank_boxplot_figure
     from simplex_core.figures.style import safe_text
 
@@ -93,8 +95,9 @@ with guard("drawing the rank distributions"):
         elif bayes is not None:
             how = "ordered by posterior median rank"
         else:
-            failed = view is not None and view.failed
-            how = f"ordered by the simple average (the Bayesian fit {'failed, above' if failed else 'is not ready yet'})"
+            state = ("cannot run on these data and settings: see the message above" if view is None
+                     else "failed, above" if view.failed else "is not ready yet")
+            how = f"ordered by the simple average (the Bayesian fit {state})"
         uses = {m: bool(r.uses_labels) for m, r in methods.items()}
         singles = [m for m in methods if m.startswith("single_judge:")]
         method_order = [m for m in methods if m not in singles] + singles
@@ -107,14 +110,7 @@ with guard("drawing the rank distributions"):
 
         def rank_figure():
             draws = method_rank_draws(methods)
-            if truth is not None:
-                order = list(truth.sort_values(kind="stable").index)
-            elif bayes is not None:
-                med = draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median()
-                order = list(med.sort_values(kind="stable").index)
-            else:
-                order = list((baseline.get("simple_average") or next(iter(baseline.values()))).ranks
-                             .sort_values(kind="stable").index)
+            order = figure_order(draws, truth, "bayesian" if bayes is not None else "simple_average")
             return rank_boxplot_figure(draws[draws["method"].isin(drawn)], order, true_ranks=truth, uses_labels=uses,
                                        method_order=drawn, title=title)
 
@@ -242,6 +238,8 @@ if truth is not None and methods:
         })
         st.caption("Spearman: agreement of the point ranking with the true ranking (mean true_score). Coverage: share "
                    "of candidates whose true rank is inside the method's 95% interval (a method without intervals covers "
-                   "a candidate only when its point rank is exactly right). PPI uses gold labels: not a label-free competitor. "
+                   "a candidate only when its point rank is exactly right). No Spearman (empty): the method leaves a candidate "
+                   "unranked (e.g. a single judge whose own family's candidates are all excluded); that candidate counts "
+                   "as not covered. PPI uses gold labels: not a label-free competitor. "
                    "Intervals for these figures: `python -m simplex_core evaluate`.")
         csv_button(ev, f"{file_label}-evaluation", label="Evaluation CSV", key="dl-evaluation")

@@ -140,13 +140,15 @@ else:
                        "judge out.", icon=":material/warning:")
             st.dataframe(bad[["judge", "candidate", "verdict"]], hide_index=True, width="stretch")
         if not bad_excluded.empty:
-            st.caption(f"{len(bad_excluded)} excluded self-family pair(s) also disagree with the model — what "
-                       "self-preference looks like: " + "; ".join(
-                           f"{md(j)} on {md(k)}" for j, k in list(bad_excluded[["judge", "candidate"]].itertuples(index=False))[:6]))
+            listed = list(bad_excluded[["judge", "candidate"]].itertuples(index=False))
+            n = len(listed)
+            st.caption(f"{n} excluded self-family pair{'s' if n > 1 else ''} also disagree{'' if n > 1 else 's'} with the "
+                       "model — what self-preference looks like: " + "; ".join(f"{md(j)} on {md(k)}" for j, k in listed[:6])
+                       + (f"; and {n - 6} more (all in the PPC CSV below)" if n > 6 else "") + ".")
         from simplex_core.figures import ppc_figure
         from simplex_core.posterior_views import ppc_figure_table
 
         fig3 = ppc_figure(ppc_figure_table(ppc),
                           title="Observed vs fitted shares (one point per judge, candidate and level)")
-        show_figure(fig3, f"{ctx.source_label}-ppc", key="fig-ppc", height=520)
-        csv_button(ppc, f"{ctx.source_label}-ppc", label="PPC CSV", key="dl-ppc")
+        show_figure(fig3, f"{ctx.source_label}-{fits.settings_slug(settings)}-ppc", key="fig-ppc", height=520)
+        csv_button(ppc, f"{ctx.source_label}-{fits.settings_slug(settings)}-ppc", label="PPC CSV", key="dl-ppc")

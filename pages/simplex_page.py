@@ -81,8 +81,12 @@ if ss.get(K.SIMPLEX_JUDGES) is not None and not set(ss[K.SIMPLEX_JUDGES]) <= set
 ss.setdefault(K.SIMPLEX_JUDGES, judges[: min(4, len(judges))])
 ss.setdefault(K.SIMPLEX_DRAWS, 40)
 chosen_judges = c1.multiselect("Judges", judges, key=K.SIMPLEX_JUDGES, persist_state="session")
+# overlaid compares judges: with one, its candidates lose their names and the posterior to no purpose
 layout = c2.radio("Layout", ["side by side", "overlaid"], key=K.SIMPLEX_LAYOUT, persist_state="session", horizontal=True,
-                  disabled=scale.n_levels != 3)
+                  disabled=scale.n_levels != 3 or len(chosen_judges) < 2,
+                  help="Overlaid draws two judges or more in one triangle." if len(chosen_judges) < 2 else None)
+if len(chosen_judges) < 2:
+    layout = "side by side"
 n_draws = c3.slider("Posterior draws drawn", 0, 100, step=10, key=K.SIMPLEX_DRAWS, persist_state="session")
 if not chosen_judges:
     st.info("Pick at least one judge.")
@@ -131,7 +135,7 @@ with guard("drawing the simplex"):
         fig = figures.ternary_judges_overlay_figure({j: judge_data(j) for j in chosen_judges}, list(scale.labels),
                                                     true_labels=true_labels, max_draws=min(n_draws, 20),
                                                     title=f"{safe_text(ctx.source_label)}: judges overlaid")
-        show_figure(fig, f"{ctx.source_label}-simplex-overlay", key="fig-simplex-overlay", height=700)
+        show_figure(fig, f"{ctx.source_label}-{fits.settings_slug(settings)}-simplex-overlay", key="fig-simplex-overlay", height=700)
     else:
         # a triangle with many named candidates needs the full width to keep its labels apart (at 1024 px too)
         crowded = scale.n_levels == 3 and len(shown_table.candidates) > 6
@@ -149,10 +153,10 @@ with guard("drawing the simplex"):
                                                        d.candidate_posterior, counts=d.counts, true_labels=true_labels,
                                                        judge=j, max_draws=n_draws, title=f"Judge {safe_text(j)}")
                     height = None
-                show_figure(fig, f"{ctx.source_label}-simplex-{j}", key=f"fig-simplex-{i}", height=height)
+                show_figure(fig, f"{ctx.source_label}-{fits.settings_slug(settings)}-simplex-{j}", key=f"fig-simplex-{i}", height=height)
 
 if view is not None and view.result is not None:
     with guard("summarising the judges"), st.expander("Posterior mean confusion matrices (rows: true level, columns: score given)"):
         jm = results.judge_matrix_table(view.result, view.result_key)
         st.dataframe(jm, hide_index=True, width="stretch")
-        csv_button(jm, f"{ctx.source_label}-judge-matrices", label="Judge matrices CSV", key="dl-judge-matrices")
+        csv_button(jm, f"{ctx.source_label}-{fits.settings_slug(settings)}-judge-matrices", label="Judge matrices CSV", key="dl-judge-matrices")

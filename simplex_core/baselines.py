@@ -410,7 +410,7 @@ def bootstrap_ranks(
     and re-ranks (ties average; a candidate with no score in a replicate is ranked last there). The
     interval is :func:`rank_interval` of the replicate ranks (inclusive integer order statistics at
     2.5% / 97.5%). This plain percentile version (after Xie et al. 2009) is known to under-cover near
-    ties.
+    ties. A candidate with no score on the full data has no interval and no replicate ranks.
 
     Parameters
     ----------
@@ -433,6 +433,10 @@ def bootstrap_ranks(
     weights = _item_resample_weights(len(arr.items), n_resamples, gen)
     draws = rank_scores(_simple_average_scores(arr, weights), nan_last=True)
     lo, hi = rank_interval(draws, level)
+    unscored = np.isnan(avg)  # no score on the full data: "last in every replicate" is no interval
+    lo[unscored] = hi[unscored] = np.nan
+    long_draws = _long_draws(draws, arr.candidates)
+    long_draws = long_draws[~long_draws["candidate"].isin(np.asarray(arr.candidates, dtype=object)[unscored])]
     return MethodResult(
         method="bootstrap",
         uses_labels=False,
@@ -440,7 +444,7 @@ def bootstrap_ranks(
         ranks=_series(rank_scores(avg), arr.candidates, "rank"),
         rank_lo=_series(lo, arr.candidates, "rank_lo"),
         rank_hi=_series(hi, arr.candidates, "rank_hi"),
-        rank_draws=_long_draws(draws, arr.candidates),
+        rank_draws=long_draws.reset_index(drop=True),
         details={"n_resamples": float(n_resamples)},
         notes=_missing_note(avg, arr.candidates, "bootstrap"),
     )

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = [
     "EVALUATION_COLUMNS",
     "NoTruthError",
+    "figure_order",
     "true_ranks",
     "spearman",
     "coverage",
@@ -304,6 +305,22 @@ def evaluate_methods(
                 lo[m], hi[m] = np.quantile(finite, [alpha, 1.0 - alpha])
         table[f"{col}_lo"], table[f"{col}_hi"] = lo, hi
     return table[list(EVALUATION_COLUMNS)]
+
+
+def figure_order(draws: pd.DataFrame, truth: pd.Series | None = None, method: str = "bayesian") -> list[str]:
+    """The candidates' order in the rank figures (every front end draws them in this one order): by
+    true rank when the data have truth; else by ``method``'s median rank, ties by its mean rank (so
+    candidates of one median stand as in the leaderboard, not alphabetically); candidates it does not
+    rank (or, without it, every candidate) by the median over all methods, after."""
+    if truth is not None:
+        return list(truth.sort_values(kind="stable").index)
+    mine = draws[draws["method"] == method].groupby("candidate", sort=False)["rank"]
+    overall = draws.groupby("candidate", sort=False)["rank"]
+    keys = pd.DataFrame({"median": mine.median(), "mean": mine.mean()}).reindex(overall.median().index)
+    keys["all_median"], keys["all_mean"] = overall.median(), overall.mean()
+    keys["unranked"] = keys["median"].isna()
+    keys = keys.sort_values(["unranked", "median", "mean", "all_median", "all_mean"], kind="stable")
+    return [str(c) for c in keys.index]
 
 
 def method_rank_draws(results: Mapping[str, MethodResult] | Iterable[MethodResult]) -> pd.DataFrame:

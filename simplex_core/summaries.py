@@ -134,16 +134,18 @@ def candidate_summary(fit: Any, sort: bool = True) -> pd.DataFrame:
 
 def ranking_sentence(table: pd.DataFrame, top: int = 5, name: Any = str) -> str:
     """The ranking in one line of Markdown, from :func:`candidate_summary`'s table: the ``top``
-    best candidates with their median rank and 95% rank interval, e.g. ``1. **a** (rank 1, 95%: 1–2) ·
-    2. **b** (rank 2, 95%: 1–3) · … and 3 more``. The page shows it before the figures load.
-    ``name`` renders a candidate's name (the app passes its Markdown escaping, so that only the
-    names are escaped, not the bold around them)."""
+    best candidates (by posterior mean, as the leaderboard) with their median rank and 95% rank
+    interval, e.g. ``**a** (rank 1, 95%: 1–2) · **b** (rank 2.5, 95%: 1–3) · … and 3 more``. No list
+    numbers: beside the median rank, a place in the list ("3. … rank 4") read as a second rank.
+    The page shows it before the figures load. ``name`` renders a candidate's name (the app passes its
+    Markdown escaping, so that only the names are escaped, not the bold around them)."""
     rows = table.sort_values(["expected_score_mean"], ascending=False, kind="stable").head(top)
     parts = []
-    for i, row in enumerate(rows.itertuples(index=False), start=1):
-        lo, hi, med = int(row.rank_lo), int(row.rank_hi), int(round(float(row.rank_median)))
+    for row in rows.itertuples(index=False):
+        lo, hi = int(row.rank_lo), int(row.rank_hi)
+        med = round(float(row.rank_median) * 2) / 2  # a median of ranks is a whole or a half
         interval = f"{lo}" if lo == hi else f"{lo}–{hi}"
-        parts.append(f"{i}. **{name(row.candidate)}** (rank {med}, 95%: {interval})")
+        parts.append(f"**{name(row.candidate)}** (rank {med:g}, 95%: {interval})")
     rest = len(table) - len(rows)
     return " · ".join(parts) + (f" · … and {rest} more" if rest > 0 else "")
 

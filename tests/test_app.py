@@ -764,3 +764,15 @@ def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_
     assert _shipped(unused.replace(omega=1.0))[0] is None  # the ω = 1 fit is never shown as a fit
     sources = {(p.settings.omega, p.settings.beta_max) for p in shipped_fits(counts)}
     assert sources == {(0.0, 5.0), (1.0, 5.0)}
+
+
+def test_download_names_carry_the_setting():
+    # two settings of one dataset downloaded one after the other must not share a file name
+    from app_support.fits import settings_slug
+    from simplex_core.model import FitSettings
+
+    slugs = [settings_slug(FitSettings(omega=o, beta_max=b)) for o, b in ((0, 5), (1, 5), (0.75, 5), (1, 7))]
+    slugs += [settings_slug(FitSettings(integrated=True)), settings_slug(FitSettings(likelihood="per-judge")),
+              settings_slug(FitSettings(omega=1, delta=(1.0, 2.0)))]
+    assert slugs[:4] == ["omega0-beta5", "omega1-beta5", "omega0.75-beta5", "omega1-beta7"]
+    assert len(set(slugs)) == len(slugs) and all(re.fullmatch(r"[\w.\-]+", s) for s in slugs), slugs

@@ -220,6 +220,15 @@ def test_bootstrap_constant_items_gives_point_intervals_and_tied_intervals():
     assert len(res.rank_draws) == 25 * 3
 
 
+def test_bootstrap_gives_no_interval_to_a_candidate_with_no_score():
+    # every judgment of w excluded (self-family): the replicates rank it last, which is no interval
+    view = make_view({"A": {"p": [1, 0, 1], "q": [0, 0, 1], "w": [1, 1, 1]}})
+    res = bootstrap_ranks(view, n_resamples=40, rng=5, excluded=[("A", "w")])
+    assert np.isnan(res.rank_lo["w"]) and np.isnan(res.rank_hi["w"]) and np.isnan(res.scores["w"])
+    assert "w" not in set(res.rank_draws["candidate"]) and len(res.rank_draws) == 40 * 2
+    assert res.rank_lo["p"] == 1.0 and res.rank_hi["q"] == 2.0
+
+
 def test_bootstrap_same_seed_same_result():
     a = bootstrap_ranks(BOOT_VIEW, 30, rng=11)
     b = bootstrap_ranks(BOOT_VIEW, 30, rng=np.random.default_rng(11))

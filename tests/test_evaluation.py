@@ -15,6 +15,7 @@ from simplex_core.evaluation import (
     coverage,
     covered,
     evaluate_methods,
+    figure_order,
     method_rank_draws,
     resample_items,
     spearman,
@@ -186,3 +187,16 @@ def test_method_rank_draws_long_table():
     assert long["method"].tolist() == ["boot"] * 4 + ["avg"] * 2
     assert long.loc[long["method"] == "avg", "rank"].tolist() == [2.0, 1.0]
     assert long.groupby("method")["uses_labels"].first().to_dict() == {"avg": False, "boot": True}
+
+
+def test_figure_order_by_truth_else_median_then_mean_rank_never_by_name():
+    draws = pd.DataFrame({
+        "method": ["bayesian"] * 9 + ["simple_average"] * 4,
+        # a and c share median rank 2; c's mean rank is better; z is ranked by the baseline only
+        "candidate": ["a", "a", "a", "c", "c", "c", "b", "b", "b", "a", "b", "c", "z"],
+        "rank": [2, 2, 3, 1, 2, 2, 1, 1, 1, 2, 1, 3, 4],
+    })
+    assert figure_order(draws) == ["b", "c", "a", "z"]
+    assert figure_order(draws, method="simple_average") == ["b", "a", "c", "z"]
+    truth = pd.Series({"z": 1.0, "a": 2.0, "b": 3.0, "c": 4.0})
+    assert figure_order(draws, truth) == ["z", "a", "b", "c"]

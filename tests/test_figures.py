@@ -338,6 +338,15 @@ def test_ppc_single_pair_and_grid():
         F.ppc_figure(_ppc(), judge="zz")
 
 
+def test_ppc_levels_named_by_label_keep_the_scale_order_and_its_colours():
+    # the app's check names levels by label; sorted by name, "correct" took "incorrect"'s colour
+    ppc = _ppc().query("level < 2").assign(level=lambda d: d["level"].map({0: "incorrect", 1: "correct"}),
+                                           label=lambda d: d["level"])
+    keys = _by_role(F.ppc_figure(ppc), "ppc_level_key")
+    assert [k.name for k in keys] == ["level incorrect", "level correct"]
+    assert [k.marker.color for k in keys] == F.level_colors(2)
+
+
 def test_score_distribution_stacks_shares_per_judge():
     rows = []
     for j in ("j1", "j2", "j3", "j4"):

@@ -93,9 +93,9 @@ def test_candidate_summary_hand_computed():
 def test_ranking_sentence_reads_the_summary_best_first():
     table = summaries.candidate_summary(make_fit())  # medians [1, 2, 2], intervals [1–3, 1–3, 2–3]
     assert summaries.ranking_sentence(table) == (
-        "1. **c0** (rank 1, 95%: 1–3) · 2. **c1** (rank 2, 95%: 1–3) · 3. **c2** (rank 2, 95%: 2–3)")
+        "**c0** (rank 1, 95%: 1–3) · **c1** (rank 2, 95%: 1–3) · **c2** (rank 2, 95%: 2–3)")
     shuffled = table.iloc[[2, 0, 1]]
-    assert summaries.ranking_sentence(shuffled, top=1) == "1. **c0** (rank 1, 95%: 1–3) · … and 2 more"
+    assert summaries.ranking_sentence(shuffled, top=1) == "**c0** (rank 1, 95%: 1–3) · … and 2 more"
 
 
 def test_rank_and_pairwise_probabilities_hand_computed():

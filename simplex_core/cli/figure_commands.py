@@ -83,7 +83,7 @@ def run_figures(args: argparse.Namespace) -> int:
     from .. import figures as F
     from ..baselines import run_methods, table_baseline_methods
     from ..data import count_tensor, item_view, score_distribution
-    from ..evaluation import NoTruthError, method_rank_draws, true_ranks
+    from ..evaluation import NoTruthError, figure_order, method_rank_draws, true_ranks
     from ..figures import slides as S
     from ..inference import fit_model
     from ..posterior_views import bayesian_method_result, judge_simplex_data
@@ -146,11 +146,9 @@ def run_figures(args: argparse.Namespace) -> int:
     draws = method_rank_draws(methods)
     try:
         truth = true_ranks(item_view(table))
-        order = list(truth.sort_values(kind="stable").index)
     except NoTruthError:
         truth = None
-        med = draws[draws["method"] == "bayesian"].groupby("candidate")["rank"].median()
-        order = list(med.sort_values(kind="stable").index)
+    order = figure_order(draws, truth)
     singles = [m for m in methods if m.startswith("single_judge:")]
     keep = [m for m in methods if m not in singles]  # one box per method; single judges are in the evaluation
     ranks = F.rank_boxplot_figure(draws[draws["method"].isin(keep)], order, true_ranks=truth,

@@ -112,8 +112,13 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
             hovertemplate="<b>%{y}</b><br>true rank %{x}<extra></extra>", meta={"role": "true_rank"},
         ))
     K = len(order)
+    # every other candidate's row shaded: with several methods a row's top box sits nearer the row
+    # above's label than its own, and a reader gave intervals to the wrong candidate
+    for i in range(1, K, 2):
+        fig.add_shape(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=i - 0.5, y1=i + 0.5, layer="below",
+                      line=dict(width=0), fillcolor="rgba(120, 120, 140, 0.08)")
     fig.update_layout(
-        boxmode="group", boxgroupgap=0.2, boxgap=0.05,
+        boxmode="group", boxgroupgap=0.3, boxgap=0.05,
         title=dict(text=title or "Rank distributions by method", x=0.0, xanchor="left", y=1.0, yref="container",
                    yanchor="top", pad=dict(t=10)),
         xaxis=dict(title="rank (1 = best)", range=[0.4, K + 0.6], dtick=1 if K <= 25 else 5, zeroline=False),
@@ -375,7 +380,10 @@ def ppc_figure(ppc: pd.DataFrame, title: str | None = None, *, judge: str | None
         frame = frame[frame["candidate"].astype(str) == str(candidate)]
     if frame.empty:
         raise ValueError(f"no rows for judge {judge!r} and candidate {candidate!r} in the posterior predictive table.")
-    levels = sorted(frame["level"].unique())
+    # numbers in their order; labels ("incorrect", "correct") in the table's, which is the scale's:
+    # sorted by name they would swap colours with every other figure of the levels
+    levels = (sorted(frame["level"].unique()) if pd.api.types.is_numeric_dtype(frame["level"])
+              else list(pd.unique(frame["level"])))
     if level_labels is not None:
         if len(level_labels) != len(levels):
             raise ValueError(f"level_labels has {len(level_labels)} labels for {len(levels)} levels {levels}.")
