@@ -725,7 +725,7 @@ def load_table(
             None, f"Missing required column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}; "
                   f"found {_fmt_values(found)}.",
             expected="columns item, candidate, judge, score (optional: true_score, candidate_family, judge_family, criterion)",
-            fix="rename your columns or download the template CSV to see the layout.")])
+            fix="rename your columns to these names (the app's Data page offers a template CSV).")])
     changed = [f"{str(cs[0])!r}→{n!r}" for n, cs in by_name.items() if cs[0] != n]
     if changed:
         notes.append(f"Column names normalised: {', '.join(changed)}.")
@@ -747,19 +747,19 @@ def load_table(
         crit_col = raw["criterion"].map(_text) if raw["criterion"].dtype == object else raw["criterion"].astype(str)
         crits = [c for c in pd.unique(crit_col)]
         if criterion is None and len(crits) > 1:
-            raise ValidationError([Problem("criterion", f"The table holds {len(crits)} criteria ({_fmt_values(crits)}).",
+            raise ValidationError([Problem("criterion", f"the table holds {len(crits)} criteria ({_fmt_values(crits)}).",
                                            value=tuple(crits), expected="one criterion", fix="choose one of them.",
                                            setting="criterion")])
         if criterion is not None:
             if criterion not in crits:
-                raise ValidationError([Problem("criterion", f"No rows for criterion {criterion!r}; the table has {_fmt_values(crits)}.",
+                raise ValidationError([Problem("criterion", f"no rows for criterion {criterion!r}; the table has {_fmt_values(crits)}.",
                                                value=criterion, expected=f"one of {_fmt_values(crits)}",
                                                fix="pick one of those criteria.", setting="criterion")])
             raw = raw[(crit_col == criterion).to_numpy()].reset_index(drop=True)
         else:
             criterion = crits[0]
     elif criterion is not None:
-        raise ValidationError([Problem("criterion", f"Criterion {criterion!r} was asked for but the table has no 'criterion' column.",
+        raise ValidationError([Problem(None, f"Criterion {criterion!r} was asked for but the table has no 'criterion' column.",
                                        value=criterion, fix="ask for no criterion, or add a criterion column.",
                                        setting="criterion")])
 
@@ -783,7 +783,8 @@ def load_table(
                                 rows=_rows(score_bad), value=_distinct(raw.loc[score_bad, "score"]),
                                 expected="a number that is one of the scale's levels",
                                 fix=("write decimals with a point (3.5, not 3,5)." if _decimal_commas(raw.loc[score_bad, "score"]) else
-                                     "replace them with level values, or leave the cell empty for a missing judgment.")))
+                                     f"replace {'them' if score_bad.sum() > 1 else 'it'} with {'level values' if score_bad.sum() > 1 else 'a level value'}, "
+                                     "or leave the cell empty for a missing judgment.")))
     infinite = np.isinf(score.to_numpy())
     if infinite.any():
         problems.append(Problem("score", f"value{'s' if infinite.sum() > 1 else ''} {_fmt_values(raw.loc[infinite, 'score'].astype(str))} in {_fmt_rows(_rows(infinite))} "
@@ -893,11 +894,14 @@ def load_table(
         sub = raw.loc[dup_mask]
         group = sub.groupby(key, sort=False, dropna=False).ngroup().to_numpy()  # blank names: reported above
         values = ["score"] + (["true_score"] if has_true else [])
-        distinct = sub[values].groupby(group).nunique(dropna=False).max(axis=1).to_numpy()
-        conflict = distinct[group] > 1
+        per_value = sub[values].groupby(group).nunique(dropna=False)
+        conflict = per_value.max(axis=1).to_numpy()[group] > 1
         if conflict.any():
-            problems.append(Problem(None, f"Conflicting duplicate rows: the same (item, candidate, judge) has different scores in {_fmt_rows(sub.index[conflict] + 1)}.",
-                                    rows=tuple(int(r) + 1 for r in sub.index[conflict]), expected="one score per (item, candidate, judge)",
+            # name what differs: a true_score that differs between repeats of one judgment is not "different scores"
+            what = " and ".join(w for v, w in (("score", "scores"), ("true_score", "true_score values"))
+                                if v in per_value and (per_value[v].to_numpy()[group][conflict] > 1).any())
+            problems.append(Problem(None, f"Conflicting duplicate rows: the same (item, candidate, judge) has different {what} in {_fmt_rows(sub.index[conflict] + 1)}.",
+                                    rows=tuple(int(r) + 1 for r in sub.index[conflict]), expected="one row per (item, candidate, judge)",
                                     fix="keep one row per (item, candidate, judge) (e.g. average repeated samples and round to a level first)."))
         repeat = ~conflict & sub.duplicated(key, keep="first").to_numpy()
         drop_idx = sub.index[repeat].to_numpy()
@@ -910,7 +914,7 @@ def load_table(
         differing = per_answer[(per_answer["max"] - per_answer["min"]).abs() > 1e-9]
         if len(differing):
             pairs = [f"({i!r}, {c!r})" for i, c in differing.index[:_MAX_LISTED]]
-            problems.append(Problem("true_score", f"differs across judges for {len(differing)} (item, candidate) pair{'s' if len(differing) > 1 else ''}: {', '.join(pairs)}{' …' if len(differing) > _MAX_LISTED else ''}.",
+            problems.append(Problem("true_score", f"differs between the rows of {len(differing)} (item, candidate) pair{'s' if len(differing) > 1 else ''}: {', '.join(pairs)}{' …' if len(differing) > _MAX_LISTED else ''}.",
                                     expected="the same ground truth for every judge of an answer", fix="give each (item, candidate) one true_score."))
 
     # Families (one table of distinct (model, family) pairs: small, whatever the number of rows).

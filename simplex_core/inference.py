@@ -655,7 +655,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             new_round()
             last = base.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
             sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
-                         f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ')}): "
+                         f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ').rstrip('.')}): "
                          f"chains {2**rounds} times as long, ", base=last)
             rounds += 1
             idata = _pooled(runs)
@@ -693,7 +693,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         # R-hat 1.384 after one run, 1.109 after three more rounds, 703 s) do not get there by length.
         while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
                and diagnostics.max_rhat <= TEMPERED_ROUNDS_RHAT):
-            note = (f"not converged yet ({diagnostics.message.split(';')[0].split('. Note')[0].removeprefix('not converged: ')}): "
+            note = (f"not converged yet ({diagnostics.message.split(';')[0].split('. Note')[0].removeprefix('not converged: ').rstrip('.')}): "
                     f"tempered chains {2**rounds} times as long, ")
             _report(cb, note.removesuffix(", "), 0.9)
             last = settings.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)

@@ -148,7 +148,7 @@ def test_fewer_than_two_candidates():
 def test_true_score_must_agree_across_judges():
     df = SMALL.copy()
     df["true_score"] = [1, 2, 3, 2, 2, 1, 2, 1]  # (q1, a) gets 1 from j1 and 3 from j2
-    with pytest.raises(ValidationError, match=r"true_score' column: differs across judges for 1 \(item, candidate\) pair: \('q1', 'a'\)"):
+    with pytest.raises(ValidationError, match=r"true_score' column: differs between the rows of 1 \(item, candidate\) pair: \('q1', 'a'\)"):
         load_table(df)
 
 
@@ -202,7 +202,7 @@ def test_criterion_column():
     with pytest.raises(ValidationError, match=r"holds 2 criteria \('fluency', 'relevance'\)"):
         load_table(df)
     assert len(load_table(df, criterion="relevance").frame) == len(SMALL)
-    with pytest.raises(ValidationError, match="No rows for criterion 'x'"):
+    with pytest.raises(ValidationError, match="no rows for criterion 'x'"):
         load_table(df, criterion="x")
 
 

@@ -189,6 +189,29 @@ def test_simulate_writes_the_format_its_file_name_says(tmp_path):
     assert not (tmp_path / "big.csv").exists()
 
 
+def test_describe_json_says_whether_the_table_is_valid_and_what_fit_would_refuse(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,candidate,judge,score,score\nq1,a,j1,1,2\n")
+    assert main(["describe", str(bad), "--json"]) == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is False and "two columns named 'score'" in out["error"]
+    # every judgment of candidate b is self-family: describe passes it, and says what `fit` refuses
+    fam = tmp_path / "fam.json"
+    fam.write_text(json.dumps({"b": "f", "j1": "f"}))
+    good = tmp_path / "t.csv"
+    good.write_text(GOOD)
+    assert main(["describe", str(good), "--families", str(fam), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is True and any("every judgment of candidate 'b' is excluded" in p for p in out["fit_problems"])
+    assert main(["describe", str(good), "--families", str(fam)]) == 0
+    assert "validation: 1 problem for `fit` at its defaults" in capsys.readouterr().out
+
+
+def test_conflicting_duplicates_name_what_differs():
+    text = _problem(b"item,candidate,judge,score,true_score\nq1,a,j1,1,1\nq1,a,j1,1,2\nq2,a,j1,2,1\n", name="t.csv")
+    assert "different true_score values in rows 1, 2" in text and "different scores" not in text, text
+
+
 def test_describe_into_a_closed_pipe_prints_no_traceback(tmp_path):
     data = tmp_path / "t.csv"
     data.write_text(GOOD)

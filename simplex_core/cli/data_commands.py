@@ -38,15 +38,26 @@ def describe_table(table: JudgmentTable) -> dict:
     }
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
 def _describe(args: argparse.Namespace) -> int:
-    table = load_data_from_args(args)
+    from . import UsageError
+
+    try:
+        table = load_data_from_args(args)
+    except UsageError as exc:
+        if args.json:  # a script reading stdout learns that, and why, the table was refused
+            print(json.dumps({"valid": False, "error": str(exc)}, indent=2))
+        raise
     info = describe_table(table)
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(json.dumps({"valid": True, **info}, indent=2))
         return 0
     print(f"source: {info['source']}" + (f" (criterion {info['criterion']})" if info["criterion"] else ""))
     print(f"scale: {info['scale_text']}")
-    print(f"{info['candidates']} candidates x {info['judges']} judges x {info['items']} items; {info['judgments']} judgments; ground truth: {'yes' if info['has_truth'] else 'no'}"
+    print(f"{_n(info['candidates'], 'candidate')} x {_n(info['judges'], 'judge')} x {_n(info['items'], 'item')}; {_n(info['judgments'], 'judgment')}; ground truth: {'yes' if info['has_truth'] else 'no'}"
           + (f"; {info['gold_answers']} gold answers (true level observed)" if info["gold_answers"] else ""))
     print("candidates: " + ", ".join(table.candidates))
     print("judges: " + ", ".join(table.judges))

@@ -86,7 +86,7 @@ def register(subparsers) -> None:
     )
     ex.add_argument("experiment", choices=["self-preference", "priors"], help="which experiment")
     _add_common(ex, default_ci=50)
-    ex.add_argument("--probability", type=float, default=0.8, help="self-preference: injection probability (default 0.8)")
+    ex.add_argument("--probability", type=float, default=None, help="self-preference: injection probability (default 0.8)")
     ex.add_argument("--injection-seed", type=int, default=0, help="self-preference: seed of the injection (default 0)")
     ex.add_argument("--bayes-method", choices=["bayesian_integrated", "bayesian"], default=None,
                     help="the Bayesian method (default: bayesian_integrated for self-preference, bayesian for priors)")
@@ -313,7 +313,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         n_bayes = args.bayes_ci_resamples if args.bayes_ci_resamples is not None else args.ci_resamples
         progress(f"evaluating {len(methods)} method(s) on {table.source}: {args.ci_resamples} item resamples"
                  + (f"; {len(bayes)} Bayesian method(s) × (1 + {n_bayes} resamples) = {len(bayes) * (1 + n_bayes)} "
-                    "MCMC fits (use --bayes-ci-resamples to run fewer)" if bayes else ""))
+                    f"MCMC fit{'s' if len(bayes) * (1 + n_bayes) != 1 else ''}"
+                    + (" (use --bayes-ci-resamples to run fewer)" if n_bayes else "") if bayes else ""))
     with study_client(args) if bayes else contextlib.nullcontext() as client:
         result = evaluate_table(
             table, methods, ci_resamples=args.ci_resamples, expensive=bayes,
@@ -348,7 +349,12 @@ def run_experiment(args: argparse.Namespace) -> int:
     table = _load_with_truth(args)
     progress = _progress(args)
     common = dict(resample_seed=args.seed, cache=_cache(args), progress=progress, **_fit_options(args))
+    if args.experiment != "self-preference" and args.probability is not None:
+        raise UsageError(f"--probability sets the self-preference experiment's injection; the {args.experiment} "
+                         "experiment has none: drop it.")
     if args.experiment == "self-preference":
+        if args.probability is None:
+            args.probability = 0.8
         if not 0.0 <= args.probability <= 1.0:
             raise UsageError(f"--probability must be between 0 and 1; got {args.probability}.")
         if not table.self_family_pairs:

@@ -67,6 +67,8 @@ def run_suggest(args: argparse.Namespace) -> int:
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     suggested.to_csv(out_path, index=False)
     print(f"{fit.diagnostics.message}")
+    if len(suggested) < args.budget:
+        print(f"Note: --budget {args.budget} asks for more answers than are unlabelled: all {len(suggested)} are suggested.")
     print(f"current uncertainty (summed posterior variance of the ranks): {max(0.0, suggested.attrs['uncertainty']):.3f}; "
           f"{len(answers.frame)} unlabelled answers in {len(answers.size)} score patterns"
           + (f"; {table.n_gold} gold" if table.n_gold else ""))
