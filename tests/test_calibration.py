@@ -134,7 +134,9 @@ def test_cli_calibrate_writes_json_csv_and_figure(tmp_path, capsys):
     assert ranks["rank"].between(0, 9).all()
     assert len(pd.read_csv(out / "diagnostics.csv")) == 2
     assert "sbc_histogram" in (out / "histograms.html").read_text()
-    assert "E[model-A]" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "E[model-A]" in printed
+    assert "2 replicates in 2 bins expect 1.0 per bin" in printed  # two replicates test nothing: said so
 
 
 def test_cli_calibrate_rejects_bad_options(tmp_path, capsys):

@@ -127,5 +127,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
     for group, part in tests.groupby("group", sort=False):
         print(f"{group}: {int((part['p_value'] < FLAG_P).sum())} of {len(part)} below p = {FLAG_P}; "
               f"smallest p {part['p_value'].min():.3f}")
+    per_bin = args.replicates / result.bins
+    if per_bin < 5:  # the χ² approximation's usual rule: about five expected per bin
+        print(f"Note: {args.replicates} replicate{'s' if args.replicates != 1 else ''} in {result.bins} bins expect "
+              f"{per_bin:.1f} per bin; the χ² p-values above need about 5 per bin to mean much "
+              f"(--replicates {5 * result.bins} or more, or fewer --bins).")
     print(f"wrote {out}/sbc.json, ranks.csv, tests.csv, diagnostics.csv, histograms.html")
     return 0
