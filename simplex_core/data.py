@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import math
 import re
@@ -436,13 +437,14 @@ def _read_delimited(text: str, label: str, fmt: str) -> pd.DataFrame:
     shifted: pandas reads data rows one field longer than the header by taking their first field as
     the row index, which moves every value one column to the left."""
     sep = _delimiter(text, "\t" if fmt == "tsv" else ",")
-    header_line = next((line for line in text.splitlines() if line.strip()), "")
+    # the header and the first data row, without splitting a million-line text into lines
+    first_lines = [line for line in itertools.islice((ln for ln in io.StringIO(text) if ln.strip()), 2)]
+    header_line, first_row = (first_lines + ["", ""])[:2]
+    header_line, first_row = header_line.rstrip("\r\n"), first_row.rstrip("\r\n")
     try:
         header = next(csv.reader([header_line], delimiter=sep), [])
     except csv.Error:
         header = []
-    first_row = next((line for line in text.splitlines()[text.splitlines().index(header_line) + 1:] if line.strip()), "") \
-        if header_line else ""
     if len(header) > 1 and first_row and sep not in first_row:
         others = [d for d in _DELIMITERS if d != sep and d in first_row
                   and len(next(csv.reader([first_row], delimiter=d), [])) == len(header)]

@@ -715,7 +715,8 @@ def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | Non
                       # the legend at the figure's bottom edge, in pixels below the axis titles (a
                       # legend placed by plot fraction ran into them in a short figure)
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
-                      margin=dict(b=110))
+                      # room above the panels' own titles for a title of two lines (they touched)
+                      margin=dict(b=110, t=120))
     return fig
 
 
