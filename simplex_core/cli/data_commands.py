@@ -15,11 +15,12 @@ def describe_table(table: JudgmentTable) -> dict:
     """Everything ``describe`` reports, as plain data."""
     counts = count_tensor(table, self_exclusion=False)
     dist = score_distribution(table, counts)
-    try:  # what `fit` would refuse at its defaults (self-family exclusion on): said here too
-        count_tensor(table)
-        fit_problems: list[str] = []
-    except ValidationError as exc:
-        fit_problems = [p.describe(ADVICE) for p in exc.problems]
+    fit_problems: list[str] = []
+    if table.self_family_pairs:  # what `fit` would refuse at its defaults (self-family exclusion on): said here too
+        try:
+            count_tensor(table)
+        except ValidationError as exc:
+            fit_problems = [p.describe(ADVICE) for p in exc.problems]
     return {
         **table.summary(),
         "scale_text": table.scale.describe(),
