@@ -305,7 +305,7 @@ def test_injected_names_render_as_text_and_fetch_nothing(server, page):
     page.goto(f"{server}/data")
     _settle(page)
     uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-    for content, shown in ((bad, "non-numeric value"), (good, "had spaces around them removed")):
+    for content, shown in ((bad, "non-numeric value"), (good, "had spaces around it removed")):
         uploader.set_input_files(files=[{"name": "names.csv", "mimeType": "text/csv", "buffer": content.encode()}])
         page.wait_for_selector(f"text={shown}", timeout=60_000)
         _settle(page)
