@@ -184,6 +184,18 @@ def table_key(table: JudgmentTable) -> str:
     return key
 
 
+def rows_table(table: JudgmentTable) -> pd.DataFrame:
+    """The table's rows for download, scores written as the file wrote them: whole levels as
+    integers (1, not 1.0); a fractional true_score (a mean of raters) stays as it is."""
+    frame = table.frame.copy()
+    for col in ("score", "true_score"):
+        if col in frame.columns:
+            values = frame[col]
+            if values.notna().any() and (values.dropna() % 1 == 0).all():
+                frame[col] = values.astype("Int64")
+    return frame
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def truth_ranks(_table: JudgmentTable, table_key: str) -> pd.Series | None:
     """True ranks (rank 1 = best; mean true_score per candidate) when the table has truth."""

@@ -194,4 +194,4 @@ with guard("drawing the score distributions"):
     with st.expander("The rows as loaded"):
         st.dataframe(table.frame.head(500), width="stretch", hide_index=True)
         st.caption(f"First {min(500, len(table.frame))} of {len(table.frame):,} rows.")
-        csv_button(table.frame, f"{ctx.source_label}-rows", label="All rows CSV", key="dl-rows")
+        csv_button(lambda: da.rows_table(table), f"{ctx.source_label}-rows", label="All rows CSV", key="dl-rows")

@@ -75,7 +75,7 @@ st.subheader("Data")
 with guard("preparing the data downloads"):
     c = st.columns(3)
     with c[0]:
-        csv_button(table.frame, f"{label}-rows", label="Rows CSV", key="dl-x-rows")
+        csv_button(lambda: da.rows_table(table), f"{label}-rows", label="Rows CSV", key="dl-x-rows")
     with c[1]:
         csv_button(lambda: da.distribution(table, da.table_key(table)), f"{label}-distribution", label="Score distribution CSV",
                    key="dl-x-dist")

@@ -776,3 +776,14 @@ def test_download_names_carry_the_setting():
               settings_slug(FitSettings(omega=1, delta=(1.0, 2.0)))]
     assert slugs[:4] == ["omega0-beta5", "omega1-beta5", "omega0.75-beta5", "omega1-beta7"]
     assert len(set(slugs)) == len(slugs) and all(re.fullmatch(r"[\w.\-]+", s) for s in slugs), slugs
+
+
+def test_rows_download_writes_whole_levels_as_integers():
+    from app_support.data_access import rows_table
+    from simplex_core.data import load_table
+
+    table = load_table(b"item,candidate,judge,score,true_score\nq1,a,j,1,0.5\nq1,b,j,0,1\nq2,a,j,1,1\nq2,b,j,0,0\n", name="t.csv")
+    text = rows_table(table).to_csv(index=False)
+    assert "q1,a,j,1,0.5" in text and "q1,b,j,0,1.0" in text and ".0," not in text.split("\n")[1]
+    whole = load_table(b"item,candidate,judge,score,true_score\nq1,a,j,1,1\nq1,b,j,0,0\n", name="t.csv")
+    assert rows_table(whole).to_csv(index=False).splitlines()[1:] == ["q1,a,j,1,1", "q1,b,j,0,0"]

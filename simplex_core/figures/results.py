@@ -120,7 +120,7 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     fig.update_layout(
         boxmode="group", boxgroupgap=0.3, boxgap=0.05,
         title=dict(text=title or "Rank distributions by method", x=0.0, xanchor="left", y=1.0, yref="container",
-                   yanchor="top", pad=dict(t=10)),
+                   yanchor="top", pad=dict(t=10, l=12)),  # l: off the image's left edge in a saved PNG
         xaxis=dict(title="rank (1 = best)", range=[0.4, K + 0.6], dtick=1 if K <= 25 else 5, zeroline=False),
         yaxis=dict(title="", categoryorder="array", categoryarray=[shown[c] for c in order], autorange="reversed",
                    tickmode="array", tickvals=[shown[c] for c in order], ticktext=[short_label(c) for c in order]),
