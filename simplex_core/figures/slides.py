@@ -428,6 +428,8 @@ def _copy_xy_panel(grid: go.Figure, one: go.Figure, k: int, levels: Sequence[str
     for t in one.data:
         t = copy.deepcopy(t)
         t.update(xaxis=xa, yaxis=ya, showlegend=bool(t.showlegend is not False) and k == 1)
+        if t.type == "scatter":  # a point at 0% or 100% drawn whole: the axis pad is narrower than a marker in a small panel
+            t.update(cliponaxis=False)
         t.meta = {**(t.meta or {}), "panel": k - 1}
         grid.add_trace(t)
     x_layout = one.layout.xaxis.to_plotly_json()
