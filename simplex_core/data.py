@@ -21,6 +21,7 @@ import itertools
 import json
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -468,17 +469,21 @@ def _read_delimited(text: str, label: str, fmt: str) -> pd.DataFrame:
     try:
         frame = read(None)
         if not isinstance(frame.index, pd.RangeIndex):  # data rows with more fields than the header
-            extra = frame.iloc[:, -1]
-            filled = np.flatnonzero(extra.notna().to_numpy())
+            # pandas made the first n fields the index, so the n extra fields are the last n columns
+            extra = frame.iloc[:, -frame.index.nlevels:]
+            filled = np.flatnonzero(extra.notna().any(axis=1).to_numpy())
             if len(filled):
                 row = int(filled[0]) + 1
+                value = extra.iloc[row - 1].dropna().iloc[0]
                 raise _read_error(
                     label, f"has more fields in its rows than columns in its header: data row {row} has a value "
-                           f"({str(extra.iloc[row - 1])[:40]!r}) after its {len(frame.columns)}th field, and the header "
+                           f"({str(value)[:40]!r}) after its {len(frame.columns)}th field, and the header "
                            f"names {len(frame.columns)} columns ({', '.join(map(str, frame.columns))}).",
                     fix="name every column in the header, or remove the extra values (a separator inside a value "
                         "needs the value in double quotes).")
-            frame = read(False)  # every row ends in one empty field (a trailing separator): nothing to lose
+            with warnings.catch_warnings():  # pandas warns of lost data: the extra fields are empty on every row
+                warnings.simplefilter("ignore", pd.errors.ParserWarning)
+                frame = read(False)  # every row ends in empty fields (trailing separators): nothing to lose
         return frame
     except ValidationError:
         raise

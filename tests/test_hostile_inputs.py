@@ -166,6 +166,9 @@ def test_rows_and_header_that_do_not_line_up_are_named_not_shifted():
     assert "data row 2" in text and "'extra'" in text or "line 3 (data row 2)" in text, text
     text = _problem(b"item,candidate,judge,score\nq1,a,j1,1,oops\nq1,b,j1,2\n", name="t.csv")
     assert "data row 1 has a value ('oops')" in text, text
+    # two extra fields, the first filled: named too, not dropped with the empty last one
+    text = _problem(b"item,candidate,judge,score\nq1,a,j1,1,,\nq1,b,j1,2,kept?,\n", name="t.csv")
+    assert "data row 2 has a value ('kept?')" in text, text
     assert "two columns named 'score'" in _problem(b"item,candidate,judge,score,score\nq1,a,j1,1,2\n", name="t.csv")
     assert "header with semicolons but its rows with commas" in _problem(
         b"item;candidate;judge;score\nq1,a,j1,1\nq1,b,j1,2\n", name="t.csv")
