@@ -33,6 +33,13 @@ from .scale import Scale, ScaleError, collapse_scale
 from .patterns import NO_SCORE, ScorePatterns, patterns_from_answers
 
 REQUIRED_COLUMNS = ("item", "candidate", "judge", "score")
+#: Names other tools give the required columns: named in the missing-column message as a suggestion.
+COLUMN_HINTS = {
+    "item": ("question", "question_id", "prompt", "prompt_id", "item_id", "id", "example_id", "sample_id", "task_id", "instance_id"),
+    "candidate": ("model", "model_name", "candidate_model", "system", "generator", "policy", "answerer", "response_model"),
+    "judge": ("grader", "rater", "annotator", "evaluator", "judge_model", "judge_name", "reviewer", "critic", "scorer"),
+    "score": ("rating", "grade", "label", "judgment", "judgement", "verdict", "judge_score", "points"),
+}
 OPTIONAL_COLUMNS = ("true_score", "gold", "candidate_family", "judge_family", "criterion")
 # Spellings of a boolean gold cell (case-insensitive); a blank cell means "not gold".
 GOLD_TRUE = ("true", "1", "1.0", "yes", "y", "t")
@@ -728,9 +735,16 @@ def load_table(
     missing = [c for c in REQUIRED_COLUMNS if c not in by_name]
     if missing:
         found = [str(c) for c in raw.columns]
+        # a suggestion, never a silent rename: 'grader' may be a judge or something else entirely
+        hints = []
+        for want in missing:
+            like = [c for c in found if c.strip().lower().replace(" ", "_").replace("-", "_") in COLUMN_HINTS[want]
+                    and c.strip().lower() not in known]
+            if like:
+                hints.append(f"{like[0]!r} looks like the {want} column: if it is, rename it {want!r}.")
         raise ValidationError([Problem(
             None, f"Missing required column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}; "
-                  f"found {_fmt_values(found)}.",
+                  f"found {_fmt_values(found)}." + "".join(" " + h for h in hints),
             expected="columns item, candidate, judge, score (optional: true_score, candidate_family, judge_family, criterion)",
             fix="rename your columns to these names (the app's Data page offers a template CSV).")])
     changed = [f"{str(cs[0])!r}→{n!r}" for n, cs in by_name.items() if cs[0] != n]

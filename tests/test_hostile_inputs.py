@@ -174,6 +174,13 @@ def test_rows_and_header_that_do_not_line_up_are_named_not_shifted():
         b"item;candidate;judge;score\nq1,a,j1,1\nq1,b,j1,2\n", name="t.csv")
 
 
+def test_missing_columns_suggest_the_column_that_looks_like_them():
+    text = _problem(b"item,candidate,grader,score\nq1,a,j,1\nq1,b,j,0\n", name="t.csv")
+    assert "Missing required column 'judge'" in text and "'grader' looks like the judge column" in text, text
+    text = _problem(b"item,candidate,colour,score\nq1,a,j,1\n", name="t.csv")
+    assert "looks like" not in text  # no guess without a known synonym
+
+
 def test_a_level_that_looks_like_a_typo_is_named():
     rows = ["item,candidate,judge,score"] + [f"q{i},{c},j1,{1 + (i + k) % 3}" for i in range(60) for k, c in enumerate("ab")]
     rows[7] = "q3,a,j1,7"  # one stray score, data row 7
