@@ -196,6 +196,14 @@ def settings_slug(settings: FitSettings) -> str:
     return "-".join(parts)
 
 
+def download_stem(source_label: str, settings: FitSettings | None, approximate: bool = False) -> str:
+    """The start of a download's file name: the dataset, then the setting of the fit it comes from
+    (:func:`settings_slug`; none for files that do not depend on a fit), then ``-approximate`` for
+    the reweighted answer shown while the fit runs."""
+    stem = source_label if settings is None else f"{source_label}-{settings_slug(settings)}"
+    return f"{stem}-approximate" if approximate else stem
+
+
 def cached_result(counts: Counts, settings: FitSettings) -> Any | None:
     """A finished fit from memory or the disk cache, never starting a worker."""
     key = fit_key(counts, settings)

@@ -94,7 +94,7 @@ else:
     with guard("preparing the fit downloads"):
         key = view.result_key
         r = view.result
-        fit_label = f"{label}-{fits.settings_slug(view.result_settings)}"  # the fit's files name their setting
+        fit_label = fits.download_stem(label, view.result_settings)  # the fit's files name their setting
         if view.origin == "precomputed":
             st.caption("This is the precomputed fit shipped with the app (thinned posterior).")
         c = st.columns(3)
@@ -238,7 +238,7 @@ with guard("preparing the figures for slides"):
     if drawn is not None:
         fig, title, caption = drawn
         page = S.for_slides(fig, title, caption, size=size)
-        name = f"{label}-{fits.settings_slug(settings)}-{which}-{size.replace(':', 'x')}"
+        name = f"{fits.download_stem(label, settings)}-{which}-{size.replace(':', 'x')}"
         _preview(page)
         b = st.columns(3)
         b[0].download_button("HTML", data=lambda: page.to_html(include_plotlyjs=True, full_html=True),

@@ -53,9 +53,8 @@ elif approx is not None:
     shown_label = f"{fits.settings_label(view.requested)}, approximate"
 approximate_shown = approx is not None and shown is approx.result
 # downloads name the setting shown, and say so when it is the approximate answer
-file_label = (f"{ctx.source_label}-{fits.settings_slug(view.requested)}-approximate" if approximate_shown
-              else f"{ctx.source_label}-{fits.settings_slug(view.result_settings)}" if shown is not None
-              else ctx.source_label)
+file_label = fits.download_stem(ctx.source_label, view.requested if approximate_shown
+                                else view.result_settings if shown is not None else None, approximate=approximate_shown)
 
 baseline, baseline_failed = {}, {}
 with guard("running the baselines"):

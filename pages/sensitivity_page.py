@@ -150,5 +150,5 @@ else:
 
         fig3 = ppc_figure(ppc_figure_table(ppc),
                           title="Observed vs fitted shares (one point per judge, candidate and level)")
-        show_figure(fig3, f"{ctx.source_label}-{fits.settings_slug(settings)}-ppc", key="fig-ppc", height=520)
-        csv_button(ppc, f"{ctx.source_label}-{fits.settings_slug(settings)}-ppc", label="PPC CSV", key="dl-ppc")
+        show_figure(fig3, f"{fits.download_stem(ctx.source_label, settings)}-ppc", key="fig-ppc", height=520)
+        csv_button(ppc, f"{fits.download_stem(ctx.source_label, settings)}-ppc", label="PPC CSV", key="dl-ppc")

@@ -135,7 +135,7 @@ with guard("drawing the simplex"):
         fig = figures.ternary_judges_overlay_figure({j: judge_data(j) for j in chosen_judges}, list(scale.labels),
                                                     true_labels=true_labels, max_draws=min(n_draws, 20),
                                                     title=f"{safe_text(ctx.source_label)}: judges overlaid")
-        show_figure(fig, f"{ctx.source_label}-{fits.settings_slug(settings)}-simplex-overlay", key="fig-simplex-overlay", height=700)
+        show_figure(fig, f"{fits.download_stem(ctx.source_label, settings)}-simplex-overlay", key="fig-simplex-overlay", height=700)
     else:
         # a triangle with many named candidates needs the full width to keep its labels apart (at 1024 px too)
         crowded = scale.n_levels == 3 and len(shown_table.candidates) > 6
@@ -153,10 +153,10 @@ with guard("drawing the simplex"):
                                                        d.candidate_posterior, counts=d.counts, true_labels=true_labels,
                                                        judge=j, max_draws=n_draws, title=f"Judge {safe_text(j)}")
                     height = None
-                show_figure(fig, f"{ctx.source_label}-{fits.settings_slug(settings)}-simplex-{j}", key=f"fig-simplex-{i}", height=height)
+                show_figure(fig, f"{fits.download_stem(ctx.source_label, settings)}-simplex-{j}", key=f"fig-simplex-{i}", height=height)
 
 if view is not None and view.result is not None:
     with guard("summarising the judges"), st.expander("Posterior mean confusion matrices (rows: true level, columns: score given)"):
         jm = results.judge_matrix_table(view.result, view.result_key)
         st.dataframe(jm, hide_index=True, width="stretch")
-        csv_button(jm, f"{ctx.source_label}-{fits.settings_slug(settings)}-judge-matrices", label="Judge matrices CSV", key="dl-judge-matrices")
+        csv_button(jm, f"{fits.download_stem(ctx.source_label, settings)}-judge-matrices", label="Judge matrices CSV", key="dl-judge-matrices")

@@ -226,8 +226,15 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:,.0f} MB" if n >= 10e6 else f"{n / 1e6:,.1f} MB" if n >= 1e5 else f"{n:,} bytes"
 
 
-def _suffixes(name: str) -> list[str]:
-    return [s.lower() for s in Path(name).suffixes]
+def table_format(name: str) -> str:
+    """``"parquet"``, ``"jsonl"``, ``"tsv"`` or ``"csv"``: the format a file's name says (any
+    compression suffix aside), the one rule for reading a table and for writing one to be read back."""
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    if ".parquet" in suffixes or ".pq" in suffixes:
+        return "parquet"
+    if ".jsonl" in suffixes or ".ndjson" in suffixes or ".json" in suffixes:
+        return "jsonl"
+    return "tsv" if ".tsv" in suffixes else "csv"
 
 
 def _read_error(label: str, message: str, fix: str = _FORMAT_HELP) -> ValidationError:
@@ -414,14 +421,7 @@ def read_source(source: Any, name: str | None = None, *, max_bytes: int | None =
         return source.copy()
     label = name or getattr(source, "name", None) or (str(source) if isinstance(source, (str, Path)) else "upload")
     label = str(label)
-    suffixes = _suffixes(label)
-    fmt = "csv"
-    if ".parquet" in suffixes or ".pq" in suffixes:
-        fmt = "parquet"
-    elif ".jsonl" in suffixes or ".ndjson" in suffixes or ".json" in suffixes:
-        fmt = "jsonl"
-    elif ".tsv" in suffixes:
-        fmt = "tsv"
+    fmt = table_format(label)
     data = _bounded_bytes(source, label, max_bytes)
     if len(data) > max_bytes:
         raise _read_error(label, f"is larger than {_mb(max_bytes)}, the most this program reads.", fix="split the table or remove unused columns.")

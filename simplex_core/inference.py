@@ -203,6 +203,13 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
     )
 
 
+def first_failure(message: str) -> str:
+    """The first check an unconverged fit failed, from :func:`diagnose`'s message (``"not converged: R-hat
+    1.02 on a (needs ≤ 1.01); …. Note: …"`` → ``"R-hat 1.02 on a (needs ≤ 1.01)"``), for progress
+    lines that quote it inside a sentence of their own."""
+    return message.removeprefix("not converged: ").split(";")[0].split(". Note")[0].rstrip(".")
+
+
 def convergence_problem(d: Diagnostics) -> str | None:
     """One plain sentence of what went wrong with a fit (None when it converged), for every front
     end to show as is and follow with the one action available there (the app: a control; the
@@ -655,7 +662,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             new_round()
             last = base.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
             sample_round(rounds, 0.9 + step * (rounds - 1), 0.9 + step * rounds,
-                         f"not converged yet ({diagnostics.message.split(';')[0].removeprefix('not converged: ').rstrip('.')}): "
+                         f"not converged yet ({first_failure(diagnostics.message)}): "
                          f"chains {2**rounds} times as long, ", base=last)
             rounds += 1
             idata = _pooled(runs)
@@ -693,7 +700,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         # R-hat 1.384 after one run, 1.109 after three more rounds, 703 s) do not get there by length.
         while (not diagnostics.converged and rounds <= settings.extra_rounds and diagnostics.divergences == 0
                and diagnostics.max_rhat <= TEMPERED_ROUNDS_RHAT):
-            note = (f"not converged yet ({diagnostics.message.split(';')[0].split('. Note')[0].removeprefix('not converged: ').rstrip('.')}): "
+            note = (f"not converged yet ({first_failure(diagnostics.message)}): "
                     f"tempered chains {2**rounds} times as long, ")
             _report(cb, note.removesuffix(", "), 0.9)
             last = settings.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
@@ -714,7 +721,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         # (measured: single-judge binary posteriors, whose non-identified ridge ends in a funnel where
         # a candidate's π reaches 0 or 1). Draws next to a divergence are biased, so the posterior is
         # sampled afresh with a higher acceptance target (smaller steps), never pooled with them.
-        first = diagnostics.message.removeprefix("not converged: ").split(";")[0]
+        first = first_failure(diagnostics.message)
         _report(cb, f"{first}: sampling again with smaller steps (target acceptance {retry_accept:g})", 0.9)
         retry = last.replace(target_accept=retry_accept)
         if tempered_s:
@@ -846,7 +853,7 @@ def _explain_tempering(diagnostics: Diagnostics, n_modes: int, nuts_note: str) -
     import dataclasses
 
     why = (f"the posterior has {n_modes} separate modes (often: which judge is the noisy one) and NUTS chains "
-           f"could not cross between them ({nuts_note.removeprefix('not converged: ').split(';')[0]}), so it was "
+           f"could not cross between them ({first_failure(nuts_note)}), so it was "
            "sampled by parallel tempering, whose chains visit every mode in proportion to its mass")
     if diagnostics.converged:
         message = diagnostics.message.rstrip(".") + f"; {why}."

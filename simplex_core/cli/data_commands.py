@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from ..data import JudgmentTable, ValidationError, count_tensor, score_distribution, score_distribution_wide
-from . import ADVICE, add_data_options, load_data_from_args
+from . import ADVICE, UsageError, add_data_options, load_data_from_args
 
 
 def describe_table(table: JudgmentTable) -> dict:
@@ -44,8 +44,6 @@ def _n(count: int, noun: str) -> str:
 
 
 def _describe(args: argparse.Namespace) -> int:
-    from . import UsageError
-
     try:
         table = load_data_from_args(args)
     except UsageError as exc:

@@ -47,14 +47,15 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.items is not None:
         n_items = _nonneg_int(args.items, "--items", least=1)
         overrides["n_items"] = n_items
-    from ..data import MAX_ROWS
+    from ..data import input_limits
     from . import check_outputs
 
     spec = SCENARIOS[args.scenario]
+    max_rows = input_limits()[1]
     rows = overrides.get("n_items", spec.n_items) * len(spec.candidates) * len(spec.judges)
-    if rows > MAX_ROWS:  # a table the loader would refuse, and minutes of work to write it
-        most = MAX_ROWS // (len(spec.candidates) * len(spec.judges))
-        raise UsageError(f"--items {args.items}: the table would have {rows:,} rows, more than the {MAX_ROWS:,} "
+    if rows > max_rows:  # a table the loader would refuse, and minutes of work to write it
+        most = max_rows // (len(spec.candidates) * len(spec.judges))
+        raise UsageError(f"--items {args.items}: the table would have {rows:,} rows, more than the {max_rows:,} "
                          f"a table may have; give at most {most:,} items for this scenario.")
     out = Path(args.out)
     if not out.parent.exists():
@@ -75,14 +76,14 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def _write_table(frame, out: Path) -> None:
-    """The table in the format its name says (what the loader reads back by the same rule)."""
-    suffixes = [x.lower() for x in out.suffixes]
-    if suffixes[-1:] == [".gz"]:
-        suffixes = suffixes[:-1]
-    kind = suffixes[-1] if suffixes else ".csv"
-    if kind in (".parquet", ".pq"):
+    """The table in the format its name says, by the loader's own rule (:func:`~simplex_core.data.table_format`;
+    pandas compresses by a ``.gz`` suffix)."""
+    from ..data import table_format
+
+    kind = table_format(str(out))
+    if kind == "parquet":
         frame.to_parquet(out, index=False)
-    elif kind in (".jsonl", ".ndjson", ".json"):
+    elif kind == "jsonl":
         frame.to_json(out, orient="records", lines=True, force_ascii=False)
     else:
-        frame.to_csv(out, index=False)
+        frame.to_csv(out, index=False, sep="\t" if kind == "tsv" else ",")
