@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "simulate",
         help="write a simulated judgment table with known truth (a named scenario)",
         description="Draw a table from the paper's generative model. Scenarios: "
-        + "; ".join(f"{name}: {spec.description}" for name, spec in SCENARIOS.items()),
+        + " ".join(f"{name}: {spec.description.rstrip('.')}." for name, spec in SCENARIOS.items()),
     )
     parser.add_argument("scenario", metavar="SCENARIO", help=f"one of {', '.join(SCENARIOS)}")
     parser.add_argument("--seed", default="0", metavar="S", help="random seed, an integer >= 0 (default 0)")
