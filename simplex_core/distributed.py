@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-__all__ = ["default_workers", "start_client", "open_client", "map_tasks", "describe"]
+__all__ = ["default_workers", "start_client", "check_cluster", "open_client", "map_tasks", "describe"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -65,11 +65,17 @@ def start_client(scheduler: str | None = None, n_workers: int | None = None,
 
     if scheduler:
         try:
-            return Client(scheduler, timeout="20s"), None
+            client = Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as exc:
             raise ValueError(f"cannot reach the Dask scheduler at {scheduler}: {exc}. Start one with "
                              "`dask scheduler` (and `dask worker ADDRESS` on each machine), or give no scheduler "
                              "to use this machine.") from None
+        try:
+            check_cluster(client, scheduler)
+        except BaseException:
+            client.close()
+            raise
+        return client, None
     n = default_workers() if n_workers is None else int(n_workers)
     if n < 1:
         raise ValueError(f"a local cluster needs at least 1 worker; got {n}.")
@@ -100,6 +106,54 @@ def start_client(scheduler: str | None = None, n_workers: int | None = None,
                 raise
             time.sleep(2.0)
     raise AssertionError("unreachable")
+
+
+#: Seconds an existing cluster may take to show its first worker before a study gives up on it.
+WORKER_WAIT_S = 30.0
+_CLUSTER_SETUP = ("start the scheduler and every worker where `import simplex_core` works (from the project folder "
+                  "with PYTHONPATH set to it, e.g. `PYTHONPATH=$PWD .venv/bin/dask worker ADDRESS`, or with the "
+                  "package installed), or give no scheduler to use this machine.")
+
+
+def check_cluster(client: Any, address: str, wait_s: float | None = None) -> None:
+    """Refuse an existing cluster that cannot run a study, before any task is sent: no worker within
+    ``wait_s`` seconds (default :data:`WORKER_WAIT_S`), or a scheduler or worker that cannot import ``simplex_core`` (the tasks would
+    otherwise wait for ever, or fail as an unreadable "deserialization" traceback; both measured).
+
+    Raises
+    ------
+    ValueError
+        Naming the address, the process at fault and what to do.
+    """
+    def probe() -> str:  # nested, so it travels by value to processes that cannot import this module
+        try:
+            import simplex_core  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 — the words go back to the caller
+            return f"{type(exc).__name__}: {exc}"
+        return ""
+
+    wait_s = WORKER_WAIT_S if wait_s is None else wait_s
+    try:
+        client.wait_for_workers(1, timeout=wait_s)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise ValueError(f"the Dask scheduler at {address} has no worker (waited {wait_s:g} s): start one with "
+                         f"`dask worker {address}`; " + _CLUSTER_SETUP) from None
+    problems = []
+    try:
+        on_scheduler = client.run_on_scheduler(probe)
+    except Exception as exc:  # noqa: BLE001 — a scheduler that cannot even run the probe
+        on_scheduler = f"{type(exc).__name__}: {exc}"
+    if on_scheduler:
+        problems.append(f"the scheduler cannot import simplex_core ({on_scheduler})")
+    for worker, outcome in sorted(client.run(probe, on_error="return").items()):
+        if isinstance(outcome, BaseException):
+            outcome = f"{type(outcome).__name__}: {outcome}"
+        if outcome:
+            problems.append(f"worker {worker} cannot import simplex_core ({outcome})")
+    if problems:
+        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+        raise ValueError(f"the Dask cluster at {address} cannot run these fits: {'; '.join(problems[:3])}{more}. "
+                         + _CLUSTER_SETUP[0].upper() + _CLUSTER_SETUP[1:])
 
 
 @contextlib.contextmanager

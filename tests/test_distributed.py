@@ -17,7 +17,8 @@ pytest.importorskip("distributed")
 
 from simplex_core.cli import main  # noqa: E402
 from simplex_core.data import count_tensor, load_table  # noqa: E402
-from simplex_core.distributed import map_tasks, open_client  # noqa: E402
+from simplex_core import distributed  # noqa: E402
+from simplex_core.distributed import check_cluster, map_tasks, open_client, start_client  # noqa: E402
 from simplex_core.experiments import bayesian_methods, evaluate_table  # noqa: E402
 from simplex_core.model import FitSettings  # noqa: E402
 from simplex_core.scale import Scale  # noqa: E402
@@ -99,6 +100,22 @@ def test_cli_sensitivity_on_a_local_cluster(table, tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert [r["beta_max"] for r in doc["settings"]] == [5.0, 1.0, 5.0]
     assert np.isfinite(doc["settings"][1]["spearman_vs_base"])
+
+
+def test_check_cluster_accepts_workers_that_import_the_package(client):
+    check_cluster(client, "the test cluster", wait_s=10)  # raises when a worker or the scheduler cannot
+
+
+def test_a_scheduler_without_workers_is_refused_with_what_to_do(monkeypatch):
+    from distributed import LocalCluster
+
+    monkeypatch.setattr(distributed, "WORKER_WAIT_S", 1.0)
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
+        with pytest.raises(ValueError) as info:
+            start_client(empty.scheduler_address)
+    message = str(info.value)
+    assert f"the Dask scheduler at {empty.scheduler_address} has no worker (waited 1 s)" in message
+    assert f"`dask worker {empty.scheduler_address}`" in message and "PYTHONPATH" in message
 
 
 def test_cli_rejects_workers_with_scheduler(table, tmp_path, capsys):
