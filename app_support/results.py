@@ -67,8 +67,9 @@ def ppc_table(_result: Any, key: str, _counts: Any) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def rank_draws(_result: Any, key: str, max_draws: int = 1000) -> pd.DataFrame:
-    """Posterior rank draws, long: ``method, candidate, rank`` (evenly thinned to ``max_draws``):
+def rank_draws(_result: Any, key: str, max_draws: int | None = None) -> pd.DataFrame:
+    """Posterior rank draws, long: ``method, candidate, rank`` (every draw unless ``max_draws`` thins
+    them: a thinned set put the figure's 95% whisker inside the interval the tables state):
     :func:`simplex_core.posterior_views.rank_draws`."""
     from simplex_core.posterior_views import rank_draws as draws
 
@@ -78,9 +79,9 @@ def rank_draws(_result: Any, key: str, max_draws: int = 1000) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def bayesian_method_result(_result: Any, key: str, max_draws: int = 1000) -> Any:
+def bayesian_method_result(_result: Any, key: str, max_draws: int | None = None) -> Any:
     """The Bayesian fit as a :class:`simplex_core.baselines.MethodResult` (for the rankings figure and
-    the evaluation table), rank draws thinned to ``max_draws``:
+    the evaluation table), with every rank draw (unless ``max_draws`` thins them):
     :func:`simplex_core.posterior_views.bayesian_method_result`."""
     from simplex_core.posterior_views import bayesian_method_result as method_result
 

@@ -198,9 +198,24 @@ def test_rank_boxplot_has_one_box_per_interval_method(rank_table):
     assert list(true.y) == ["a", "b", "c"]
     bayes = boxes[0]
     i = list(bayes.y).index("a")
-    # ranks 1, 1, 2, 3: median 1.5, quartiles 1 and 2.25, 95% whiskers 1.0 and 2.925
+    # ranks 1, 1, 2, 3: median 1.5, quartiles 1 and 2.25; 95% whiskers 1 and 3, the tables' rank
+    # interval (ranks that occurred), not the interpolated 2.925
     assert (bayes.median[i], bayes.q1[i], bayes.q3[i]) == pytest.approx((1.5, 1.0, 2.25))
-    assert (bayes.lowerfence[i], bayes.upperfence[i]) == pytest.approx((1.0, 2.925))
+    assert (bayes.lowerfence[i], bayes.upperfence[i]) == pytest.approx((1.0, 3.0))
+
+
+def test_rank_box_whiskers_are_the_stated_rank_intervals():
+    from simplex_core.baselines import rank_interval
+
+    rng = np.random.default_rng(5)
+    draws = np.argsort(np.argsort(-(rng.normal(size=(4000, 6)) + np.linspace(0, 2.5, 6)), axis=1), axis=1) + 1.0
+    names = [f"c{k}" for k in range(6)]
+    long = pd.DataFrame(draws, columns=names).melt(var_name="candidate", value_name="rank").assign(method="Bayesian")
+    (box,) = [t for t in F.rank_boxplot_figure(long, names[::-1]).data if isinstance(t, go.Box)]
+    lo, hi = rank_interval(draws)
+    at = {c: list(box.y).index(c) for c in names}
+    np.testing.assert_array_equal([box.lowerfence[at[c]] for c in names], lo)
+    np.testing.assert_array_equal([box.upperfence[at[c]] for c in names], hi)
 
 
 def test_ppi_is_styled_apart_and_candidates_keep_the_given_order(rank_table):

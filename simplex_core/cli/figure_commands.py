@@ -141,7 +141,7 @@ def run_figures(args: argparse.Namespace) -> int:
          "; ".join(n for n in (note, _unconverged(simplex_fit)) if n) or None)
 
     # 2. rank distributions by method, in true-rank order when the data have truth
-    methods = {"bayesian": bayesian_method_result(fit, max_draws=1000)}
+    methods = {"bayesian": bayesian_method_result(fit, max_draws=None)}  # every draw: the whiskers are the stated intervals
     methods |= run_methods(item_view(table), table_baseline_methods(table, self_exclusion=settings.self_exclusion), rng=args.seed)
     draws = method_rank_draws(methods)
     try:

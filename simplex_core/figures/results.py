@@ -10,6 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from simplex_core.baselines import rank_interval
+
 from simplex_core.figures.style import (
     GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, TEMPLATE, cycle, fmt_number, level_colors, require_columns,
     rgba, safe_text, safe_texts, series_colors, short_label, shorten,
@@ -24,8 +26,8 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
 
     A method with more than one row for some candidate (posterior draws, bootstrap or
     Bradley-Terry replicates) gets one box trace: the box spans the 25-75% quantiles with the
-    median line, the whiskers span the central ``interval`` (default 95%, the rank interval of the
-    tables). A method with one row per candidate (simple average, single judge) is drawn as
+    median line, the whiskers span the central ``interval`` (default 95%): the rank interval of the
+    tables, by its rule (:func:`simplex_core.baselines.rank_interval`). A method with one row per candidate (simple average, single judge) is drawn as
     markers. Methods that use ground-truth labels (PPI) are hollow and their names end with
     " (uses labels)". True ranks, when given, are black stars.
 
@@ -78,8 +80,12 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
         per = sub.groupby("candidate", sort=False)["rank"]
         if per.size().max() > 1:
             cands = [c for c in order if c in per.groups]
-            stats = {c: np.quantile(per.get_group(c).to_numpy(dtype=float), [lo_q, 0.25, 0.5, 0.75, hi_q]) for c in cands}
-            q = np.array([stats[c] for c in cands])
+            q = np.array([np.quantile(per.get_group(c).to_numpy(dtype=float), [lo_q, 0.25, 0.5, 0.75, hi_q]) for c in cands])
+            # the whiskers are the tables' rank interval, by the tables' own rule (ranks that occurred,
+            # rounded outward): an interpolated quantile drew 1–2 beside a stated 95% interval of 1–3
+            for i, c in enumerate(cands):
+                lo, hi = rank_interval(per.get_group(c).to_numpy(dtype=float)[:, None], interval)
+                q[i, 0], q[i, 4] = lo[0], hi[0]
             fig.add_trace(go.Box(
                 y=[shown[c] for c in cands], lowerfence=q[:, 0], q1=q[:, 1], median=q[:, 2], q3=q[:, 3], upperfence=q[:, 4],
                 orientation="h", name=name, legendgroup=name, offsetgroup=name,
