@@ -30,7 +30,9 @@ def leaderboard_section(board: pd.DataFrame, file_label: str, title: str, *, not
     st.caption(TIER_RULE)
     if note:
         st.caption(note)
-    st.dataframe(board, hide_index=True, width="stretch", column_config=_columns())
+    # a Styler for the last row's P(ahead of next), which has no next row: "–", not Streamlit's "None"
+    st.dataframe(board.style.format({"p_ahead_of_next": "{:.3f}"}, na_rep="–"), hide_index=True, width="stretch",
+                 column_config=_columns())
     csv_button(board, f"{file_label}-leaderboard", label="Leaderboard CSV", key=f"dl-{key}")
     show_figure(lambda: leaderboard_figure(board, title=title, note=note), f"{file_label}-leaderboard", key=f"fig-{key}",
                 memo=None if memo is None else ("leaderboard", memo, title, note))
@@ -55,6 +57,5 @@ def _columns() -> dict[str, Any]:
         "tier": st.column_config.NumberColumn("tier", help="1 = top tier; order within a tier is not settled at 95%"),
         **summary_columns(),
         "p_top3": st.column_config.ProgressColumn("P(top 3)", min_value=0.0, max_value=1.0, format="%.2f"),
-        "p_ahead_of_next": st.column_config.NumberColumn("P(ahead of next)", format="%.3f",
-                                                         help="P(E above the next row's E)"),
+        "p_ahead_of_next": st.column_config.Column("P(ahead of next)", help="P(E above the next row's E)"),
     }

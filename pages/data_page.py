@@ -23,11 +23,22 @@ st.caption("One row per (item, candidate, judge): the score a judge gave one can
 guide_link("data")
 
 
+BOXES_CLEARED = "data_upload_boxes_cleared"  # (file name, the boxes emptied for it), shown once under the boxes
+
+
 def _store_upload() -> None:
     """Keep the uploaded bytes under a non-widget key, so they survive page switches."""
     up = ss.get(K.UPLOADER)
     if up is None:
         return
+    if up.name != ss.get(K.UPLOAD_NAME):
+        # another file: the reading boxes were written for the last one (its levels would be read as
+        # this file's scale, "values 0 are not on the scale 1, 2, 3"); a new version of the same file keeps them
+        boxes = {K.LEVELS: "Observed levels", K.TRUE_LEVELS: "True levels", K.FAMILIES: "Families"}
+        cleared = [label for key, label in boxes.items() if str(ss.get(key) or "").strip()]
+        for key in boxes:
+            ss[key] = ""
+        ss[BOXES_CLEARED] = (up.name, cleared) if cleared else None
     ss[K.UPLOAD_BYTES] = up.getvalue()
     ss[K.UPLOAD_NAME] = up.name
     ss[K.DATASET] = UPLOAD
@@ -82,6 +93,9 @@ with right:
                    help="A small example file in the expected layout")
         if ss.get(K.UPLOAD_BYTES) is not None:
             st.caption(f"Loaded: {md(ss.get(K.UPLOAD_NAME))} ({len(ss[K.UPLOAD_BYTES]) / 1024:.0f} kB)")
+            if ss.get(BOXES_CLEARED) and ss[BOXES_CLEARED][0] == ss.get(K.UPLOAD_NAME):
+                st.caption("Emptied for this new file (they were written for the previous one): "
+                           + ", ".join(ss[BOXES_CLEARED][1]) + " under “How to read the file”.")
             if ctx.dataset is not None:
                 st.button("Analyse this file", key="use-upload", on_click=lambda: ss.update({K.DATASET: UPLOAD}))
             st.button("Forget the file", key="forget-upload", on_click=_clear_upload)
@@ -126,16 +140,21 @@ with guard("summarising the table"):
                    "the per-judge likelihood does not use it. Every `true_score` also evaluates the methods and feeds PPI.")
     elif raw.has_truth:
         st.caption("`true_score` is used only to evaluate the methods and by PPI (which uses labels); the model never sees it.")
+    pairs = raw.self_family_pairs if raw.families else []
     if raw.notes or ctx.notes:
         with st.container(border=True):
             st.markdown("**What was excluded or normalised** (nothing is dropped silently)")
             for note in list(raw.notes) + ctx.notes:
                 st.markdown(f"- {md(note)}")
+    elif pairs and ctx.self_exclusion:
+        left_out = int(raw.frame.set_index(["judge", "candidate"]).index.isin(pairs).sum())
+        st.success(f"The table passed validation; the fits leave out its {len(pairs)} self-family "
+                   f"pair{'s' if len(pairs) != 1 else ''} ({left_out:,} judgment{'s' if left_out != 1 else ''}), listed below.",
+                   icon=":material/check_circle:")
     else:
         st.success("The table passed validation with nothing excluded.", icon=":material/check_circle:")
 
     if raw.families:
-        pairs = raw.self_family_pairs
         fam_text = ", ".join(f"{md(m_)} → {md(f)}" for m_, f in raw.families.items())
         st.markdown(f"**Families:** {fam_text}")
         if pairs:
@@ -144,8 +163,8 @@ with guard("summarising the table"):
     else:
         st.caption("No families given: no judgment is excluded as self-judging.")
 
-# -- level collapsing -------------------------------------------------------------------------------
-if raw.scale.n_levels > 2:
+# -- level collapsing (a 3-level scale has nothing to collapse to that the pages would use) -------------
+if raw.scale.n_levels > 3:
     with guard("collapsing the levels"):
         st.divider()
         st.subheader("Level collapsing")

@@ -86,10 +86,12 @@ with guard("preparing the data downloads"):
 st.subheader(f"The fit ({fits.settings_label(settings)})")
 view = None
 with guard("looking up the fit"):
-    view = fits.get_fit(table, settings, submit=False)
+    view = fits.get_fit(table, settings)  # a setting chosen here is fitted here, as on every page with the sliders
 if view is None or not view.current:
-    st.info("The fit for these settings is not available yet: open the Rankings page to start it, then come back.",
-            icon=":material/hourglass_top:")
+    if view is not None:
+        fits.fit_status_panel(view)  # progress and Cancel; the page redraws when the fit lands
+    if view is None or view.job is None or not view.job.is_final:
+        st.info("The fit's downloads appear here when the fit for these settings lands.", icon=":material/hourglass_top:")
 else:
     with guard("preparing the fit downloads"):
         key = view.result_key
@@ -170,11 +172,13 @@ def _sensitivity_page():
     fig = F.sensitivity_curve_figure(sens.table(), title="", base_omega=BASE_OMEGA, base_beta_max=BASE_BETA_MAX)
     note = ("base setting above; ω swept at β_max = 5 and β_max at ω = 0"
             + ("" if len(ready) == len(views) else f" ({len(ready)} of {len(views)} settings fitted)"))
-    return fig, "How much the ranking moves as the priors change", S.figure_caption(label, base.requested, note)
+    return fig, "How much the ranking moves as the priors change", S.figure_caption(label, base.requested, note), base.requested
 
 
 def _slide_figure(which: str):
-    """(figure, title, caption) for the chosen figure, or None (with a message) when it cannot be drawn yet."""
+    """(figure, title, caption, the setting it shows) for the chosen figure, or None (with a message) when it
+    cannot be drawn yet. The curves show the sweep around the base setting, whatever the sidebar's: their
+    file is named by the base (a name with the sidebar's ω = 0.75 read as another figure)."""
     from simplex_core import figures as F
     from simplex_core.evaluation import figure_order, method_rank_draws
     from simplex_core.figures import slides as S
@@ -183,11 +187,12 @@ def _slide_figure(which: str):
     if which == "Sensitivity curves":
         return _sensitivity_page()
     if view is None or not view.current or view.result is None:
-        st.info("This figure appears when the fit for these settings is ready (open the Rankings page to start it).",
+        st.info("This figure appears when the fit for these settings is ready (its progress is shown above).",
                 icon=":material/hourglass_top:")
         return None
     r, key = view.result, view.result_key
-    caption = S.figure_caption(label, view.result_settings or settings)
+    shown = view.result_settings or settings
+    caption = S.figure_caption(label, shown)
     if which == "Rank distributions":
         methods = {"bayesian": results.bayesian_method_result(r, key)}
         methods |= da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0]
@@ -196,14 +201,14 @@ def _slide_figure(which: str):
         truth = da.truth_ranks(table, da.table_key(table))  # as on Rankings: true-rank order and stars
         fig = F.rank_boxplot_figure(draws, figure_order(draws, truth), true_ranks=truth,
                                     uses_labels={m: bool(methods[m].uses_labels) for m in keep}, method_order=keep, title="")
-        return fig, "Rank distributions by method", caption
+        return fig, "Rank distributions by method", caption, shown
     if table.scale.n_levels not in (2, 3):
         st.info("This table has more than 3 levels: the simplex grid for slides is drawn by the command above "
                 "(it collapses to 3 levels and refits).")
         return None
     parts = judge_simplex_data(r, da.distribution(table, da.table_key(table)), 40)
     fig = S.ternary_judges_grid_figure(parts, list(table.scale.labels), true_labels=list(table.scale.true_labels))
-    return fig, "Judges on the simplex: posterior judge triangles", caption
+    return fig, "Judges on the simplex: posterior judge triangles", caption, shown
 
 
 @st.cache_data(max_entries=16, show_spinner="Drawing the page as it will be saved…")
@@ -236,9 +241,9 @@ with guard("preparing the figures for slides"):
                       format_func=lambda s: "16:9 slide" if s == "16:9" else "paper figure")
     drawn = _slide_figure(which)
     if drawn is not None:
-        fig, title, caption = drawn
+        fig, title, caption, shown = drawn
         page = S.for_slides(fig, title, caption, size=size)
-        name = f"{fits.download_stem(label, settings)}-{which}-{size.replace(':', 'x')}"
+        name = f"{fits.download_stem(label, shown)}-{which}-{size.replace(':', 'x')}"
         _preview(page)
         b = st.columns(3)
         b[0].download_button("HTML", data=lambda: page.to_html(include_plotlyjs=True, full_html=True),

@@ -231,13 +231,13 @@ if truth is not None and methods:
         ev = evaluate_results(methods, truth)
         ev["method"] = [m + (" (uses labels)" if u else "") + (" (approximate)" if m == "bayesian" and approximate_shown else "")
                         for m, u in zip(ev["method"], ev["uses_labels"])]
-        st.dataframe(ev.drop(columns="uses_labels"), hide_index=True, width="stretch", column_config={
-            "spearman": st.column_config.NumberColumn("Spearman with the truth", format="%.3f"),
-            "coverage": st.column_config.NumberColumn("Coverage of the true rank", format="%.2f"),
-        })
+        # a Styler, so that a method without a Spearman reads "n/a", not Streamlit's "None"
+        st.dataframe(ev.drop(columns="uses_labels").style.format({"spearman": "{:.3f}", "coverage": "{:.2f}"}, na_rep="n/a"),
+                     hide_index=True, width="stretch",
+                     column_config={"spearman": "Spearman with the truth", "coverage": "Coverage of the true rank"})
         st.caption("Spearman: agreement of the point ranking with the true ranking (mean true_score). Coverage: share "
                    "of candidates whose true rank is inside the method's 95% interval (a method without intervals covers "
-                   "a candidate only when its point rank is exactly right). No Spearman (empty): the method leaves a candidate "
+                   "a candidate only when its point rank is exactly right). No Spearman (n/a): the method leaves a candidate "
                    "unranked (e.g. a single judge whose own family's candidates are all excluded); that candidate counts "
                    "as not covered. PPI uses gold labels: not a label-free competitor. "
                    "Intervals for these figures: `python -m simplex_core evaluate`.")

@@ -805,7 +805,8 @@ def load_table(
                                 expected="a number that is one of the scale's levels",
                                 fix=("write decimals with a point (3.5, not 3,5)." if _decimal_commas(raw.loc[score_bad, "score"]) else
                                      f"replace {'them' if score_bad.sum() > 1 else 'it'} with {'level values' if score_bad.sum() > 1 else 'a level value'}, "
-                                     "or leave the cell empty for a missing judgment.")))
+                                     "or leave the cell empty for a missing judgment. Scores are numbers: to keep words as "
+                                     "level names, write each as its number and name the levels (e.g. 1:bad, 2:ok, 3:good).")))
     infinite = np.isinf(score.to_numpy())
     if infinite.any():
         problems.append(Problem("score", f"value{'s' if infinite.sum() > 1 else ''} {_fmt_values(raw.loc[infinite, 'score'].astype(str))} in {_fmt_rows(_rows(infinite))} "
