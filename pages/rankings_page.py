@@ -237,8 +237,8 @@ if truth is not None and methods:
                      column_config={"spearman": "Spearman with the truth", "coverage": "Coverage of the true rank"})
         st.caption("Spearman: agreement of the point ranking with the true ranking (mean true_score). Coverage: share "
                    "of candidates whose true rank is inside the method's 95% interval (a method without intervals covers "
-                   "a candidate only when its point rank is exactly right). No Spearman (n/a): the method leaves a candidate "
-                   "unranked (e.g. a single judge whose own family's candidates are all excluded); that candidate counts "
-                   "as not covered. PPI uses gold labels: not a label-free competitor. "
+                   "a candidate only when its point rank is exactly right). n/a: the method leaves a candidate "
+                   "unranked (e.g. a single judge whose own family's candidates are all excluded), and a partial ranking "
+                   "is not comparable with the true one. PPI uses gold labels: not a label-free competitor. "
                    "Intervals for these figures: `python -m simplex_core evaluate`.")
         csv_button(ev, f"{file_label}-evaluation", label="Evaluation CSV", key="dl-evaluation")

@@ -235,7 +235,10 @@ class CalibrationResult:
         settings["scenario"] = spec.name
         return {
             "settings": settings,
+            # the scenario's sizes and scale; its fixed parameter values (ρ, π) are not used: every
+            # replicate draws them from the prior ("prior" below)
             "scenario": {"name": spec.name, "description": spec.description,
+                         "parameters": "drawn from the prior in every replicate (see 'prior'); the description's fixed values are not used",
                          "levels": [float(v) for v in spec.scale.true_values], "candidates": len(spec.candidates),
                          "judges": len(spec.judges), "items": self.settings.n_items or spec.n_items},
             "prior": {"omega": spec.omega, "beta_max": spec.beta_max, "delta": spec.delta,
@@ -255,6 +258,7 @@ def calibrate(settings: CalibrationSettings, *, client: Any = None, bins: int | 
     :mod:`simplex_core.distributed`; the result does not depend on where they ran), then the
     uniformity tests. ``progress(message)`` gets a line per finished replicate."""
     from .distributed import map_tasks
+    from .inference import format_rhat
 
     settings.check()
     n_ranks = settings.rank_draws + 1
@@ -267,13 +271,13 @@ def calibrate(settings: CalibrationSettings, *, client: Any = None, bins: int | 
         done[0] += 1
         if progress is not None:
             d = out["diagnostics"]
-            progress(f"replicate {out['replicate'] + 1} ({done[0]} of {settings.replicates} done): "
-                     f"{'converged' if d['converged'] else 'NOT converged'} (R-hat {d['max_rhat']:.3f}, "
+            progress(f"replicate {out['replicate']} ({done[0]} of {settings.replicates} done): "
+                     f"{'converged' if d['converged'] else 'NOT converged'} (R-hat {format_rhat(d['max_rhat'])}, "
                      f"ESS {d['min_ess_bulk']:.0f}, {d['divergences']} divergent), {d['seconds']:.1f} s")
 
     t0 = time.perf_counter()
     outs = map_tasks(calibration_replicate, [(settings, r) for r in range(settings.replicates)], client=client,
-                     labels=[f"replicate {r + 1}" for r in range(settings.replicates)], on_result=report)
+                     labels=[f"replicate {r}" for r in range(settings.replicates)], on_result=report)
     return CalibrationResult(
         settings=settings,
         ranks=pd.concat([o["ranks"] for o in outs], ignore_index=True),

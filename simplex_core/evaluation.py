@@ -150,9 +150,15 @@ def covered(result: MethodResult, true_ranks: pd.Series) -> pd.Series:
 
 def coverage(result: MethodResult, true_ranks: pd.Series) -> float:
     """Share of candidates whose true rank lies inside the method's 95% interval (see :func:`covered`
-    for the inclusive rule and the no-interval convention). NaN when no candidate has a true rank."""
+    for the inclusive rule and the no-interval convention). NaN when no candidate has a true rank,
+    or when the method leaves one of them unranked: as for :func:`spearman`, a partial ranking is not
+    comparable (its candidates are ranked 1..n−1 against true ranks 1..n, and a single judge whose
+    own family was excluded read coverage 0.000 for that shift alone)."""
     inside = covered(result, true_ranks)
-    return float(inside.mean()) if len(inside) else float("nan")
+    truth = true_ranks.dropna()
+    if not len(inside) or result.ranks.reindex(truth.index).isna().any():
+        return float("nan")
+    return float(inside.mean())
 
 
 def resample_items(view: pd.DataFrame, positions: np.ndarray) -> pd.DataFrame:

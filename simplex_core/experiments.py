@@ -323,11 +323,13 @@ class BayesianMethod:
         if self.progress is not None:
             d = result.details
             where = "cache" if d["from_cache"] else f"{d['fit_seconds']:.0f} s"
+            from .inference import format_rhat
+
             # scripts/make_results.py reads these lines (fit N done (...); converged|NOT converged (R-hat ...))
             self.progress(
                 f"{self.name}: fit {len(self.memo)} done ({where}); "
                 f"{'converged' if d['converged'] else 'NOT converged'} "
-                f"(R-hat {d['max_rhat']:.3f}, ESS {d['min_ess_bulk']:.0f}, {d['divergences']:.0f} divergent)"
+                f"(R-hat {format_rhat(d['max_rhat'])}, ESS {d['min_ess_bulk']:.0f}, {d['divergences']:.0f} divergent)"
             )
 
 

@@ -178,7 +178,7 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
         if n_chains < 2:
             failures.append("R-hat needs at least 2 chains")
         else:
-            failures.append(f"R-hat {max_rhat:.3f} on candidate {worst_rhat} (needs ≤ {RHAT_MAX})")
+            failures.append(f"R-hat {format_rhat(max_rhat)} on candidate {worst_rhat} (needs ≤ {RHAT_MAX})")
     if not (math.isfinite(min_bulk) and min_bulk >= ESS_MIN):
         shown = f"{min_bulk:.0f}" if math.isfinite(min_bulk) else "unknown"
         failures.append(f"bulk ESS {shown} on candidate {worst_ess} (needs ≥ {ESS_MIN})")
@@ -203,6 +203,13 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
     )
 
 
+def format_rhat(rhat: float) -> str:
+    """R-hat to 3 decimals, or 4 when 3 would round a failing value onto the limit (1.0104 read
+    "NOT converged (R-hat 1.010)" beside a converged 1.010)."""
+    text = f"{rhat:.3f}"
+    return f"{rhat:.4f}" if rhat > RHAT_MAX and float(text) <= RHAT_MAX else text
+
+
 def first_failure(message: str) -> str:
     """The first check an unconverged fit failed, from :func:`diagnose`'s message (``"not converged: R-hat
     1.02 on a (needs ≤ 1.01); …. Note: …"`` → ``"R-hat 1.02 on a (needs ≤ 1.01)"``), for progress
@@ -219,7 +226,7 @@ def convergence_problem(d: Diagnostics) -> str | None:
     parts = []
     rhat_failed = not (math.isfinite(d.max_rhat) and d.max_rhat <= RHAT_MAX)
     if rhat_failed:
-        parts.append(f"R-hat {d.max_rhat:.3f} on {d.worst_rhat_candidate} (limit {RHAT_MAX})"
+        parts.append(f"R-hat {format_rhat(d.max_rhat)} on {d.worst_rhat_candidate} (limit {RHAT_MAX})"
                      if math.isfinite(d.max_rhat) else "R-hat unavailable with one chain")
     if not (math.isfinite(d.min_ess_bulk) and d.min_ess_bulk >= ESS_MIN):
         shown = f"{d.min_ess_bulk:.0f}" if math.isfinite(d.min_ess_bulk) else "unknown"

@@ -118,7 +118,9 @@ def test_calibration_of_a_scenario_of_ones_own():
     doc = json.loads(json.dumps(result.to_dict()))
     assert doc["settings"]["scenario"] == "square-4"
     assert doc["scenario"] == {"name": "square-4", "description": "4 levels, 2 judges", "levels": [0.0, 1.0, 2.0, 3.0],
-                               "candidates": 3, "judges": 2, "items": 25}
+                               "candidates": 3, "judges": 2, "items": 25,
+                               "parameters": "drawn from the prior in every replicate (see 'prior'); the description's "
+                                             "fixed values are not used"}
 
 
 @pytest.mark.slow

@@ -99,8 +99,9 @@ def test_coverage_without_intervals_needs_exact_point_rank():
     res = result([1, 2.5, 3, 4.0])
     assert covered(res, truth).tolist() == [True, True, False, True]
     assert coverage(res, truth) == 0.75
-    # an unranked candidate is not covered
-    assert coverage(result([1, 2, np.nan, 3]), series([1, 2, 3, 4])) == 0.5
+    # an unranked candidate is not covered, and a partial ranking has no coverage (as no Spearman)
+    assert covered(result([1, 2, np.nan, 3]), series([1, 2, 3, 4])).tolist() == [True, True, False, False]
+    assert np.isnan(coverage(result([1, 2, np.nan, 3]), series([1, 2, 3, 4])))
 
 
 def ranks_of_truth(view: pd.DataFrame, rng: np.random.Generator) -> MethodResult:

@@ -155,6 +155,12 @@ def test_outputs_never_overwrite_the_input_or_each_other(tmp_path, capsys):
     assert "--out and --leaderboard name the same file" in capsys.readouterr().err
     assert main(["fit", str(data), "--out", str(tmp_path / "r.json"), "--idata", ""]) == 2
     assert "--idata is empty" in capsys.readouterr().err
+    # an output named for another format than the one written there (--out x.json written as CSV)
+    assert main(["evaluate", str(data), "--out", str(tmp_path / "e.json")]) == 2
+    assert "--out '" in (err := capsys.readouterr().err) and "names a JSON file, but CSV is written there" in err
+    assert main(["fit", str(data), "--out", str(tmp_path / "r.json"), "--idata", str(tmp_path / "p.csv")]) == 2
+    assert "names a CSV file, but NetCDF is written there: give it a name ending in .nc" in capsys.readouterr().err
+    assert not (tmp_path / "e.json").exists() and not (tmp_path / "r.json").exists()
 
 
 def test_rows_and_header_that_do_not_line_up_are_named_not_shifted():

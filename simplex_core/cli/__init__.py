@@ -176,16 +176,31 @@ def check_output_path(path: str, option: str = "--out") -> None:
         raise UsageError(f"{option} {path!r}: cannot write there ({why.lower()}); pick another path.") from None
 
 
+#: File-name endings that name a format, for the outputs' check (an ending not listed names none).
+_FORMAT_OF_SUFFIX = {".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".nc": "NetCDF", ".nc4": "NetCDF",
+                     ".netcdf": "NetCDF", ".parquet": "Parquet", ".jsonl": "JSON Lines", ".ndjson": "JSON Lines",
+                     ".png": "PNG", ".svg": "SVG", ".html": "HTML", ".pdf": "PDF", ".xlsx": "Excel"}
+_SUFFIX_OF_FORMAT = {"JSON": ".json", "CSV": ".csv", "NetCDF": ".nc"}
+
+
 def check_outputs(args: argparse.Namespace, *options: str) -> None:
     """Check every output file a command was given (``options``: attribute names such as ``"out"``,
-    ``"idata"``) before the work: each writable, none the input DATA file (writing there would
-    overwrite the user's data), no two the same file (one would silently replace the other)."""
+    ``"idata"``, each optionally with the format the command writes there, ``"out:JSON"``) before
+    the work: each writable, named for the format written (``--out x.json`` written as CSV was
+    read as broken JSON), none the input DATA file (writing there would overwrite the user's data),
+    no two the same file (one would silently replace the other)."""
     given: list[tuple[str, Path]] = []
-    for name in options:
+    misnamed: list[str] = []
+    for option in options:
+        name, _, written = option.partition(":")
         path = getattr(args, name, None)
         if path is None:
             continue
         flag = "--" + name.replace("_", "-")
+        named = _FORMAT_OF_SUFFIX.get(Path(str(path)).suffix.lower())
+        if written and named and named != written:
+            misnamed.append(f"{flag} {str(path)!r} names a {named} file, but {written} is written there: give it a "
+                            f"name ending in {_SUFFIX_OF_FORMAT.get(written, written.lower())}.")
         check_output_path(path, flag)
         given.append((flag, Path(path).resolve()))
     data = getattr(args, "data", None)
@@ -199,6 +214,8 @@ def check_outputs(args: argparse.Namespace, *options: str) -> None:
             if path_a == path_b:
                 raise UsageError(f"{flag_a} and {flag_b} name the same file {str(path_a)!r}: one would replace the other; "
                                  "give each its own path.")
+    if misnamed:
+        raise UsageError(misnamed[0])
 
 
 def add_dask_options(parser: argparse.ArgumentParser) -> None:

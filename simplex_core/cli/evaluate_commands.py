@@ -87,10 +87,11 @@ def register(subparsers) -> None:
     ex.add_argument("experiment", choices=["self-preference", "priors"], help="which experiment")
     _add_common(ex, default_ci=50)
     ex.add_argument("--probability", type=float, default=None, help="self-preference: injection probability (default 0.8)")
-    ex.add_argument("--injection-seed", type=int, default=0, help="self-preference: seed of the injection (default 0)")
+    ex.add_argument("--injection-seed", type=int, default=None, help="self-preference: seed of the injection (default 0)")
     ex.add_argument("--bayes-method", choices=["bayesian_integrated", "bayesian"], default=None,
                     help="the Bayesian method (default: bayesian_integrated for self-preference, bayesian for priors)")
-    ex.add_argument("--priors", default="weight-propagation,diagonal,mixing", help="priors: which priors (comma-separated)")
+    ex.add_argument("--priors", default=None,
+                    help="priors: which priors (comma-separated; default weight-propagation,diagonal,mixing)")
     ex.set_defaults(handler=run_experiment)
 
 
@@ -297,7 +298,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..experiments import evaluate_table
 
     _check_counts(args)
-    check_outputs(args, "out")
+    check_outputs(args, "out:CSV")
     table = _load_with_truth(args)
     if table.n_gold:
         print(f"data: {table.n_gold} answers are marked gold; evaluate does not read that column: it scores every "
@@ -345,13 +346,20 @@ def run_experiment(args: argparse.Namespace) -> int:
     from ..model import PRIORS
 
     _check_counts(args)
-    check_outputs(args, "out")
+    check_outputs(args, "out:CSV")
     table = _load_with_truth(args)
     progress = _progress(args)
     common = dict(resample_seed=args.seed, cache=_cache(args), progress=progress, **_fit_options(args))
-    if args.experiment != "self-preference" and args.probability is not None:
-        raise UsageError(f"--probability sets the self-preference experiment's injection; the {args.experiment} "
-                         "experiment has none: drop it.")
+    for flag, value, owner in (("--probability", args.probability, "self-preference"),
+                               ("--injection-seed", args.injection_seed, "self-preference"),
+                               ("--priors", args.priors, "priors")):
+        if value is not None and args.experiment != owner:  # a flag another experiment reads: never ignored
+            raise UsageError(f"{flag} is read by the {owner} experiment only; the {args.experiment} experiment "
+                             "does not use it: drop it.")
+    if args.injection_seed is None:
+        args.injection_seed = 0
+    if args.priors is None:
+        args.priors = "weight-propagation,diagonal,mixing"
     if args.experiment == "self-preference":
         if args.probability is None:
             args.probability = 0.8

@@ -259,11 +259,12 @@ def run_fit(args: argparse.Namespace) -> int:
     from ..inference import fit_model
     from ..summaries import result_json
 
-    check_outputs(args, "out", "idata", "leaderboard")  # fail before a long fit, not after
+    check_outputs(args, "out:JSON", "idata:NetCDF", "leaderboard:CSV")  # fail before a long fit, not after
     table, counts, settings = _prepare_setting(args)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
-    extra = [f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else []) + extra
+    extra = ([f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else [])
+             + ([f"--leaderboard={args.leaderboard}"] if getattr(args, "leaderboard", None) else []) + extra)
     doc = result_json(fit, command_line=_command_line(args, "fit", extra))
     _write_json(args.out, doc)
     if args.idata:
@@ -308,7 +309,7 @@ def run_sensitivity(args: argparse.Namespace) -> int:
 
     omegas = _grid(args.omegas, "--omegas")
     beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
-    check_outputs(args, "out")
+    check_outputs(args, "out:JSON")
     _, counts, base = _prepare(args, {"omega": "--base-omega", "beta_max": "--base-beta-max"},
                                 omega=args.base_omega, beta_max=args.base_beta_max)
     with study_client(args) as client:

@@ -56,7 +56,7 @@ def run_suggest(args: argparse.Namespace) -> int:
     out_path = args.out
     from pathlib import Path
 
-    check_outputs(args, "out")  # fail before the fit; a missing folder is created, as `fit` does
+    check_outputs(args, "out:CSV")  # fail before the fit; a missing folder is created, as `fit` does
     table, counts, settings = _prepare_setting(args)
     fit = fit_model(counts, settings, progress_callback=_progress(args))
     draws = LabelDraws.from_fit(fit, seed=args.seed)
