@@ -135,9 +135,14 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
                     title=dict(text="method")),
         margin=dict(t=50, b=50, r=10), template=TEMPLATE, font=dict(size=12),
         # compact: 9 candidates x 4 interval methods fit a 16:9 slide (about 500 px)
-        height=rank_boxplot_height(K, n_boxes),
+        # tall enough for the whole legend too: a saved PNG cuts what the page's legend scrolls to
+        height=max(rank_boxplot_height(K, n_boxes), LEGEND_TOP + LEGEND_ROW * (len(methods) + (true_ranks is not None))),
     )
     return fig
+
+
+#: Pixels around a one-column legend (its title, the margins) and per entry at font size 11 (box symbols: 29 px, measured).
+LEGEND_TOP, LEGEND_ROW = 120, 30
 
 
 def rank_boxplot_height(n_candidates: int, n_boxes: int) -> int:

@@ -322,7 +322,10 @@ def _simplex_layout(fig: go.Figure, labels: Sequence[str], title: str, n_legend:
         # the legend below the axis titles of the bottom corners, in rows of about three entries
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0, font=dict(size=11),
                     tracegroupgap=2),
-        margin=dict(l=50, r=50, t=70, b=60 + 20 * int(np.ceil(n_legend / 3))), template=TEMPLATE,
+        # side margins for the bottom corners' bold level names, centred on the corners: "low (1–3)" lost its
+        # first letter at 50 px in a half-width column
+        margin=dict(l=(side := max(50, 30 + 4 * max((len(str(x)) for x in labels), default=0))), r=side, t=70,
+                    b=60 + 20 * int(np.ceil(n_legend / 3))), template=TEMPLATE,
         font=dict(size=12), height=520 + 20 * int(np.ceil(n_legend / 3)),
     )
 
