@@ -94,6 +94,9 @@ class SensitivityRow:
 class SensitivityResult:
     base: FitSettings
     rows: list[SensitivityRow]
+    #: The base fit's diagnostics: every Spearman is measured against it, and it is not among the rows
+    #: when the grids leave the base out.
+    base_diagnostics: Diagnostics | None = None
 
     def table(self) -> pd.DataFrame:
         """One line per row: sweep, omega, beta_max, spearman_vs_base, converged."""
@@ -104,8 +107,10 @@ class SensitivityResult:
         ])
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``sens.json`` document: ``{"base": settings, "settings": [rows]}``."""
-        return {"base": self.base.to_dict(), "settings": [r.to_dict() for r in self.rows]}
+        """The ``sens.json`` document: ``{"base": settings, "base_diagnostics": …, "settings": [rows]}``."""
+        return {"base": self.base.to_dict(),
+                "base_diagnostics": None if self.base_diagnostics is None else self.base_diagnostics.to_dict(),
+                "settings": [r.to_dict() for r in self.rows]}
 
 
 def _point_ranks_in_data_order(summary: pd.DataFrame, candidates: Sequence[str]) -> np.ndarray:
@@ -227,7 +232,7 @@ def summarize_sweep(counts: CountsLike, base: FitSettings, fits: dict[tuple[floa
             timing=dict(fit.timing),
             fit=fit if keep_fits else None,
         ))
-    return SensitivityResult(base=base, rows=rows)
+    return SensitivityResult(base=base, rows=rows, base_diagnostics=fits[(base.omega, base.beta_max)].diagnostics)
 
 
 def reweighted_sweep(sources: Sequence["PriorDraws"], base_expected: np.ndarray, base: Any, omegas: Iterable[float],

@@ -298,6 +298,17 @@ def test_sensitivity_curves_in_two_panels():
     assert om.xaxis == "x" and bm.xaxis == "x2"
 
 
+def test_sensitivity_curves_mark_settings_whose_fit_did_not_converge():
+    sweep = _sweep().assign(converged=True)
+    assert not F.sensitivity_curve_figure(sweep).layout.annotations  # nothing to say when every fit converged
+    sweep.loc[(sweep["omega"] == 4) & (sweep["beta_max"] == 5), "converged"] = False
+    fig = F.sensitivity_curve_figure(sweep)
+    (om,) = [t for t in _by_role(fig, "sensitivity") if t.meta["sweep"] == "omega"]
+    assert list(om.marker.symbol) == ["circle", "circle", "circle", "circle-open", "circle"]
+    assert "NOT converged" in om.customdata[3] and om.customdata[0] == "" and om.meta["unconverged"] == 1
+    assert any("1 fit NOT converged" in a.text for a in fig.layout.annotations)
+
+
 def test_sensitivity_with_sweep_column_and_groups():
     a = _sweep().assign(dataset="A", sweep=lambda d: np.where(d["beta_max"] == 5.0, "omega", "beta_max"))
     b = a.assign(dataset="B")

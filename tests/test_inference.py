@@ -358,6 +358,8 @@ def test_cli_sensitivity_writes_the_sweep(three_level_csv, three_level_fit, tmp_
                                                                        ("beta_max", 0.0, 5.0)]
     assert rows[0]["spearman_vs_base"] == 1.0 and rows[2]["spearman_vs_base"] == 1.0
     assert set(rows[1]) >= {"omega", "beta_max", "spearman_vs_base", "candidates", "diagnostics"}
+    # the base fit's own convergence, also when the grids leave the base out
+    assert doc["base_diagnostics"] == rows[0]["diagnostics"]
     assert main(["sensitivity", "x.csv", "--out", str(out), "--omegas", "0,-1"]) == 2
 
 

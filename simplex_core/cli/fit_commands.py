@@ -325,11 +325,14 @@ def run_sensitivity(args: argparse.Namespace) -> int:
         f"--out={args.out}", f"--omegas={args.omegas}", f"--beta-maxes={args.beta_maxes}",
         f"--base-omega={args.base_omega:g}", f"--base-beta-max={args.base_beta_max:g}"])
     _write_json(args.out, doc)
+    base_ok = result.base_diagnostics is None or result.base_diagnostics.converged
+    # the base first: every Spearman below is measured against it, and the grids may leave it out
+    print(f"      base: ω = {base.omega:g}, β_max = {base.beta_max:g}; {'converged' if base_ok else 'NOT converged'}")
     for row in result.rows:
         rho = "n/a" if row.spearman_vs_base != row.spearman_vs_base else f"{row.spearman_vs_base:.2f}"
         print(f"  {row.sweep:>8}: ω = {row.omega:g}, β_max = {row.beta_max:g}: Spearman vs base {rho}; "
               f"{'converged' if row.diagnostics.converged else 'NOT converged'}")
-    if not all(row.diagnostics.converged for row in result.rows):
+    if not base_ok or not all(row.diagnostics.converged for row in result.rows):
         print(f"Some settings have not converged. {convergence_action(base)}")
     print(f"wrote {args.out}")
     return 0

@@ -260,14 +260,20 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
                 y = sub["spearman_vs_base"].to_numpy(dtype=float)
                 err = dict(type="data", symmetric=False, array=sub["spearman_hi"].to_numpy(dtype=float) - y,
                            arrayminus=y - sub["spearman_lo"].to_numpy(dtype=float), thickness=1)
+            # a setting whose fit did not converge: a hollow point, said in its hover and under the figure
+            ok = (sub["converged"].fillna(True).astype(bool).to_numpy() if "converged" in sub.columns
+                  else np.ones(len(sub), dtype=bool))
             fig.add_trace(go.Scatter(
                 x=sub[x_col].to_numpy(dtype=float), y=sub["spearman_vs_base"].to_numpy(dtype=float),
                 mode="lines+markers", error_y=err, name=safe_text(g) if g is not None else "Spearman vs base",
                 legendgroup=str(g), showlegend=(col == 1),
-                line=dict(color=colors[g], width=2), marker=dict(size=8, color=colors[g]),
+                line=dict(color=colors[g], width=2),
+                marker=dict(size=np.where(ok, 8, 11).tolist(), color=colors[g],
+                            symbol=np.where(ok, "circle", "circle-open").tolist(), line=dict(width=2, color=colors[g])),
+                customdata=np.where(ok, "", "<br>fit NOT converged").tolist(),
                 hovertemplate=("%{fullData.name}<br>" if g is not None else "") + ("ω" if which == "omega" else "β_max")
-                + " = %{x}<br>Spearman with base = %{y:.3f}<extra></extra>",
-                meta={"role": "sensitivity", "sweep": which, "group": g},
+                + " = %{x}<br>Spearman with base = %{y:.3f}%{customdata}<extra></extra>",
+                meta={"role": "sensitivity", "sweep": which, "group": g, "unconverged": int((~ok).sum())},
             ), row=1, col=col)
         base = base_omega if which == "omega" else base_beta_max
         fig.add_vline(x=base, line=dict(color=GRID_GREY, dash="dot", width=1), row=1, col=col)
@@ -281,6 +287,11 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     head = dict(text=title or "How much the ranking moves as the priors change", x=0.0, xanchor="left", xref="paper")
     if subtitle:
         head["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
+    if "converged" in frame.columns and not frame["converged"].fillna(True).astype(bool).all():
+        n_bad = int((~frame["converged"].fillna(True).astype(bool)).sum())
+        fig.add_annotation(text=f"hollow points: {n_bad} fit{'s' if n_bad != 1 else ''} NOT converged (not to be trusted)",
+                           xref="paper", yref="paper", x=1.0, xanchor="right", y=1.0, yanchor="bottom", showarrow=False,
+                           font=dict(size=11, color="#b00020"))
     fig.update_layout(title=head, template=TEMPLATE, showlegend=group is not None,
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
                       margin=dict(t=90 if subtitle else 70, b=100 if group is not None else 70))
