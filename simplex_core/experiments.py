@@ -457,7 +457,14 @@ def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.Da
     pairs. Returns the number of fits run."""
     from .distributed import describe, map_tasks
 
+    batch = [(list(methods), views) for methods, views in batch]
     keyed = [(m, key, task) for methods, views in batch for m in methods for key, task in m.fit_tasks(views)]
+    # a gold method's labelled items come from the evaluation's own random stream as it goes: its fits
+    # run in this process, when called (said here, so the count above them is not taken for the whole)
+    gold = sorted({m.name for methods, _ in batch for m in methods if m.gold_fraction is not None})
+    if progress is not None and gold:
+        progress(f"{', '.join(gold)}: fitted in this process as the evaluation draws each resample's labelled items "
+                 "(not on Dask)")
     if not keyed:
         return 0
     if progress is not None:
