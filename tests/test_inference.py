@@ -395,6 +395,13 @@ def test_figures_draw_the_setting_asked_for_and_mark_an_unconverged_fit(three_le
     assert code == 0, capsys.readouterr().err
     page = (out / "rank-distributions-16x9.html").read_text()
     assert "\\u03c9 = 1, \\u03b2_max = 2" in page and "fit NOT converged: " in page
+    # a second run into the folder: a file it did not write (an earlier run's PNG) is named, not left unsaid
+    (out / "rank-distributions-paper.png").write_bytes(b"an earlier run's figure")
+    capsys.readouterr()
+    assert main(["figures", str(three_level_csv), "--out", str(out), "--size", "16:9", "--formats", "html",
+                 "--no-sensitivity", "--chains", "2", "--draws", "20", "--tune", "20", "--extra-rounds", "0"]) == 0
+    said = capsys.readouterr().out
+    assert "Note: 1 other file in" in said and "not written by this run" in said and "rank-distributions-paper.png" in said
     code = main(["figures", str(three_level_csv), "--out", str(out), "--integrated", "--beta-max", "2", "--quiet"])
     assert code == 2 and "--integrated puts priors on ω and β_max" in capsys.readouterr().err
 

@@ -96,6 +96,7 @@ def run_figures(args: argparse.Namespace) -> int:
     if args.max_draws < 1:
         raise UsageError(f"--max-draws must be at least 1; got {args.max_draws}.")
     out = out_folder(args.out)
+    before = {p.resolve() for p in out.iterdir() if p.is_file()}  # to name the files an earlier run left there
     table, counts, settings = _prepare_setting(args)
     dataset = Path(args.data).name + (f" · {args.criterion}" if args.criterion else "")
     written: list[Path] = []
@@ -174,4 +175,9 @@ def run_figures(args: argparse.Namespace) -> int:
         save(curves, "sensitivity", "How much the ranking moves as the priors change",
              "base setting above; ω and β_max swept", fit_settings=base)
     print(f"{len(written)} files in {out} ({time.perf_counter() - t0:.0f} s)")
+    stale = sorted(before - {p.resolve() for p in written})
+    if stale:  # a figure of another fit beside this run's would be taken for one of them
+        print(f"Note: {len(stale)} other file{'s' if len(stale) != 1 else ''} in {out} {'were' if len(stale) != 1 else 'was'} "
+              f"not written by this run (an earlier run's?): {', '.join(p.name for p in stale[:4])}"
+              + (f" and {len(stale) - 4} more" if len(stale) > 4 else "") + ".")
     return 0
