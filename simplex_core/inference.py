@@ -37,6 +37,7 @@ seed and the chain index, whatever the thread scheduling).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
@@ -144,12 +145,21 @@ class FitResult:
 
 # -- ranks and diagnostics -----------------------------------------------------------------------
 
+def _drop_shape_validation(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Shape validation failed")
+
+
 def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = None) -> Diagnostics:
     """Convergence diagnostics of a posterior (see :class:`Diagnostics`)."""
     import arviz as az
 
     post = idata.posterior
     n_chains = post.sizes.get("chain", 1)
+    # ArviZ logs "Shape validation failed" for one chain on its own logger (az._log, not registered with
+    # logging), not as a warning: the diagnostics' own message says what one chain cannot tell
+    arviz_log = getattr(az, "_log", None)
+    if isinstance(arviz_log, logging.Logger):
+        arviz_log.addFilter(_drop_shape_validation)
     with warnings.catch_warnings():
         # R-hat/ESS of short or single chains warn; the numbers (NaN) speak for themselves.
         warnings.simplefilter("ignore", category=RuntimeWarning)

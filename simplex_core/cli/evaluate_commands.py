@@ -287,7 +287,7 @@ def _write(df: pd.DataFrame, path: str) -> None:
     out = Path(path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(out, index=False)
+        df.to_csv(out, index=False, float_format="%.10g")  # 0.9, not 0.8999999999999998
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}.") from None
 
