@@ -973,6 +973,7 @@ def load_table(
     n_missing = int((~has_score).sum())
     if n_missing:
         by_judge = frame.loc[~has_score].groupby("judge", sort=False).size()
+        by_judge = by_judge.reindex([j for j in pd.unique(frame["judge"]) if j in by_judge.index])  # the table's judge order
         detail = ", ".join(f"{j}: {n}" for j, n in list(by_judge.items())[:_MAX_LISTED]) + (" …" if len(by_judge) > _MAX_LISTED else "")
         lost_items = pd.Index(pd.unique(frame["item"])).difference(pd.unique(frame.loc[has_score, "item"]), sort=False)
         lost = (f"; {len(lost_items)} item{'s' if len(lost_items) > 1 else ''} with no score at all left out "
