@@ -23,7 +23,7 @@ st.caption("One row per (item, candidate, judge): the score a judge gave one can
 guide_link("data")
 
 
-BOXES_CLEARED = "data_upload_boxes_cleared"  # (file name, the boxes emptied for it), shown once under the boxes
+BOXES_CLEARED = "data_upload_boxes_cleared"  # (file name, the boxes emptied for it), said under "Loaded: …"
 
 
 def _store_upload() -> None:
