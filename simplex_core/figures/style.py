@@ -57,7 +57,9 @@ MARKER_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "s
 
 
 def series_colors(n: int) -> list[str]:
-    """``n`` distinguishable colour-blind-safe colours: Okabe-Ito, or Viridis samples beyond 6.
+    """``n`` distinguishable colour-blind-safe colours: Okabe-Ito for the first 6, Viridis samples for
+    the rest (the series named first, e.g. the Bayesian method and the bootstrap, keep colours far apart:
+    Viridis for all of 9 methods drew those two in near-identical purples).
 
     Parameters
     ----------
@@ -69,7 +71,8 @@ def series_colors(n: int) -> list[str]:
     """
     if n <= len(SERIES_COLORS):
         return list(SERIES_COLORS[:n])
-    return sample_colorscale("Viridis", list(np.linspace(0.0, 0.92, n)))
+    rest = n - len(SERIES_COLORS)
+    return list(SERIES_COLORS) + sample_colorscale("Viridis", list(np.linspace(0.0, 0.92, rest)) if rest > 1 else [0.5])
 
 
 def level_colors(n: int) -> list[str]:
