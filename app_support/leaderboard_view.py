@@ -30,9 +30,10 @@ def leaderboard_section(board: pd.DataFrame, file_label: str, title: str, *, not
     st.caption(TIER_RULE)
     if note:
         st.caption(note)
-    # a Styler for the last row's P(ahead of next), which has no next row: "–", not Streamlit's "None"
-    st.dataframe(board.style.format({"p_ahead_of_next": "{:.3f}"}, na_rep="–"), hide_index=True, width="stretch",
-                 column_config=_columns())
+    # the last row's P(ahead of next) has no next row: "–" as text, not Streamlit's "None" (which ignores a
+    # Styler's na_rep); the CSV below keeps the numbers
+    shown = board.assign(p_ahead_of_next=[f"{v:.3f}" if v == v else "–" for v in board["p_ahead_of_next"]])
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=_columns())
     csv_button(board, f"{file_label}-leaderboard", label="Leaderboard CSV", key=f"dl-{key}")
     show_figure(lambda: leaderboard_figure(board, title=title, note=note), f"{file_label}-leaderboard", key=f"fig-{key}",
                 memo=None if memo is None else ("leaderboard", memo, title, note))

@@ -231,9 +231,12 @@ if truth is not None and methods:
         ev = evaluate_results(methods, truth)
         ev["method"] = [m + (" (uses labels)" if u else "") + (" (approximate)" if m == "bayesian" and approximate_shown else "")
                         for m, u in zip(ev["method"], ev["uses_labels"])]
-        # a Styler, so that a method without a Spearman reads "n/a", not Streamlit's "None"
-        st.dataframe(ev.drop(columns="uses_labels").style.format({"spearman": "{:.3f}", "coverage": "{:.2f}"}, na_rep="n/a"),
-                     hide_index=True, width="stretch",
+        # as text, so that a method without a figure reads "n/a", not Streamlit's "None" (which ignores a
+        # Styler's na_rep); the CSV below keeps the numbers
+        shown_ev = ev.drop(columns="uses_labels").assign(
+            spearman=[f"{v:.3f}" if v == v else "n/a" for v in ev["spearman"]],
+            coverage=[f"{v:.2f}" if v == v else "n/a" for v in ev["coverage"]])
+        st.dataframe(shown_ev, hide_index=True, width="stretch",
                      column_config={"spearman": "Spearman with the truth", "coverage": "Coverage of the true rank"})
         st.caption("Spearman: agreement of the point ranking with the true ranking (mean true_score). Coverage: share "
                    "of candidates whose true rank is inside the method's 95% interval (a method without intervals covers "

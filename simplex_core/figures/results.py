@@ -141,8 +141,9 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     return fig
 
 
-#: Pixels around a one-column legend (its title, the margins) and per entry at font size 11 (box symbols: 29 px, measured).
-LEGEND_TOP, LEGEND_ROW = 120, 30
+#: Pixels around a one-column legend (its title, the margins) and per entry at font size 11 (box symbols: 29 px,
+#: measured; 120 around cut the last of ten entries in a saved PNG).
+LEGEND_TOP, LEGEND_ROW = 150, 30
 
 
 def rank_boxplot_height(n_candidates: int, n_boxes: int) -> int:
