@@ -117,8 +117,9 @@ _CLUSTER_SETUP = ("start the scheduler and every worker where `import simplex_co
 
 def check_cluster(client: Any, address: str, wait_s: float | None = None) -> None:
     """Refuse an existing cluster that cannot run a study, before any task is sent: no worker within
-    ``wait_s`` seconds (default :data:`WORKER_WAIT_S`), or a scheduler or worker that cannot import ``simplex_core`` (the tasks would
-    otherwise wait for ever, or fail as an unreadable "deserialization" traceback; both measured).
+    ``wait_s`` seconds (default :data:`WORKER_WAIT_S`), or a scheduler or worker that cannot import
+    ``simplex_core`` (the tasks would otherwise wait for ever, or fail as an unreadable
+    "deserialization" traceback; both measured).
 
     Raises
     ------
