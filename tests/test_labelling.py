@@ -135,6 +135,9 @@ def test_suggested_labels_beat_random_labels_on_the_budget_curve():
     curve = budget_curve(draws, answers, out, replicates=60, seed=2)
     assert curve["suggested"].iloc[0] == curve["random"].iloc[0]
     assert curve["suggested"].iloc[-1] < curve["random"].iloc[-1]
+    # the gain is the paired difference, with a Monte Carlo error that puts it clear of noise here
+    np.testing.assert_allclose(curve["gain"], curve["random"] - curve["suggested"], atol=1e-12)
+    assert curve["gain_se"].iloc[0] == 0 and curve["gain"].iloc[-1] > 2 * curve["gain_se"].iloc[-1] > 0
 
 
 def test_cli_suggest_labels_end_to_end(tmp_path, capsys):

@@ -79,8 +79,10 @@ def run_suggest(args: argparse.Namespace) -> int:
     print(show.head(10).to_string(index=False) + ("\n…" if len(show) > 10 else ""))
     if args.curve:
         curve = budget_curve(draws, answers, suggested, replicates=args.curve_replicates, seed=args.seed)
-        print("\nbudget curve (mean over simulated label sets):")
-        print(curve.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print(f"\nbudget curve (mean over {args.curve_replicates} simulated label sets; gain = random − suggested, "
+              "gain_se its Monte Carlo standard error: a gain within about 2 gain_se is noise):")
+        shown = curve.astype({"suggested_ess": int, "random_ess": int})  # an effective sample size has no decimals
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
         thin = curve[curve[["suggested_ess", "random_ess"]].min(axis=1) < CURVE_ESS_MIN]
         if len(thin):
             print(f"Note: from n = {int(thin['n'].iloc[0])} the reweighted draws fall below an effective sample "
