@@ -81,7 +81,7 @@ def run_suggest(args: argparse.Namespace) -> int:
         curve = budget_curve(draws, answers, suggested, replicates=args.curve_replicates, seed=args.seed)
         print(f"\nbudget curve (mean over {args.curve_replicates} simulated label sets; gain = random − suggested, "
               "gain_se its Monte Carlo standard error: a gain within about 2 gain_se is noise):")
-        shown = curve.astype({"suggested_ess": int, "random_ess": int})  # an effective sample size has no decimals
+        shown = curve.round({"suggested_ess": 0, "random_ess": 0}).astype({"suggested_ess": int, "random_ess": int})  # no decimals
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
         thin = curve[curve[["suggested_ess", "random_ess"]].min(axis=1) < CURVE_ESS_MIN]
         if len(thin):
