@@ -517,7 +517,7 @@ def evaluate_table(
               ({n: m for n, m in methods.items() if n in expensive}, n_exp)]
     for group, n in groups:
         if group:
-            part = evaluate_methods(view, group, ci_resamples=n, rng=seed_int)
+            part = evaluate_methods(view, group, ci_resamples=n, rng=seed_int, progress=progress)
             part["resamples"] = n
             parts.append(part)
     out = pd.concat(parts, ignore_index=True)

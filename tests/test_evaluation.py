@@ -134,7 +134,9 @@ def test_evaluate_methods_resampled_intervals():
     scores = rng.random((n_items, 4)) + np.array([0.6, 0.4, 0.2, 0.0])
     index = pd.MultiIndex.from_product([[f"q{i}" for i in range(n_items)], CANDS], names=["item", "candidate"])
     view = pd.DataFrame({"J": scores.reshape(-1), "true_score": scores.reshape(-1)}, index=index)
-    table = evaluate_methods(view, {"oracle": ranks_of_truth}, ci_resamples=8, rng=5).set_index("method")
+    lines: list[str] = []
+    table = evaluate_methods(view, {"oracle": ranks_of_truth}, ci_resamples=8, rng=5, progress=lines.append).set_index("method")
+    assert lines[-1] == "item resample 8 of 8 done (1 method)" and len(lines) == 8  # a line per tenth, at least one each
     # the oracle recomputes the truth of every resample: every figure is exactly 1
     assert table.loc["oracle", ["spearman", "spearman_lo", "spearman_hi"]].tolist() == pytest.approx([1.0, 1.0, 1.0])
     assert table.loc["oracle", ["coverage", "coverage_lo", "coverage_hi"]].tolist() == [1.0, 1.0, 1.0]
