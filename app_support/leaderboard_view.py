@@ -11,6 +11,7 @@ import streamlit as st
 from simplex_core.leaderboard import CREDIBLE
 
 from .downloads import csv_button, show_figure
+from .page_parts import numbers_as_text
 
 TIER_RULE = (f"**Tiers**: candidates whose order the data cannot settle at 95%. Reading down by posterior mean, a "
              f"candidate joins the tier above unless some member of that tier is credibly ahead of it "
@@ -30,9 +31,7 @@ def leaderboard_section(board: pd.DataFrame, file_label: str, title: str, *, not
     st.caption(TIER_RULE)
     if note:
         st.caption(note)
-    # the last row's P(ahead of next) has no next row: "–" as text, not Streamlit's "None" (which ignores a
-    # Styler's na_rep); the CSV below keeps the numbers
-    shown = board.assign(p_ahead_of_next=[f"{v:.3f}" if v == v else "–" for v in board["p_ahead_of_next"]])
+    shown = board.assign(p_ahead_of_next=numbers_as_text(board["p_ahead_of_next"], ".3f", "–"))  # the last row has no next
     st.dataframe(shown, hide_index=True, width="stretch", column_config=_columns())
     csv_button(board, f"{file_label}-leaderboard", label="Leaderboard CSV", key=f"dl-{key}")
     show_figure(lambda: leaderboard_figure(board, title=title, note=note), f"{file_label}-leaderboard", key=f"fig-{key}",

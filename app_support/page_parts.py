@@ -13,6 +13,12 @@ from .errors import show_error
 from .sidebar import AnalysisContext, convergence_action, fit_slot
 
 
+def numbers_as_text(values: Any, fmt: str, missing: str) -> list[str]:
+    """Figures formatted for a table on the page, a missing one (NaN) as ``missing``: Streamlit shows
+    NaN as "None" and ignores a Styler's ``na_rep``. Downloads keep the numbers."""
+    return [format(v, fmt) if v == v else missing for v in values]
+
+
 def require_table(ctx: AnalysisContext) -> bool:
     """Say why there is no table (plain words) and return False; True when there is one."""
     if ctx.licence_warning:

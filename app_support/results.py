@@ -14,6 +14,13 @@ import pandas as pd
 import streamlit as st
 
 
+def candidate_table_with_truth(result: Any, key: str, truth: pd.Series | None) -> pd.DataFrame:
+    """:func:`candidate_table` with a ``true_rank`` column when the data have one (the Rankings table
+    and the Export CSV, one rule)."""
+    table = candidate_table(result, key)
+    return table if truth is None else table.assign(true_rank=table["candidate"].map(truth))
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def candidate_table(_result: Any, key: str) -> pd.DataFrame:
     """Per candidate, best first: E_k mean and 95% interval, rank median and 95% interval, P(best),

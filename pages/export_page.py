@@ -106,14 +106,8 @@ else:
             json_button(lambda: results.result_json(r, key, view.counts, _command_line()), f"{fit_label}-result", label="result.json",
                         key="dl-x-result", help="The command line's result.json: candidates, pairwise, judges, diagnostics, settings")
         with c[2]:
-            def _summary_with_truth():  # as the Rankings page's: with the true rank when the data have one
-                out = results.candidate_table(r, key).copy()
-                truth = da.truth_ranks(table, da.table_key(table))
-                if truth is not None:
-                    out["true_rank"] = out["candidate"].map(truth)
-                return out
-
-            csv_button(_summary_with_truth, f"{fit_label}-posterior-summary", label="Candidate summary CSV",
+            csv_button(lambda: results.candidate_table_with_truth(r, key, da.truth_ranks(table, da.table_key(table))),
+                       f"{fit_label}-posterior-summary", label="Candidate summary CSV",
                        key="dl-x-summary")
         c = st.columns(3)
         with c[0]:

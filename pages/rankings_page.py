@@ -14,7 +14,8 @@ from app_support.errors import guard
 from app_support.frame import page_frame
 from app_support.guide_links import guide_link
 from app_support.leaderboard_view import summary_columns
-from app_support.page_parts import data_caption, fit_header, require_settings, require_table, waiting_for_first_fit
+from app_support.page_parts import (data_caption, fit_header, numbers_as_text, require_settings, require_table,
+                                     waiting_for_first_fit)
 from app_support.sidebar import context
 from app_support.safe_text import md
 
@@ -125,9 +126,7 @@ if bayes is not None:
         st.subheader("Posterior summary")
         if approximate_shown:
             st.caption(f"Approximate: {md(approx.label().removeprefix('Approximate: '))}.")
-        summary = results.candidate_table(shown, shown_key).copy()
-        if truth is not None:
-            summary["true_rank"] = summary["candidate"].map(truth)
+        summary = results.candidate_table_with_truth(shown, shown_key, truth)
         st.dataframe(summary, hide_index=True, width="stretch", column_config={
             **summary_columns(),
             "point_rank": st.column_config.NumberColumn("point rank", help="Rank of the posterior mean of E"),
@@ -231,11 +230,8 @@ if truth is not None and methods:
         ev = evaluate_results(methods, truth)
         ev["method"] = [m + (" (uses labels)" if u else "") + (" (approximate)" if m == "bayesian" and approximate_shown else "")
                         for m, u in zip(ev["method"], ev["uses_labels"])]
-        # as text, so that a method without a figure reads "n/a", not Streamlit's "None" (which ignores a
-        # Styler's na_rep); the CSV below keeps the numbers
-        shown_ev = ev.drop(columns="uses_labels").assign(
-            spearman=[f"{v:.3f}" if v == v else "n/a" for v in ev["spearman"]],
-            coverage=[f"{v:.2f}" if v == v else "n/a" for v in ev["coverage"]])
+        shown_ev = ev.drop(columns="uses_labels").assign(spearman=numbers_as_text(ev["spearman"], ".3f", "n/a"),
+                                                         coverage=numbers_as_text(ev["coverage"], ".2f", "n/a"))
         st.dataframe(shown_ev, hide_index=True, width="stretch",
                      column_config={"spearman": "Spearman with the truth", "coverage": "Coverage of the true rank"})
         st.caption("Spearman: agreement of the point ranking with the true ranking (mean true_score). Coverage: share "

@@ -180,7 +180,6 @@ def check_output_path(path: str, option: str = "--out") -> None:
 _FORMAT_OF_SUFFIX = {".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".nc": "NetCDF", ".nc4": "NetCDF",
                      ".netcdf": "NetCDF", ".parquet": "Parquet", ".jsonl": "JSON Lines", ".ndjson": "JSON Lines",
                      ".png": "PNG", ".svg": "SVG", ".html": "HTML", ".pdf": "PDF", ".xlsx": "Excel"}
-_SUFFIX_OF_FORMAT = {"JSON": ".json", "CSV": ".csv", "NetCDF": ".nc"}
 
 
 def check_outputs(args: argparse.Namespace, *options: str) -> None:
@@ -200,7 +199,7 @@ def check_outputs(args: argparse.Namespace, *options: str) -> None:
         named = _FORMAT_OF_SUFFIX.get(Path(str(path)).suffix.lower())
         if written and named and named != written:
             misnamed.append(f"{flag} {str(path)!r} names a {named} file, but {written} is written there: give it a "
-                            f"name ending in {_SUFFIX_OF_FORMAT.get(written, written.lower())}.")
+                            f"name ending in {next(s for s, f in _FORMAT_OF_SUFFIX.items() if f == written)}.")
         check_output_path(path, flag)
         given.append((flag, Path(path).resolve()))
     data = getattr(args, "data", None)

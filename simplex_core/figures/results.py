@@ -27,8 +27,8 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     A method with more than one row for some candidate (posterior draws, bootstrap or
     Bradley-Terry replicates) gets one box trace: the box spans the 25-75% quantiles with the
     median line, the whiskers span the central ``interval`` (default 95%): the rank interval of the
-    tables, by its rule (:func:`simplex_core.baselines.rank_interval`). A method with one row per candidate (simple average, single judge) is drawn as
-    markers. Methods that use ground-truth labels (PPI) are hollow and their names end with
+    tables, by its rule (:func:`simplex_core.baselines.rank_interval`). A method with one row per
+    candidate (simple average, single judge) is drawn as markers. Methods that use ground-truth labels (PPI) are hollow and their names end with
     " (uses labels)". True ranks, when given, are black stars.
 
     Parameters
@@ -68,7 +68,6 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
         raise ValueError(f"method_order names methods with no rows: {missing}.")
     uses_labels = dict(uses_labels or {})
     colors = dict(zip(methods, series_colors(len(methods))))
-    lo_q, hi_q = (1 - interval) / 2, 1 - (1 - interval) / 2
     fig = go.Figure()
     n_boxes = 0
     point_symbols = iter(cycle(("diamond", "square", "triangle-up", "cross", "x", "hexagon"), len(methods)))
@@ -80,12 +79,14 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
         per = sub.groupby("candidate", sort=False)["rank"]
         if per.size().max() > 1:
             cands = [c for c in order if c in per.groups]
-            q = np.array([np.quantile(per.get_group(c).to_numpy(dtype=float), [lo_q, 0.25, 0.5, 0.75, hi_q]) for c in cands])
-            # the whiskers are the tables' rank interval, by the tables' own rule (ranks that occurred,
-            # rounded outward): an interpolated quantile drew 1–2 beside a stated 95% interval of 1–3
-            for i, c in enumerate(cands):
-                lo, hi = rank_interval(per.get_group(c).to_numpy(dtype=float)[:, None], interval)
-                q[i, 0], q[i, 4] = lo[0], hi[0]
+            # the box: interpolated quartiles; the whiskers: the tables' rank interval by the tables' own rule
+            # (ranks that occurred, rounded outward): an interpolated quantile drew 1–2 beside a stated 1–3
+            rows = []
+            for c in cands:
+                r = per.get_group(c).to_numpy(dtype=float)
+                (lo,), (hi,) = rank_interval(r[:, None], interval)
+                rows.append([lo, *np.quantile(r, [0.25, 0.5, 0.75]), hi])
+            q = np.array(rows)
             fig.add_trace(go.Box(
                 y=[shown[c] for c in cands], lowerfence=q[:, 0], q1=q[:, 1], median=q[:, 2], q3=q[:, 3], upperfence=q[:, 4],
                 orientation="h", name=name, legendgroup=name, offsetgroup=name,
@@ -238,6 +239,8 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     if group is not None:
         require_columns(sweep, [group], "the sensitivity sweep table")
     frame = sweep.copy()
+    # a setting whose fit did not converge: a hollow point, said in its hover and above the panels
+    frame["_ok"] = frame["converged"].fillna(True).astype(bool) if "converged" in frame.columns else True
     if "sweep" in frame.columns:
         bad = sorted(set(frame["sweep"].astype(str)) - {"omega", "beta_max"})
         if bad:
@@ -261,9 +264,7 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
                 y = sub["spearman_vs_base"].to_numpy(dtype=float)
                 err = dict(type="data", symmetric=False, array=sub["spearman_hi"].to_numpy(dtype=float) - y,
                            arrayminus=y - sub["spearman_lo"].to_numpy(dtype=float), thickness=1)
-            # a setting whose fit did not converge: a hollow point, said in its hover and under the figure
-            ok = (sub["converged"].fillna(True).astype(bool).to_numpy() if "converged" in sub.columns
-                  else np.ones(len(sub), dtype=bool))
+            ok = sub["_ok"].to_numpy(dtype=bool)
             fig.add_trace(go.Scatter(
                 x=sub[x_col].to_numpy(dtype=float), y=sub["spearman_vs_base"].to_numpy(dtype=float),
                 mode="lines+markers", error_y=err, name=safe_text(g) if g is not None else "Spearman vs base",
@@ -288,8 +289,8 @@ def sensitivity_curve_figure(sweep: pd.DataFrame, title: str | None = None, *, b
     head = dict(text=title or "How much the ranking moves as the priors change", x=0.0, xanchor="left", xref="paper")
     if subtitle:
         head["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
-    if "converged" in frame.columns and not frame["converged"].fillna(True).astype(bool).all():
-        n_bad = int((~frame["converged"].fillna(True).astype(bool)).sum())
+    n_bad = int((~frame["_ok"]).sum())
+    if n_bad:
         fig.add_annotation(text=f"hollow points: {n_bad} fit{'s' if n_bad != 1 else ''} NOT converged (not to be trusted)",
                            xref="paper", yref="paper", x=1.0, xanchor="right", y=1.0, yanchor="bottom", showarrow=False,
                            font=dict(size=11, color="#b00020"))
