@@ -1054,9 +1054,65 @@ MAX_LEAPFROG = 128
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tempered_hmc_step(x, g, tl, lik, inv_mass, eps, n_steps, b, buf, xn, gn, p):
+def reference_log_density(x, gq, ref_mean, ref_sd, ref_logw):
+    """log q(x) of the tempering reference, a mixture of diagonal normals (component c: mean
+    ``ref_mean[c]``, SDs ``ref_sd[c]``, log weight ``ref_logw[c]``), its gradient into ``gq``."""
+    G, n = ref_mean.shape
+    lc = np.empty(G)
+    for c in range(G):
+        s = ref_logw[c]
+        for i in range(n):
+            z = (x[i] - ref_mean[c, i]) / ref_sd[c, i]
+            s -= 0.5 * z * z + math.log(ref_sd[c, i]) + 0.9189385332046727  # log sqrt(2π)
+        lc[c] = s
+    top = lc.max()
+    total = 0.0
+    for c in range(G):
+        total += math.exp(lc[c] - top)
+    lq = top + math.log(total)
+    for i in range(n):
+        gq[i] = 0.0
+    for c in range(G):
+        w = math.exp(lc[c] - lq)
+        for i in range(n):
+            gq[i] -= w * (x[i] - ref_mean[c, i]) / (ref_sd[c, i] * ref_sd[c, i])
+    return lq
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def ladder_logp_grad(x, g, buf, b, ref_mean, ref_sd, ref_logw, gq):
+    """``(log density of the replica at power b, swap statistic)``, the gradient into ``g``. Without a
+    reference (``ref_mean`` has no row): log prior + b · log likelihood, and the log likelihood. With
+    one: (1 − b) · log q + b · log posterior, and log posterior − log q (a path from the reference q,
+    sampled exactly at b = 0, to the posterior: Surjanovic et al. 2022's variational reference)."""
+    if ref_mean.shape[0] == 0:
+        return tempered_logp_grad(x, g, buf, b)
+    lp = tempered_logp_grad(x, g, buf, 1.0)[0]
+    lq = reference_log_density(x, gq, ref_mean, ref_sd, ref_logw)
+    for i in range(x.shape[0]):
+        g[i] = (1.0 - b) * gq[i] + b * g[i]
+    return (1.0 - b) * lq + b * lp, lp - lq
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reference_draw(x, ref_mean, ref_sd, ref_logw):
+    """An exact draw of the reference into ``x``."""
+    G, n = ref_mean.shape
+    u = np.random.random()
+    c = 0
+    cum = math.exp(ref_logw[0])
+    while u > cum and c < G - 1:
+        c += 1
+        cum += math.exp(ref_logw[c])
+    for i in range(n):
+        x[i] = ref_mean[c, i] + ref_sd[c, i] * np.random.standard_normal()
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tempered_hmc_step(x, g, tl, lik, inv_mass, eps, n_steps, b, buf, xn, gn, p, ref_mean, ref_sd, ref_logw, gq):
     """One HMC transition of the replica at power ``b`` (in place), diagonal metric ``inv_mass``
-    (the variance scale of each coordinate). Returns (acceptance probability, divergent 0/1)."""
+    (the variance scale of each coordinate), of the density :func:`ladder_logp_grad` names.
+    Returns (acceptance probability, divergent 0/1)."""
     n = x.shape[0]
     kin0 = 0.0
     for i in range(n):
@@ -1070,7 +1126,7 @@ def tempered_hmc_step(x, g, tl, lik, inv_mass, eps, n_steps, b, buf, xn, gn, p):
     for s in range(n_steps):
         for i in range(n):
             xn[i] += eps * inv_mass[i] * p[i]
-        tln, likn = tempered_logp_grad(xn, gn, buf, b)
+        tln, likn = ladder_logp_grad(xn, gn, buf, b, ref_mean, ref_sd, ref_logw, gq)
         if not math.isfinite(tln):
             return 0.0, 1
         scale = eps if s < n_steps - 1 else 0.5 * eps
@@ -1120,14 +1176,18 @@ def tempering_ladder(betas, rejections):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_out, stats_out, swaps_out, betas_out,
-                   control):
+                   control, ref_mean, ref_sd, ref_logw, thin):
     """One tempered chain. ``x0`` [R, n] start states; every replica's step size is adapted towards
     the acceptance rate ``target_accept``; writes the cold replica's draws [n_draws, n],
     per draw (acceptance, divergent, step size, leapfrog steps) into ``stats_out`` [n_draws, 4], the
     swap acceptance rate of each neighbour pair over the draws into ``swaps_out`` [R − 1], and the
     final ladder into ``betas_out``. ``control`` (int64 [2]) is shared with the caller while the chain
     runs: the chain writes the iterations done into ``control[0]``, and returns at its next iteration
-    once ``control[1]`` is non-zero (a cancel; its outputs are then incomplete)."""
+    once ``control[1]`` is non-zero (a cancel; its outputs are then incomplete). ``ref_mean``,
+    ``ref_sd``, ``ref_logw``: the reference of :func:`ladder_logp_grad` (no row: none); with one, the
+    replica at power 0 is an exact draw of it each iteration. After the warm-up the chain runs
+    ``n_draws · thin`` iterations and keeps every ``thin``-th cold state (a kept draw's stats are its
+    own iteration's, and it is flagged divergent when any transition since the last kept one was)."""
     np.random.seed(seed)
     R, n = x0.shape
     betas = betas0.copy()
@@ -1135,8 +1195,9 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
     g = np.zeros((R, n))
     tl = np.zeros((R, 1))
     lik = np.zeros((R, 1))
+    gq = np.empty(n)
     for r in range(R):
-        tl[r, 0], lik[r, 0] = tempered_logp_grad(x[r], g[r], buf, betas[r])
+        tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_sd, ref_logw, gq)
     inv_mass = np.ones((R, n))
     xn = np.empty(n)
     gn = np.empty(n)
@@ -1162,16 +1223,23 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
     windows_done = 0
     swap_try = np.zeros(R - 1)
     swap_acc = np.zeros(R - 1)
-    for it in range(n_tune + n_draws):
+    with_reference = ref_mean.shape[0] > 0
+    diverged_since = 0
+    for it in range(n_tune + n_draws * thin):
         if control[1] != 0:
             return
         control[0] = it
         tuning = it < n_tune
         for r in range(R):
+            if with_reference and betas[r] == 0.0:
+                reference_draw(x[r], ref_mean, ref_sd, ref_logw)
+                tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, 0.0, ref_mean, ref_sd, ref_logw, gq)
+                continue
             eps = math.exp(log_eps[r])
             lmax = min(MAX_LEAPFROG, max(1, int(math.ceil(TRAJECTORY / eps))))
             n_steps = 1 + int(np.random.random() * lmax)
-            acc, div = tempered_hmc_step(x[r], g[r], tl[r], lik[r], inv_mass[r], eps, n_steps, betas[r], buf, xn, gn, p)
+            acc, div = tempered_hmc_step(x[r], g[r], tl[r], lik[r], inv_mass[r], eps, n_steps, betas[r], buf, xn, gn, p,
+                                         ref_mean, ref_sd, ref_logw, gq)
             if tuning:
                 da_t[r] += 1.0
                 t = da_t[r]
@@ -1189,12 +1257,15 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
                         wg_mean[r, i] += d / (w_count + 1)
                         wg_m2[r, i] += d * (g[r, i] - wg_mean[r, i])
             elif r == 0:
-                j = it - n_tune
-                draws_out[j] = x[0]
-                stats_out[j, 0] = acc
-                stats_out[j, 1] = div
-                stats_out[j, 2] = eps
-                stats_out[j, 3] = n_steps
+                diverged_since = max(diverged_since, div)
+                if (it - n_tune + 1) % thin == 0:
+                    j = (it - n_tune) // thin
+                    draws_out[j] = x[0]
+                    stats_out[j, 0] = acc
+                    stats_out[j, 1] = diverged_since
+                    stats_out[j, 2] = eps
+                    stats_out[j, 3] = n_steps
+                    diverged_since = 0
         if tuning and init_buf <= it < n_tune - term_buf:
             w_count += 1
         # non-reversible swaps: even pairs on even iterations, odd pairs on odd ones
@@ -1208,8 +1279,9 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
                     tmp = x[r, i]
                     x[r, i] = x[r + 1, i]
                     x[r + 1, i] = tmp
-                tl[r, 0], lik[r, 0] = tempered_logp_grad(x[r], g[r], buf, betas[r])
-                tl[r + 1, 0], lik[r + 1, 0] = tempered_logp_grad(x[r + 1], g[r + 1], buf, betas[r + 1])
+                tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_sd, ref_logw, gq)
+                tl[r + 1, 0], lik[r + 1, 0] = ladder_logp_grad(x[r + 1], g[r + 1], buf, betas[r + 1], ref_mean, ref_sd,
+                                                               ref_logw, gq)
         # end of an adaptation window: new metrics (and, in the first windows, a new ladder)
         if tuning and it + 1 == win_end and it + 1 <= n_tune - term_buf:
             for r in range(R):
@@ -1231,7 +1303,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
                     rej[r] = 1.0 - swap_acc[r] / max(swap_try[r], 1.0)
                 betas = tempering_ladder(betas, rej)
                 for r in range(R):
-                    tl[r, 0], lik[r, 0] = tempered_logp_grad(x[r], g[r], buf, betas[r])
+                    tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_sd, ref_logw, gq)
             windows_done += 1
             w_count = 0
             w_mean[:, :] = 0.0
@@ -1249,7 +1321,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
                 log_eps[r] = log_eps_bar[r]
             swap_try[:] = 0.0
             swap_acc[:] = 0.0
-    control[0] = n_tune + n_draws
+    control[0] = n_tune + n_draws * thin
     for r in range(R - 1):
         swaps_out[r] = swap_acc[r] / max(swap_try[r], 1.0)
     betas_out[:] = betas
@@ -1301,8 +1373,12 @@ def warm_up_tempering() -> None:
     buf = _tiny_buffer()
     n = int(sizes(buf)[-1])
     draws = np.zeros((1, 2, n))
+    no_reference = np.zeros((0, n))
     tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.5]), 2, 2, 1, 0.8, draws[0], np.zeros((2, 4)), np.zeros(1),
-                   np.zeros(2), np.zeros(2, dtype=np.int64))
+                   np.zeros(2), np.zeros(2, dtype=np.int64), no_reference, no_reference, np.zeros(0), 1)
+    reference = np.zeros((1, n)), np.ones((1, n)), np.zeros(1)
+    tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.0]), 2, 2, 1, 0.8, draws[0], np.zeros((2, 4)), np.zeros(1),
+                   np.zeros(2), np.zeros(2, dtype=np.int64), *reference, 1)
     expand_all(draws, np.zeros((1, 2, 64)), buf)
 
 
