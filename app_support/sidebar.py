@@ -108,7 +108,7 @@ INTEGRATED_LABEL = "Integrated: average over ω and β_max"
 def convergence_action(settings: Any = None, timing: dict | None = None) -> str:
     """The one thing to do in the app about a fit that has not converged: under a judge prior whose
     chains sat in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the judge
-    prior control; tempered chains that never crossed between modes
+    prior control; tempered chains that crossed between modes too rarely
     (:func:`simplex_core.inference.uncrossed_modes`), the integrated-mode toggle; otherwise the next step of the draws control beyond what was tried (the engine's
     extra rounds may already have run chains several times as long as the value chosen), or, at its
     end, where to read about it."""
@@ -121,9 +121,10 @@ def convergence_action(settings: Any = None, timing: dict | None = None) -> str:
                 "sidebar, which rules such judges out.")
     if uncrossed_modes(timing):
         if not getattr(settings, "integrated", False):
-            return (f"Its chains stay in separate modes that longer runs do not join: switch on “{INTEGRATED_LABEL}” "
-                    "under Advanced model settings in the sidebar, which lets the data weigh β_max and ω.")
-        return "Its chains stay in separate modes that longer runs do not join. The Guide explains when to distrust such a fit."
+            return ("Its chains move between separate modes too rarely for longer runs to settle: "
+                    f"switch on “{INTEGRATED_LABEL}” under Advanced model settings in the sidebar, which lets the "
+                    "data weigh β_max and ω.")
+        return "Its chains move between separate modes too rarely for longer runs to settle. The Guide explains when to distrust such a fit."
 
     current = int(st.session_state.get(K.DRAWS, DRAWS_CHOICES[0]))
     factor = longest_chains_factor(FitSettings(**sampler_sizes()))

@@ -78,8 +78,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "build_buffer",
     "flat_from_pymc_point",
+    "ladder_logp_grad",
     "logp_and_grad",
     "n_unconstrained",
+    "reference_arrays",
     "stored_coords",
     "stored_slices",
     "stored_variables",
@@ -1054,17 +1056,18 @@ MAX_LEAPFROG = 128
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def reference_log_density(x, gq, ref_mean, ref_sd, ref_logw):
+def reference_log_density(x, gq, ref_mean, ref_prec, ref_lognorm):
     """log q(x) of the tempering reference, a mixture of diagonal normals (component c: mean
-    ``ref_mean[c]``, SDs ``ref_sd[c]``, log weight ``ref_logw[c]``), its gradient into ``gq``."""
+    ``ref_mean[c]``, precisions 1/SD ``ref_prec[c]``, ``ref_lognorm[c]`` = its log weight plus its
+    log normalising constant, see :func:`reference_arrays`), its gradient into ``gq``."""
     G, n = ref_mean.shape
     lc = np.empty(G)
     for c in range(G):
-        s = ref_logw[c]
+        s = 0.0
         for i in range(n):
-            z = (x[i] - ref_mean[c, i]) / ref_sd[c, i]
-            s -= 0.5 * z * z + math.log(ref_sd[c, i]) + 0.9189385332046727  # log sqrt(2π)
-        lc[c] = s
+            z = (x[i] - ref_mean[c, i]) * ref_prec[c, i]
+            s += z * z
+        lc[c] = ref_lognorm[c] - 0.5 * s
     top = lc.max()
     total = 0.0
     for c in range(G):
@@ -1075,41 +1078,62 @@ def reference_log_density(x, gq, ref_mean, ref_sd, ref_logw):
     for c in range(G):
         w = math.exp(lc[c] - lq)
         for i in range(n):
-            gq[i] -= w * (x[i] - ref_mean[c, i]) / (ref_sd[c, i] * ref_sd[c, i])
+            gq[i] -= w * (x[i] - ref_mean[c, i]) * ref_prec[c, i] * ref_prec[c, i]
     return lq
 
 
+def reference_arrays(mean: np.ndarray, sd: np.ndarray, log_weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernels' form of a mixture of diagonal normals: ``(mean, 1/sd, log weight − Σ log sd −
+    n log √(2π))`` per component (no logarithm left to take per density call)."""
+    mean, sd = np.ascontiguousarray(mean, dtype=np.float64), np.asarray(sd, dtype=np.float64)
+    lognorm = np.asarray(log_weight, dtype=np.float64) - np.log(sd).sum(axis=1) - mean.shape[1] * 0.5 * math.log(2 * math.pi)
+    return mean, np.ascontiguousarray(1.0 / sd), np.ascontiguousarray(lognorm)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def ladder_logp_grad(x, g, buf, b, ref_mean, ref_sd, ref_logw, gq):
+def ladder_logp_grad(x, g, buf, b, ref_mean, ref_prec, ref_lognorm, gq):
     """``(log density of the replica at power b, swap statistic)``, the gradient into ``g``. Without a
     reference (``ref_mean`` has no row): log prior + b · log likelihood, and the log likelihood. With
-    one: (1 − b) · log q + b · log posterior, and log posterior − log q (a path from the reference q,
-    sampled exactly at b = 0, to the posterior: Surjanovic et al. 2022's variational reference)."""
+    one (:func:`reference_arrays`): (1 − b) · log q + b · log posterior, and log posterior − log q (a
+    path from the reference q, sampled exactly at b = 0, to the posterior: Surjanovic et al. 2022's
+    variational reference)."""
     if ref_mean.shape[0] == 0:
         return tempered_logp_grad(x, g, buf, b)
     lp = tempered_logp_grad(x, g, buf, 1.0)[0]
-    lq = reference_log_density(x, gq, ref_mean, ref_sd, ref_logw)
+    lq = reference_log_density(x, gq, ref_mean, ref_prec, ref_lognorm)
     for i in range(x.shape[0]):
         g[i] = (1.0 - b) * gq[i] + b * g[i]
     return (1.0 - b) * lq + b * lp, lp - lq
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def reference_draw(x, ref_mean, ref_sd, ref_logw):
-    """An exact draw of the reference into ``x``."""
+def reference_draw(x, ref_mean, ref_prec, ref_lognorm):
+    """An exact draw of the reference into ``x``: a component by its weight (its log normalising
+    constant taken back out of ``ref_lognorm``), then its normal."""
     G, n = ref_mean.shape
-    u = np.random.random()
+    logw = np.empty(G)
+    for c in range(G):
+        s = ref_lognorm[c] + n * 0.9189385332046727
+        for i in range(n):
+            s -= math.log(ref_prec[c, i])
+        logw[c] = s
+    top = logw.max()
+    total = 0.0
+    for c in range(G):
+        logw[c] = math.exp(logw[c] - top)
+        total += logw[c]
+    u = np.random.random() * total
     c = 0
-    cum = math.exp(ref_logw[0])
+    cum = logw[0]
     while u > cum and c < G - 1:
         c += 1
-        cum += math.exp(ref_logw[c])
+        cum += logw[c]
     for i in range(n):
-        x[i] = ref_mean[c, i] + ref_sd[c, i] * np.random.standard_normal()
+        x[i] = ref_mean[c, i] + np.random.standard_normal() / ref_prec[c, i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tempered_hmc_step(x, g, tl, lik, inv_mass, eps, n_steps, b, buf, xn, gn, p, ref_mean, ref_sd, ref_logw, gq):
+def tempered_hmc_step(x, g, tl, lik, inv_mass, eps, n_steps, b, buf, xn, gn, p, ref_mean, ref_prec, ref_lognorm, gq):
     """One HMC transition of the replica at power ``b`` (in place), diagonal metric ``inv_mass``
     (the variance scale of each coordinate), of the density :func:`ladder_logp_grad` names.
     Returns (acceptance probability, divergent 0/1)."""
@@ -1126,7 +1150,7 @@ def tempered_hmc_step(x, g, tl, lik, inv_mass, eps, n_steps, b, buf, xn, gn, p, 
     for s in range(n_steps):
         for i in range(n):
             xn[i] += eps * inv_mass[i] * p[i]
-        tln, likn = ladder_logp_grad(xn, gn, buf, b, ref_mean, ref_sd, ref_logw, gq)
+        tln, likn = ladder_logp_grad(xn, gn, buf, b, ref_mean, ref_prec, ref_lognorm, gq)
         if not math.isfinite(tln):
             return 0.0, 1
         scale = eps if s < n_steps - 1 else 0.5 * eps
@@ -1176,7 +1200,7 @@ def tempering_ladder(betas, rejections):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_out, stats_out, swaps_out, betas_out,
-                   control, ref_mean, ref_sd, ref_logw, thin):
+                   control, ref_mean, ref_prec, ref_lognorm, thin):
     """One tempered chain. ``x0`` [R, n] start states; every replica's step size is adapted towards
     the acceptance rate ``target_accept``; writes the cold replica's draws [n_draws, n],
     per draw (acceptance, divergent, step size, leapfrog steps) into ``stats_out`` [n_draws, 4], the
@@ -1184,8 +1208,9 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
     final ladder into ``betas_out``. ``control`` (int64 [2]) is shared with the caller while the chain
     runs: the chain writes the iterations done into ``control[0]``, and returns at its next iteration
     once ``control[1]`` is non-zero (a cancel; its outputs are then incomplete). ``ref_mean``,
-    ``ref_sd``, ``ref_logw``: the reference of :func:`ladder_logp_grad` (no row: none); with one, the
-    replica at power 0 is an exact draw of it each iteration. After the warm-up the chain runs
+    ``ref_prec``, ``ref_lognorm``: the reference of :func:`ladder_logp_grad`, from
+    :func:`reference_arrays` (no row: none); with one, the replica at power 0 is an exact draw of it
+    each iteration. After the warm-up the chain runs
     ``n_draws · thin`` iterations and keeps every ``thin``-th cold state (a kept draw's stats are its
     own iteration's, and it is flagged divergent when any transition since the last kept one was)."""
     np.random.seed(seed)
@@ -1197,7 +1222,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
     lik = np.zeros((R, 1))
     gq = np.empty(n)
     for r in range(R):
-        tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_sd, ref_logw, gq)
+        tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_prec, ref_lognorm, gq)
     inv_mass = np.ones((R, n))
     xn = np.empty(n)
     gn = np.empty(n)
@@ -1232,14 +1257,14 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
         tuning = it < n_tune
         for r in range(R):
             if with_reference and betas[r] == 0.0:
-                reference_draw(x[r], ref_mean, ref_sd, ref_logw)
-                tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, 0.0, ref_mean, ref_sd, ref_logw, gq)
+                reference_draw(x[r], ref_mean, ref_prec, ref_lognorm)
+                tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, 0.0, ref_mean, ref_prec, ref_lognorm, gq)
                 continue
             eps = math.exp(log_eps[r])
             lmax = min(MAX_LEAPFROG, max(1, int(math.ceil(TRAJECTORY / eps))))
             n_steps = 1 + int(np.random.random() * lmax)
             acc, div = tempered_hmc_step(x[r], g[r], tl[r], lik[r], inv_mass[r], eps, n_steps, betas[r], buf, xn, gn, p,
-                                         ref_mean, ref_sd, ref_logw, gq)
+                                         ref_mean, ref_prec, ref_lognorm, gq)
             if tuning:
                 da_t[r] += 1.0
                 t = da_t[r]
@@ -1279,9 +1304,9 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
                     tmp = x[r, i]
                     x[r, i] = x[r + 1, i]
                     x[r + 1, i] = tmp
-                tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_sd, ref_logw, gq)
-                tl[r + 1, 0], lik[r + 1, 0] = ladder_logp_grad(x[r + 1], g[r + 1], buf, betas[r + 1], ref_mean, ref_sd,
-                                                               ref_logw, gq)
+                tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_prec, ref_lognorm, gq)
+                tl[r + 1, 0], lik[r + 1, 0] = ladder_logp_grad(x[r + 1], g[r + 1], buf, betas[r + 1], ref_mean, ref_prec,
+                                                               ref_lognorm, gq)
         # end of an adaptation window: new metrics (and, in the first windows, a new ladder)
         if tuning and it + 1 == win_end and it + 1 <= n_tune - term_buf:
             for r in range(R):
@@ -1303,7 +1328,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
                     rej[r] = 1.0 - swap_acc[r] / max(swap_try[r], 1.0)
                 betas = tempering_ladder(betas, rej)
                 for r in range(R):
-                    tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_sd, ref_logw, gq)
+                    tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, betas[r], ref_mean, ref_prec, ref_lognorm, gq)
             windows_done += 1
             w_count = 0
             w_mean[:, :] = 0.0
@@ -1376,7 +1401,7 @@ def warm_up_tempering() -> None:
     no_reference = np.zeros((0, n))
     tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.5]), 2, 2, 1, 0.8, draws[0], np.zeros((2, 4)), np.zeros(1),
                    np.zeros(2), np.zeros(2, dtype=np.int64), no_reference, no_reference, np.zeros(0), 1)
-    reference = np.zeros((1, n)), np.ones((1, n)), np.zeros(1)
+    reference = reference_arrays(np.zeros((1, n)), np.ones((1, n)), np.zeros(1))
     tempered_chain(np.zeros((2, n)), buf, np.array([1.0, 0.0]), 2, 2, 1, 0.8, draws[0], np.zeros((2, 4)), np.zeros(1),
                    np.zeros(2), np.zeros(2, dtype=np.int64), *reference, 1)
     expand_all(draws, np.zeros((1, 2, 64)), buf)

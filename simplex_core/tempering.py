@@ -22,6 +22,11 @@ it triples the step size of a plain variance estimate); the ladder itself is mov
 pair of neighbours swaps about equally often (Syed et al.'s schedule update). Everything runs in
 numba over :func:`simplex_core.fast_density.tempered_logp_grad`, each chain on its own thread
 without the GIL.
+
+Where tempering the likelihood does not join the modes (a weakly identified part of the model that
+the prior leaves free, HANNA coherence at ω = 0, β_max = 0), the ladder can instead run from a
+*reference* that already covers them (:func:`reference_from_draws`: a normal per NUTS chain) to
+the posterior: the bottom replica draws the reference exactly, and the swaps hand its states up.
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-from simplex_core.fast_density import (build_buffer, expand_all, sizes, stored_coords, stored_slices,
-                                       stored_variables, tempered_chain)
+from simplex_core.fast_density import (build_buffer, expand_all, reference_arrays, sizes, stored_coords,
+                                       stored_slices, stored_variables, tempered_chain)
 
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.model import CountsLike, FitSettings
@@ -119,8 +124,7 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
         ref = (np.zeros((0, n)), np.zeros((0, n)), np.zeros(0))
     else:
         betas = np.append(np.geomspace(1.0, REFERENCE_B_LOW, replicas - 1), 0.0)
-        ref = (np.ascontiguousarray(reference.mean), np.ascontiguousarray(reference.sd),
-               np.ascontiguousarray(reference.log_weight))
+        ref = reference_arrays(reference.mean, reference.sd, reference.log_weight)
     rng = np.random.default_rng([int(sampler.seed), 7177])
     x0 = []
     for c in range(C):

@@ -5,6 +5,7 @@ NUTS chains stay in the mode they start in, and are reproducible with an ordered
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -72,15 +73,16 @@ def test_the_reference_path_density_blends_the_reference_and_the_posterior():
     for b in (0.0, 0.4, 1.0):
         x = rng.normal(0.0, 1.0, size=n)
         g, gq = np.zeros(n), np.zeros(n)
-        value, swap = fast_density.ladder_logp_grad(x, g, buf, b, mean, sd, logw, gq)
+        ref = fast_density.reference_arrays(mean, sd, logw)
+        value, swap = fast_density.ladder_logp_grad(x, g, buf, b, *ref, gq)
         log_q = logsumexp(logw + norm.logpdf(x, mean, sd).sum(axis=1))
         g_post = np.zeros(n)
         log_post = fast_density.tempered_logp_grad(x, g_post, buf, 1.0)[0]
         assert value == pytest.approx((1 - b) * log_q + b * log_post, rel=1e-10)
         assert swap == pytest.approx(log_post - log_q, rel=1e-10)
         h = 1e-6
-        numeric = np.array([(fast_density.ladder_logp_grad(x + h * e, np.zeros(n), buf, b, mean, sd, logw, gq)[0]
-                             - fast_density.ladder_logp_grad(x - h * e, np.zeros(n), buf, b, mean, sd, logw, gq)[0])
+        numeric = np.array([(fast_density.ladder_logp_grad(x + h * e, np.zeros(n), buf, b, *ref, gq)[0]
+                             - fast_density.ladder_logp_grad(x - h * e, np.zeros(n), buf, b, *ref, gq)[0])
                             / (2 * h) for e in np.eye(n)])
         np.testing.assert_allclose(g, numeric, rtol=1e-5, atol=1e-5)
     # without a reference, the ladder's density is the likelihood-tempered one
@@ -226,3 +228,38 @@ def test_tempered_chains_report_progress_and_stop_when_the_callback_raises():
     (message, fraction), = heard
     assert message.startswith("parallel tempering: ") and message.endswith(f" of {2 * 2_001_000} iterations")
     assert 0.0 <= fraction < 0.5
+
+
+def test_reference_tempering_lengthens_its_runs_by_their_ess_and_keeps_only_a_better_run(monkeypatch):
+    """The engine's fallback after likelihood tempering left modes uncrossed: each run towards the
+    reference is longer than the last by what its bulk ESS says a converged run needs (at least
+    twice, at most every REFERENCE_MAX_THIN-th iteration kept), it stops at convergence or at
+    divergences, and its result replaces the tempered run only with a lower R-hat."""
+    import simplex_core.inference as inference
+    import simplex_core.tempering as tempering
+    from simplex_core.inference import REFERENCE_MAX_THIN, REFERENCE_THIN, Diagnostics
+
+    def diag(rhat, ess, divergences=0):
+        ok = rhat <= 1.01 and ess >= 400 and not divergences
+        return Diagnostics(max_rhat=rhat, min_ess_bulk=ess, min_ess_tail=ess, divergences=divergences,
+                           max_rhat_all=rhat, converged=ok, message="converged." if ok else f"not converged: R-hat {rhat}.")
+
+    def run(outcomes, before=diag(1.3, 10), extra_rounds=3):
+        thins, results = [], iter(outcomes)
+        monkeypatch.setattr(tempering, "sample_tempered", lambda *a, thin, **k: thins.append(thin) or f"run{len(thins)}")
+        monkeypatch.setattr(inference, "diagnose", lambda idata, candidates: next(results))
+        counts = SimpleNamespace(candidates=("a", "b"))
+        found = inference._reference_tempering(counts, FitSettings(extra_rounds=extra_rounds), [np.zeros(3)],
+                                               np.zeros((2, 5, 3)), before, 2, "R-hat 1.3", None)
+        return thins, found
+
+    thins, found = run([diag(1.05, 40), diag(1.002, 700)])
+    assert thins == [REFERENCE_THIN, min(REFERENCE_MAX_THIN, int(np.ceil(REFERENCE_THIN * 1.3 * 400 / 40)))]
+    assert found[0] == "run2" and found[1].converged and found[2] == thins[-1]
+    thins, found = run([diag(1.02, 300), diag(1.015, 350), diag(1.012, 380), diag(1.011, 390)])
+    assert thins == [4, 8, 16, 32]  # at least twice as long each time; extra_rounds + 1 runs at most
+    assert found[0] == "run4"
+    thins, found = run([diag(1.02, 100), diag(1.01, 500, divergences=3)])
+    assert found[0] == "run1"  # a run with divergences is never kept
+    assert run([diag(1.4, 5)], before=diag(1.3, 10), extra_rounds=0)[1] is None  # no better than before
+

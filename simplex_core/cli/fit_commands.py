@@ -152,7 +152,7 @@ def _progress(args: argparse.Namespace):
 def convergence_action(settings: FitSettings, timing: dict | None = None, diagnostics=None) -> str:
     """The command line's one action for a fit that has not converged: under a judge prior that lets
     its chains sit in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the
-    prior that rules them out; tempered chains that never crossed between modes
+    prior that rules them out; tempered chains that crossed between modes too rarely
     (:func:`simplex_core.inference.uncrossed_modes`), integrated mode (or, in it, gold answers); otherwise the next, longer run, twice the longest chains that may have
     run (engine ``fast``'s extra rounds double the chain length each:
     :func:`simplex_core.inference.longest_chains_factor`), or, when only the bulk ESS of ``diagnostics``
@@ -166,9 +166,9 @@ def convergence_action(settings: FitSettings, timing: dict | None = None, diagno
                 "flipped or not): fit with --prior weight-propagation, which rules such judges out.")
     if uncrossed_modes(timing):
         if not settings.integrated:
-            return ("Its chains stay in separate modes that longer runs do not join: fit with --integrated, which "
+            return ("Its chains move between separate modes too rarely for longer runs to settle: fit with --integrated, which "
                     "lets the data weigh β_max and ω.")
-        return ("Its chains stay in separate modes that longer runs do not join: a few answers marked gold "
+        return ("Its chains move between separate modes too rarely for longer runs to settle: a few answers marked gold "
                 "(true_score known) tie the true levels down.")
     factor = 2 * longest_chains_factor(settings)
     if diagnostics is not None and diagnostics.max_rhat <= RHAT_MAX and 0 < diagnostics.min_ess_bulk < ESS_MIN:
