@@ -709,8 +709,9 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         fast_density.warm_up_tempering()  # its kernels load (or compile, once per machine) on first use
         tempering_load_s = time.perf_counter() - t2
         t2 = time.perf_counter()
+        tempered_draws: list[np.ndarray] = []  # the last likelihood-tempered run's, for a reference
         idata = sample_tempered(counts, settings, tempered_starts, thin=TEMPERED_THIN,
-                                progress_callback=tempered_progress(0.30, 0.90))
+                                progress_callback=tempered_progress(0.30, 0.90), unconstrained_out=tempered_draws)
         tempered_s = time.perf_counter() - t2
         diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), n_modes, nuts_note)
         # Tempered chains that cross between the modes too rarely yet: chains twice as long, as the
@@ -725,14 +726,17 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
             last = settings.replace(draws=2**rounds * settings.draws, tune=2**rounds * settings.tune)
             t2 = time.perf_counter()
             step = 0.1 / max(1, settings.extra_rounds)
+            tempered_draws.clear()
             idata = sample_tempered(counts, last, tempered_starts, thin=TEMPERED_THIN,
-                                    progress_callback=tempered_progress(0.9 + step * (rounds - 1), 0.9 + step * rounds, note))
+                                    progress_callback=tempered_progress(0.9 + step * (rounds - 1), 0.9 + step * rounds, note),
+                                    unconstrained_out=tempered_draws)
             tempered_s += time.perf_counter() - t2
             rounds += 1
             diagnostics = _explain_tempering(diagnose(idata, tuple(counts.candidates)), n_modes, nuts_note)
         if not diagnostics.converged and diagnostics.divergences == 0 and unconstrained:
             t2 = time.perf_counter()
-            found = _reference_tempering(counts, settings, tempered_starts, np.concatenate(unconstrained, axis=0),
+            found = _reference_tempering(counts, settings, tempered_starts,
+                                         np.concatenate(unconstrained + tempered_draws, axis=0),
                                          diagnostics, n_modes, nuts_note, cb)
             tempered_s += time.perf_counter() - t2
             if found is not None:
@@ -796,25 +800,25 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 _FAST_LOADED = threading.Event()
 
 
-def _reference_tempering(counts: CountsLike, settings: FitSettings, starts: list[np.ndarray], nuts_draws: np.ndarray,
+def _reference_tempering(counts: CountsLike, settings: FitSettings, starts: list[np.ndarray], chain_draws: np.ndarray,
                          diagnostics: Diagnostics, n_modes: int, nuts_note: str, cb: ProgressCallback | None):
-    """Tempering towards a reference fitted to the NUTS chains (:func:`simplex_core.tempering.
-    reference_from_draws`), for modes that tempering the likelihood did not cross (``diagnostics``:
-    that run's). Each run keeps ``settings.draws`` draws a chain and is longer than the last, by what
+    """Tempering towards a reference fitted to the chains so far (:func:`simplex_core.tempering.
+    reference_from_draws` of ``chain_draws``: the NUTS chains and the likelihood-tempered ones), for
+    modes that tempering the likelihood did not cross (``diagnostics``: that run's). Each run keeps ``settings.draws`` draws a chain and is longer than the last, by what
     its bulk ESS says a converged run needs (at least twice, every ``REFERENCE_MAX_THIN``-th
     iteration at most), for up to ``settings.extra_rounds`` more runs. Returns ``(idata, diagnostics,
     thin)`` of the last run when it has no divergences and a lower R-hat than ``diagnostics``, else
     None (the likelihood-tempered run stands)."""
     from simplex_core.tempering import REFERENCE_REPLICAS, reference_from_draws, sample_tempered
 
-    reference = reference_from_draws(nuts_draws)
+    reference = reference_from_draws(chain_draws)
     best = None
     thin = REFERENCE_THIN
     found = diagnostics
     for r in range(int(settings.extra_rounds) + 1):
         iterations = f"{thin * settings.draws} iterations a chain"
         note = (f"tempered chains did not cross between the modes ({first_failure(diagnostics.message)}): "
-                f"tempering towards a reference fitted to the NUTS chains ({REFERENCE_REPLICAS} replicas, "
+                f"tempering towards a reference fitted to the chains so far ({REFERENCE_REPLICAS} replicas, "
                 f"{iterations}), " if r == 0 else
                 f"not converged yet ({first_failure(found.message)}): tempering towards the reference again, "
                 f"{iterations}, ")

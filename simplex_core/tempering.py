@@ -80,7 +80,8 @@ class Reference:
 def reference_from_draws(draws: np.ndarray, widen: float = REFERENCE_WIDEN) -> Reference:
     """The reference of tempering between separate modes: one normal per chain of ``draws``
     (``[chain, draw, n]``, unconstrained; chains that sat in different modes give components in
-    each), equal weights, SDs ``widen`` times the chain's.
+    each: the engine passes its NUTS chains and its likelihood-tempered chains, started in every
+    mode it found), equal weights, SDs ``widen`` times the chain's.
 
     Why (HANNA coherence at ω = 0, β_max = 0): tempering the likelihood alone does not open a way
     between the modes, since the prior, flat there, leaves a weakly identified row of every judge
@@ -98,7 +99,7 @@ def reference_from_draws(draws: np.ndarray, widen: float = REFERENCE_WIDEN) -> R
 def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[np.ndarray],
                     replicas: int = REPLICAS, b_min: float = B_MIN, thin: int = 1,
                     progress_callback: "Callable[[str, float], None] | None" = None,
-                    reference: "Reference | None" = None):
+                    reference: "Reference | None" = None, unconstrained_out: "list[np.ndarray] | None" = None):
     """Parallel-tempering chains of the posterior (``settings.chains`` chains, ``settings.tune``
     warm-up and ``settings.draws`` kept draws each), started at ``starts`` (modes from
     :func:`simplex_core.fast_engine.find_modes`, dealt round-robin over chains, jittered by
@@ -108,7 +109,8 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
 
     With a ``reference`` (:func:`reference_from_draws`), the ladder runs from the posterior down to
     that reference instead of to the likelihood at power ``b_min``, and its bottom replica is an
-    exact draw of the reference each iteration (``b_min`` is then ignored).
+    exact draw of the reference each iteration (``b_min`` is then ignored). ``unconstrained_out``, a
+    list, receives the cold chains' draws in unconstrained coordinates (``[chain, draw, n]``).
 
     ``progress_callback(message, fraction)`` hears "parallel tempering: N of M iterations" about once
     a second while the chains run; an exception it raises (a cancelled fit) stops every chain at its
@@ -161,6 +163,8 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
             controls[:, 1] = 1  # the chains return at their next iteration; the pool then closes
             raise
 
+    if unconstrained_out is not None:
+        unconstrained_out.append(draws)
     names, shapes, dims = stored_variables(counts, model)
     slices = stored_slices(shapes)
     flat = np.zeros((C, S, slices[-1].stop))
