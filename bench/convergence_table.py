@@ -62,6 +62,8 @@ def fit_case(task: tuple) -> dict:
     setting = "integrated" if settings.integrated else f"ω={settings.omega:g} β={settings.beta_max:g}"
     if settings.prior != FitSettings().prior:
         setting += f", {settings.prior} prior"
+    if settings.seed != FitSettings().seed:
+        setting += f", seed {settings.seed}"
     return {"case": case, "setting": setting,
             "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "converged": d.converged,
             "seconds": time.perf_counter() - t0, "sampler": res.timing.get("sampler", res.timing.get("engine_used", "")),
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--priors", default=FitSettings().prior, help="judge priors, comma-separated (default: the project's)")
     p.add_argument("--scheduler", default=None)
     p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--seeds", default="0", help="fit seeds, FIRST-LAST inclusive (default 0): each fit once per seed")
     p.add_argument("--points", nargs="*", type=_point, default=None, metavar="CASE@OMEGA,BETA_MAX",
                    help="only these fits, e.g. hanna:coherence@0,0 triviaqa-v2:correctness@1,10 (replaces the other options)")
     args = p.parse_args(argv)
@@ -107,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     else:
         tasks = [(case, s) for case in args.cases.split(",") for s in settings]
     tasks = [(case, s.replace(prior=prior)) for case, s in tasks for prior in args.priors.split(",")]
+    first, _, last = args.seeds.partition("-")
+    tasks = [(case, s.replace(seed=seed)) for case, s in tasks for seed in range(int(first), int(last or first) + 1)]
     print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}  priors={args.priors}")
     print(f"# load before: {uptime()}", flush=True)
     def show(_i: int, r: dict) -> None:  # a row as soon as its fit ends: a long run shows its progress

@@ -804,11 +804,12 @@ def _reference_tempering(counts: CountsLike, settings: FitSettings, starts: list
                          diagnostics: Diagnostics, n_modes: int, nuts_note: str, cb: ProgressCallback | None):
     """Tempering towards a reference fitted to the chains so far (:func:`simplex_core.tempering.
     reference_from_draws` of ``chain_draws``: the NUTS chains and the likelihood-tempered ones), for
-    modes that tempering the likelihood did not cross (``diagnostics``: that run's). Each run keeps ``settings.draws`` draws a chain and is longer than the last, by what
-    its bulk ESS says a converged run needs (at least twice, every ``REFERENCE_MAX_THIN``-th
-    iteration at most), for up to ``settings.extra_rounds`` more runs. Returns ``(idata, diagnostics,
-    thin)`` of the last run when it has no divergences and a lower R-hat than ``diagnostics``, else
-    None (the likelihood-tempered run stands)."""
+    modes that tempering the likelihood did not cross (``diagnostics``: that run's). Each run keeps
+    ``settings.draws`` draws a chain and is longer than the last, by what its bulk ESS says a
+    converged run needs (at least twice, every ``REFERENCE_MAX_THIN``-th iteration at most), for up
+    to ``settings.extra_rounds`` more runs. Returns ``(idata, diagnostics, thin)`` of the last run
+    when it has no divergences and a lower R-hat than ``diagnostics``, else None (the
+    likelihood-tempered run stands)."""
     from simplex_core.tempering import REFERENCE_REPLICAS, reference_from_draws, sample_tempered
 
     reference = reference_from_draws(chain_draws)
@@ -899,10 +900,10 @@ SEPARATE_MODES_RHAT = 1.1
 TEMPERED_ROUNDS_RHAT = 1.05
 #: Tempering towards a reference (see _reference_tempering): the first run keeps every
 #: REFERENCE_THIN-th iteration, later ones up to every REFERENCE_MAX_THIN-th. Measured on HANNA
-#: coherence at ω = 0, β_max = 0 (4 chains of 1000 kept draws, 24 replicas, two cores): every 8th
-#: of 8000 iterations, R-hat 1.012 / 1.021 (ESS 396 / 133; seeds 1, 2; 65 s); every 32nd, R-hat
-#: 1.002 / 1.023 (ESS 684 / 198; 238 s): the modes' shares mix slowly, so ESS grows less than the
-#: iterations, and the longest run may be twice that.
+#: coherence at ω = 0, β_max = 0 (4 chains of 1000 kept draws, 24 replicas, two cores): the first
+#: run converged at seed 0 (71 s in all); seed 1 needed every 31st of 31,000 iterations (313 s).
+#: With a reference from the NUTS chains alone, every 32nd gave R-hat 1.002 or 1.023 by seed (ESS
+#: 684 / 198): the modes' shares mix slowly, so the longest run may be twice that.
 REFERENCE_THIN = 4
 REFERENCE_MAX_THIN = 64
 #: The round number that seeds the chains restarted in the heavy modes (apart from the extra rounds').
