@@ -1082,12 +1082,13 @@ def reference_log_density(x, gq, ref_mean, ref_prec, ref_lognorm):
     return lq
 
 
-def reference_arrays(mean: np.ndarray, sd: np.ndarray, log_weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def reference_arrays(mean: np.ndarray, sd: np.ndarray,
+                     log_weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The kernels' form of a mixture of diagonal normals: ``(mean, 1/sd, log weight − Σ log sd −
     n log √(2π))`` per component (no logarithm left to take per density call)."""
     mean, sd = np.ascontiguousarray(mean, dtype=np.float64), np.asarray(sd, dtype=np.float64)
-    lognorm = np.asarray(log_weight, dtype=np.float64) - np.log(sd).sum(axis=1) - mean.shape[1] * 0.5 * math.log(2 * math.pi)
-    return mean, np.ascontiguousarray(1.0 / sd), np.ascontiguousarray(lognorm)
+    log_norm = np.log(sd).sum(axis=1) + mean.shape[1] * 0.5 * math.log(2 * math.pi)
+    return mean, np.ascontiguousarray(1.0 / sd), np.ascontiguousarray(np.asarray(log_weight, dtype=np.float64) - log_norm)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
