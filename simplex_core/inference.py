@@ -806,10 +806,10 @@ def _reference_tempering(counts: CountsLike, settings: FitSettings, starts: list
     reference_from_draws` of ``chain_draws``: the NUTS chains and the likelihood-tempered ones), for
     modes that tempering the likelihood did not cross (``diagnostics``: that run's). Each run keeps
     ``settings.draws`` draws a chain and is longer than the last, by what its bulk ESS says a
-    converged run needs (at least twice, every ``REFERENCE_MAX_THIN``-th iteration at most), for up
-    to ``settings.extra_rounds`` more runs. Returns ``(idata, diagnostics, thin)`` of the last run
-    when it has no divergences and a lower R-hat than ``diagnostics``, else None (the
-    likelihood-tempered run stands)."""
+    converged run needs (at least twice, at most ``REFERENCE_GROWTH`` times, every
+    ``REFERENCE_MAX_THIN``-th iteration at most), for up to ``settings.extra_rounds`` more runs.
+    Returns ``(idata, diagnostics, thin)`` of the last run when it has no divergences and a lower
+    R-hat than ``diagnostics``, else None (the likelihood-tempered run stands)."""
     from simplex_core.tempering import REFERENCE_REPLICAS, reference_from_draws, sample_tempered
 
     reference = reference_from_draws(chain_draws)
@@ -837,8 +837,11 @@ def _reference_tempering(counts: CountsLike, settings: FitSettings, starts: list
         best = (idata, found, thin)
         if found.converged or thin >= REFERENCE_MAX_THIN:
             break
-        needed = math.ceil(thin * 1.3 * ESS_MIN / max(found.min_ess_bulk, 1.0))
-        thin = int(min(REFERENCE_MAX_THIN, max(2 * thin, needed)))
+        # ESS grows about with the run's length, but a short run of chains that switch modes slowly
+        # reads it low (HANNA engagement: a first run's ESS asked for every 58th iteration, and got
+        # ESS 917 where 400 was needed): at most 8 times as long at a time
+        needed = math.ceil(thin * ESS_MIN / max(found.min_ess_bulk, 1.0))
+        thin = int(min(REFERENCE_MAX_THIN, max(2 * thin, min(needed, REFERENCE_GROWTH * thin))))
     if best is None or not best[1].max_rhat < diagnostics.max_rhat:
         return None
     return best
@@ -906,6 +909,7 @@ TEMPERED_ROUNDS_RHAT = 1.05
 #: 684 / 198): the modes' shares mix slowly, so the longest run may be twice that.
 REFERENCE_THIN = 4
 REFERENCE_MAX_THIN = 64
+REFERENCE_GROWTH = 8
 #: The round number that seeds the chains restarted in the heavy modes (apart from the extra rounds').
 RESTART_SEED_ROUND = 1000
 

@@ -233,11 +233,12 @@ def test_tempered_chains_report_progress_and_stop_when_the_callback_raises():
 def test_reference_tempering_lengthens_its_runs_by_their_ess_and_keeps_only_a_better_run(monkeypatch):
     """The engine's fallback after likelihood tempering left modes uncrossed: each run towards the
     reference is longer than the last by what its bulk ESS says a converged run needs (at least
-    twice, at most every REFERENCE_MAX_THIN-th iteration kept), it stops at convergence or at
-    divergences, and its result replaces the tempered run only with a lower R-hat."""
+    twice, at most REFERENCE_GROWTH times, at most every REFERENCE_MAX_THIN-th iteration kept), it
+    stops at convergence or at divergences, and its result replaces the tempered run only with a
+    lower R-hat."""
     import simplex_core.inference as inference
     import simplex_core.tempering as tempering
-    from simplex_core.inference import REFERENCE_MAX_THIN, REFERENCE_THIN, Diagnostics
+    from simplex_core.inference import REFERENCE_GROWTH, REFERENCE_MAX_THIN, REFERENCE_THIN, Diagnostics
 
     def diag(rhat, ess, divergences=0):
         ok = rhat <= 1.01 and ess >= 400 and not divergences
@@ -254,7 +255,8 @@ def test_reference_tempering_lengthens_its_runs_by_their_ess_and_keeps_only_a_be
         return thins, found
 
     thins, found = run([diag(1.05, 40), diag(1.002, 700)])
-    assert thins == [REFERENCE_THIN, min(REFERENCE_MAX_THIN, int(np.ceil(REFERENCE_THIN * 1.3 * 400 / 40)))]
+    asked = int(np.ceil(REFERENCE_THIN * 400 / 40))  # what the ESS says, capped at 8 times as long
+    assert thins == [REFERENCE_THIN, min(REFERENCE_MAX_THIN, REFERENCE_GROWTH * REFERENCE_THIN, asked)]
     assert found[0] == "run2" and found[1].converged and found[2] == thins[-1]
     thins, found = run([diag(1.02, 300), diag(1.015, 350), diag(1.012, 380), diag(1.011, 390)])
     assert thins == [4, 8, 16, 32]  # at least twice as long each time; extra_rounds + 1 runs at most
