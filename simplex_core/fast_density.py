@@ -1108,27 +1108,34 @@ def ladder_logp_grad(x, g, buf, b, ref_mean, ref_prec, ref_lognorm, gq):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def reference_draw(x, ref_mean, ref_prec, ref_lognorm):
-    """An exact draw of the reference into ``x``: a component by its weight (its log normalising
-    constant taken back out of ``ref_lognorm``), then its normal."""
-    G, n = ref_mean.shape
-    logw = np.empty(G)
+def reference_weights(ref_prec, ref_lognorm):
+    """The reference's component weights (summing to 1), its log normalising constants taken back out
+    of ``ref_lognorm``: computed once per chain, for :func:`reference_draw`."""
+    G, n = ref_prec.shape
+    w = np.empty(G)
     for c in range(G):
         s = ref_lognorm[c] + n * 0.9189385332046727
         for i in range(n):
             s -= math.log(ref_prec[c, i])
-        logw[c] = s
-    top = logw.max()
+        w[c] = s
+    top = w.max()
     total = 0.0
     for c in range(G):
-        logw[c] = math.exp(logw[c] - top)
-        total += logw[c]
-    u = np.random.random() * total
+        w[c] = math.exp(w[c] - top)
+        total += w[c]
+    return w / total
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reference_draw(x, ref_mean, ref_prec, weights):
+    """An exact draw of the reference into ``x``: a component by its weight, then its normal."""
+    G, n = ref_mean.shape
+    u = np.random.random()
     c = 0
-    cum = logw[0]
+    cum = weights[0]
     while u > cum and c < G - 1:
         c += 1
-        cum += logw[c]
+        cum += weights[c]
     for i in range(n):
         x[i] = ref_mean[c, i] + np.random.standard_normal() / ref_prec[c, i]
 
@@ -1250,6 +1257,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
     swap_try = np.zeros(R - 1)
     swap_acc = np.zeros(R - 1)
     with_reference = ref_mean.shape[0] > 0
+    weights = reference_weights(ref_prec, ref_lognorm) if with_reference else np.zeros(0)
     diverged_since = 0
     for it in range(n_tune + n_draws * thin):
         if control[1] != 0:
@@ -1258,7 +1266,7 @@ def tempered_chain(x0, buf, betas0, n_tune, n_draws, seed, target_accept, draws_
         tuning = it < n_tune
         for r in range(R):
             if with_reference and betas[r] == 0.0:
-                reference_draw(x[r], ref_mean, ref_prec, ref_lognorm)
+                reference_draw(x[r], ref_mean, ref_prec, weights)
                 tl[r, 0], lik[r, 0] = ladder_logp_grad(x[r], g[r], buf, 0.0, ref_mean, ref_prec, ref_lognorm, gq)
                 continue
             eps = math.exp(log_eps[r])

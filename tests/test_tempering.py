@@ -74,6 +74,7 @@ def test_the_reference_path_density_blends_the_reference_and_the_posterior():
         x = rng.normal(0.0, 1.0, size=n)
         g, gq = np.zeros(n), np.zeros(n)
         ref = fast_density.reference_arrays(mean, sd, logw)
+        np.testing.assert_allclose(fast_density.reference_weights(ref[1], ref[2]), [0.3, 0.7], rtol=1e-12)
         value, swap = fast_density.ladder_logp_grad(x, g, buf, b, *ref, gq)
         log_q = logsumexp(logw + norm.logpdf(x, mean, sd).sum(axis=1))
         g_post = np.zeros(n)

@@ -166,10 +166,10 @@ def convergence_action(settings: FitSettings, timing: dict | None = None, diagno
                 "flipped or not): fit with --prior weight-propagation, which rules such judges out.")
     if uncrossed_modes(timing):
         if not settings.integrated:
-            return ("Its chains move between separate modes too rarely for longer runs to settle: fit with --integrated, which "
-                    "lets the data weigh β_max and ω.")
-        return ("Its chains move between separate modes too rarely for longer runs to settle: a few answers marked gold "
-                "(true_score known) tie the true levels down.")
+            return ("Its chains move between separate modes too rarely for longer runs to settle: fit with "
+                    "--integrated, which lets the data weigh β_max and ω.")
+        return ("Its chains move between separate modes too rarely for longer runs to settle: a few answers marked "
+                "gold (true_score known) tie the true levels down.")
     factor = 2 * longest_chains_factor(settings)
     if diagnostics is not None and diagnostics.max_rhat <= RHAT_MAX and 0 < diagnostics.min_ess_bulk < ESS_MIN:
         # only the ESS falls short: it grows about in proportion to the draws, so ask for enough of them

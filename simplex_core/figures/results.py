@@ -28,8 +28,9 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     Bradley-Terry replicates) gets one box trace: the box spans the 25-75% quantiles with the
     median line, the whiskers span the central ``interval`` (default 95%): the rank interval of the
     tables, by its rule (:func:`simplex_core.baselines.rank_interval`). A method with one row per
-    candidate (simple average, single judge) is drawn as markers. Methods that use ground-truth labels (PPI) are hollow and their names end with
-    " (uses labels)". True ranks, when given, are black stars.
+    candidate (simple average, single judge) is drawn as markers. Methods that use ground-truth
+    labels (PPI) are hollow and their names end with " (uses labels)". True ranks, when given, are
+    black stars.
 
     Parameters
     ----------
