@@ -80,6 +80,18 @@ def _point(text: str) -> tuple[str, float, float]:
     return case, omega, beta
 
 
+def _seeds(text: str) -> range:
+    """``FIRST-LAST`` (inclusive) or ``SEED`` -> the seeds, or an argparse error naming the text."""
+    first, _, last = text.partition("-")
+    try:
+        seeds = range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not SEED or FIRST-LAST (e.g. 0-3)") from None
+    if not seeds:
+        raise argparse.ArgumentTypeError(f"{text!r} names no seed: FIRST must be at most LAST")
+    return seeds
+
+
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.distributed import describe, map_tasks, open_client
     from simplex_core.model import FitSettings
@@ -92,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--priors", default=FitSettings().prior, help="judge priors, comma-separated (default: the project's)")
     p.add_argument("--scheduler", default=None)
     p.add_argument("--workers", type=int, default=None)
-    p.add_argument("--seeds", default="0", help="fit seeds, FIRST-LAST inclusive (default 0): each fit once per seed")
+    p.add_argument("--seeds", type=_seeds, default=range(1), help="fit seeds, FIRST-LAST inclusive (default 0): each fit once per seed")
     p.add_argument("--points", nargs="*", type=_point, default=None, metavar="CASE@OMEGA,BETA_MAX",
                    help="only these fits, e.g. hanna:coherence@0,0 triviaqa-v2:correctness@1,10 (replaces the other options)")
     args = p.parse_args(argv)
@@ -110,8 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         tasks = [(case, s) for case in args.cases.split(",") for s in settings]
     tasks = [(case, s.replace(prior=prior)) for case, s in tasks for prior in args.priors.split(",")]
-    first, _, last = args.seeds.partition("-")
-    tasks = [(case, s.replace(seed=seed)) for case, s in tasks for seed in range(int(first), int(last or first) + 1)]
+    tasks = [(case, s.replace(seed=seed)) for case, s in tasks for seed in args.seeds]
     print(f"# bench.convergence_table  {time.strftime('%Y-%m-%d %H:%M:%S')}  likelihood={args.likelihood}  priors={args.priors}")
     print(f"# load before: {uptime()}", flush=True)
     def show(_i: int, r: dict) -> None:  # a row as soon as its fit ends: a long run shows its progress
