@@ -49,6 +49,7 @@ __all__ = [
     "covered",
     "resample_items",
     "resampled_views",
+    "method_generators",
     "evaluate_results",
     "evaluate_methods",
     "method_rank_draws",
@@ -199,6 +200,14 @@ def resampled_views(view: pd.DataFrame, ci_resamples: int, rng: RngLike | None) 
     n_items = view.index.get_level_values("item").nunique()
     _, plan = _resample_plan(rng, n_items, ci_resamples)
     return [view] + [resample_items(view, positions) for positions in plan]
+
+
+def method_generators(rng: RngLike | None, ci_resamples: int, stream: str) -> list[np.random.Generator]:
+    """The generators :func:`evaluate_methods` with the same ``rng`` hands a method of stream
+    ``stream``: on the full data, then on each item resample, each fresh. Lets a method whose data
+    depend on its generator (a gold method's labelled items) prepare its fits before the evaluation."""
+    base_seed, _ = _resample_plan(rng, 0, 0)
+    return [method_generator(base_seed, stream, r) for r in range(ci_resamples + 1)]
 
 
 def evaluate_results(results: Mapping[str, MethodResult], truth: pd.Series) -> pd.DataFrame:

@@ -52,7 +52,7 @@ from .baselines import (
     table_baseline_methods,
 )
 from .data import JudgmentTable, count_tensor
-from .evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, resampled_views
+from .evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, method_generators, resampled_views
 from .fit_identity import fit_key
 from .model import PRIORS, FitSettings
 from .scale import Scale
@@ -298,17 +298,25 @@ class BayesianMethod:
         self.history.append(result)
         return result
 
-    def fit_tasks(self, views: Iterable[pd.DataFrame]) -> list[tuple[str, tuple]]:
+    def fit_tasks(self, views: Iterable[pd.DataFrame],
+                  generators: Iterable[np.random.Generator] | None = None) -> list[tuple[str, tuple]]:
         """The fits that running this method on ``views`` needs and has not done yet: ``(key,
         task)`` pairs, one per distinct fit, where ``task`` is the argument of
-        :func:`fit_method_result` (to run anywhere, e.g. on Dask) and ``key`` goes to :meth:`store`."""
+        :func:`fit_method_result` (to run anywhere, e.g. on Dask) and ``key`` goes to :meth:`store`.
+
+        A gold method's labelled items are drawn from the generator the evaluation will hand it on
+        each view (``generators``, one per view, from
+        :func:`~simplex_core.evaluation.method_generators`); without them it has no task here and
+        fits when called."""
         out: dict[str, tuple] = {}
-        if self.gold_fraction is not None:
-            # its labelled items come from the generator evaluate_methods hands it (PPI's stream),
-            # unknown here: a gold method fits when called
+        if self.gold_fraction is not None and generators is None:
             return []
-        for view in views:
-            counts = self.counts_of(view)
+        views = list(views)
+        gens = list(generators) if generators is not None else [None] * len(views)
+        if len(gens) != len(views):
+            raise ValueError(f"{self.name}: {len(gens)} generators for {len(views)} views; give one per view.")
+        for view, gen in zip(views, gens):
+            counts = self.counts_of(view, gen)
             key = fit_key(counts, self.settings)
             if key not in self.memo and key not in out:
                 out[key] = (self.name, self.settings, counts, self.cache)
@@ -449,22 +457,23 @@ def _require_truth(table: JudgmentTable) -> None:
         )
 
 
-def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.DataFrame]]], *, client=None,
-                  progress: Progress | None = None) -> int:
+def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.DataFrame], RngLike]], *,
+                  client=None, progress: Progress | None = None) -> int:
     """Run every fit that the Bayesian methods will need on their views, in one batch (on Dask when
     ``client`` is given, see :mod:`simplex_core.distributed`), and keep the results in the methods'
-    memos, so that the evaluation that follows runs no fit itself. ``batch`` holds (methods, views)
-    pairs. Returns the number of fits run."""
+    memos, so that the evaluation that follows runs no fit itself. ``batch`` holds (methods, views,
+    seed) triples: the views of :func:`~simplex_core.evaluation.resampled_views` with that seed, the
+    seed the evaluation will run with (a gold method's labelled items come from it, through
+    :func:`~simplex_core.evaluation.method_generators`). Returns the number of fits run."""
     from .distributed import describe, map_tasks
 
-    batch = [(list(methods), views) for methods, views in batch]
-    keyed = [(m, key, task) for methods, views in batch for m in methods for key, task in m.fit_tasks(views)]
-    # a gold method's labelled items come from the evaluation's own random stream as it goes: its fits
-    # run in this process, when called (said here, so the count above them is not taken for the whole)
-    gold = sorted({m.name for methods, _ in batch for m in methods if m.gold_fraction is not None})
-    if progress is not None and gold:
-        progress(f"{', '.join(gold)}: fitted in this process as the evaluation draws each resample's labelled items "
-                 "(not on Dask)")
+    def tasks_of(m: BayesianMethod, views: Sequence[pd.DataFrame], seed: RngLike) -> list[tuple[str, tuple]]:
+        if m.gold_fraction is None:
+            return m.fit_tasks(views)
+        return m.fit_tasks(views, method_generators(seed, len(views) - 1, m.rng_stream or m.name))
+
+    batch = [(list(methods), list(views), seed) for methods, views, seed in batch]
+    keyed = [(m, key, task) for methods, views, seed in batch for m in methods for key, task in tasks_of(m, views, seed)]
     if not keyed:
         return 0
     if progress is not None:
@@ -510,7 +519,8 @@ def evaluate_table(
     n_exp = ci_resamples if expensive_ci_resamples is None else expensive_ci_resamples
     bayes = {n: m for n, m in methods.items() if n in expensive and isinstance(m, BayesianMethod)}
     if bayes:
-        prefetch_fits([(bayes.values(), resampled_views(view, n_exp, seed_int))], client=client, progress=progress)
+        prefetch_fits([(bayes.values(), resampled_views(view, n_exp, seed_int), seed_int)], client=client,
+                      progress=progress)
     seen = {n: len(m.history) for n, m in bayes.items()}
     parts = []
     groups = [({n: m for n, m in methods.items() if n not in expensive}, ci_resamples),
@@ -656,7 +666,7 @@ def _prefetch_plans(plans, n_resamples: int, seed: int, client, progress: Progre
         if bayes:
             if id(data) not in views:
                 views[id(data)] = resampled_views(item_view(data), n_resamples, seed)
-            batch.append((bayes.values(), views[id(data)]))
+            batch.append((bayes.values(), views[id(data)], seed))
     prefetch_fits(batch, client=client, progress=progress)
 
 

@@ -73,6 +73,37 @@ def test_evaluate_on_dask_equals_serial(table, client):
 
 
 @pytest.mark.slow
+def test_gold_evaluation_fits_on_dask_and_equals_serial(table, client):
+    """bayesian_gold_<pct>'s labelled items come from PPI's stream as the evaluation goes: the
+    prefetch draws the same ones up front, so every gold fit runs on the workers and the evaluation
+    finds each one done; the table equals a serial run's."""
+    from simplex_core.baselines import baseline_methods
+    from simplex_core.data import item_view
+    from simplex_core.evaluation import resampled_views
+    from simplex_core.experiments import prefetch_fits
+
+    def run(c):
+        bayes = bayesian_methods(table, ("bayesian_gold_10",), **TINY)
+        gold = bayes["bayesian_gold_10"]
+        ppi = baseline_methods(item_view(table), table.scale, single_judges=False, ppi_fractions=(0.10,))
+        if c is not None:  # the full data and 2 resamples, fitted on the workers before the evaluation
+            assert prefetch_fits([([gold], resampled_views(item_view(table), 2, 5), 5)], client=c) == 3
+        out = evaluate_table(table, {"ppi_10": ppi["ppi_10"], **bayes}, ci_resamples=2, expensive=bayes, seed=5,
+                             client=c)
+        return out, gold
+
+    serial, m_serial = run(None)
+    dask, m_dask = run(client)
+    pd.testing.assert_frame_equal(serial, dask)
+    # every run of the evaluation found its prefetched fit: labelled items drawn otherwise would be
+    # other data, fitted anew, and more memo entries
+    assert len(m_dask.memo) == 3 and len(m_dask.history) == 3
+    assert all(r.uses_labels for r in m_dask.history)
+    for key, res in m_serial.memo.items():
+        pd.testing.assert_frame_equal(res.rank_draws, m_dask.memo[key].rank_draws)
+
+
+@pytest.mark.slow
 def test_sensitivity_on_dask_equals_serial(table, client):
     counts = count_tensor(table)
     base = FitSettings(omega=0.0, beta_max=5.0, **TINY)
