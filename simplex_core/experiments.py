@@ -468,9 +468,8 @@ def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.Da
     from .distributed import describe, map_tasks
 
     def tasks_of(m: BayesianMethod, views: Sequence[pd.DataFrame], seed: RngLike) -> list[tuple[str, tuple]]:
-        if m.gold_fraction is None:
-            return m.fit_tasks(views)
-        return m.fit_tasks(views, method_generators(seed, len(views) - 1, m.rng_stream or m.name))
+        gold = m.gold_fraction is not None  # only a gold method's data depend on its generator
+        return m.fit_tasks(views, method_generators(seed, len(views) - 1, m.rng_stream or m.name) if gold else None)
 
     batch = [(list(methods), list(views), seed) for methods, views, seed in batch]
     keyed = [(m, key, task) for methods, views, seed in batch for m in methods for key, task in tasks_of(m, views, seed)]
