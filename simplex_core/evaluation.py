@@ -49,6 +49,7 @@ __all__ = [
     "covered",
     "resample_items",
     "resampled_views",
+    "method_stream",
     "method_generators",
     "evaluate_results",
     "evaluate_methods",
@@ -202,6 +203,13 @@ def resampled_views(view: pd.DataFrame, ci_resamples: int, rng: RngLike | None) 
     return [view] + [resample_items(view, positions) for positions in plan]
 
 
+def method_stream(name: str, method: object) -> str:
+    """The name of the generator stream :func:`evaluate_methods` hands ``method`` (evaluated as
+    ``name``): its ``rng_stream`` when it shares another method's (a gold method draws PPI's
+    labelled items), else its own name."""
+    return getattr(method, "rng_stream", None) or name
+
+
 def method_generators(rng: RngLike | None, ci_resamples: int, stream: str) -> list[np.random.Generator]:
     """The generators :func:`evaluate_methods` with the same ``rng`` hands a method of stream
     ``stream``: on the full data, then on each item resample, each fresh. Lets a method whose data
@@ -298,9 +306,7 @@ def evaluate_methods(
         out = {}
         for name, method in methods.items():
             try:
-                # A method may share another's stream (a gold method draws PPI's labelled items).
-                stream = getattr(method, "rng_stream", None) or name
-                out[name] = method(v, method_generator(base_seed, stream, replicate))
+                out[name] = method(v, method_generator(base_seed, method_stream(name, method), replicate))
             except Exception as err:  # say which method and which resample, keep the error itself
                 where = "the full data" if replicate == 0 else f"item resample {replicate}"
                 err.add_note(f"(while running method {name!r} on {where})")

@@ -52,7 +52,8 @@ from .baselines import (
     table_baseline_methods,
 )
 from .data import JudgmentTable, count_tensor
-from .evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, method_generators, resampled_views
+from .evaluation import (EVALUATION_COLUMNS, NoTruthError, evaluate_methods, method_generators, method_stream,
+                         resampled_views)
 from .fit_identity import fit_key
 from .model import PRIORS, FitSettings
 from .scale import Scale
@@ -469,7 +470,7 @@ def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.Da
 
     def tasks_of(m: BayesianMethod, views: Sequence[pd.DataFrame], seed: RngLike) -> list[tuple[str, tuple]]:
         gold = m.gold_fraction is not None  # only a gold method's data depend on its generator
-        return m.fit_tasks(views, method_generators(seed, len(views) - 1, m.rng_stream or m.name) if gold else None)
+        return m.fit_tasks(views, method_generators(seed, len(views) - 1, method_stream(m.name, m)) if gold else None)
 
     batch = [(list(methods), list(views), seed) for methods, views, seed in batch]
     keyed = [(m, key, task) for methods, views, seed in batch for m in methods for key, task in tasks_of(m, views, seed)]
