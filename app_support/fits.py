@@ -6,7 +6,8 @@ in-memory memo or the fit store (through the manager, without starting a worker)
 cache, then the fits shipped in ``assets/precomputed/`` as its read-only layer (the default fit,
 shown on opening whatever the app's sampler sizes); otherwise an interactive fit is queued for the manager's Dask workers and
 the page draws :func:`fit_status_panel`, a fragment that polls the job every second, shows
-progress with a Cancel button, and reruns the page when the result is ready. While a fit runs the
+progress with a Cancel button, and reruns the page when the result is ready; the server reruns that
+fragment itself the moment the fit ends (:mod:`.fit_push`), so the page need not wait for its poll. While a fit runs the
 page may show the last result of the same data (``FitView.origin == "stale"``), marked as such.
 """
 
@@ -29,6 +30,7 @@ from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings, check_fit_size
 
 from . import data_access as da
+from . import fit_push
 from .lru import Lru
 from .safe_text import md
 from .state import BETA_MAX_GRID, OMEGA_GRID, K
@@ -37,6 +39,16 @@ from .state import BETA_MAX_GRID, OMEGA_GRID, K
 SWEEP = 5
 _MEMO_SIZE = 48
 _LOG = get_logger("simplex_judge.fits")  # Streamlit's handler: the lines show in the server's output
+
+
+def status_poll_seconds() -> float:
+    """How often a waiting page polls its fit (``SIMPLEX_JUDGE_STATUS_POLL``, default 1 s): the
+    progress bar's pace and the fallback of :mod:`.fit_push`, which tells the page the moment the fit
+    ends."""
+    try:
+        return max(0.5, float(os.environ.get("SIMPLEX_JUDGE_STATUS_POLL", "") or 1.0))
+    except ValueError:
+        return 1.0
 
 
 # -- process-wide objects ---------------------------------------------------------------------------
@@ -48,7 +60,7 @@ def fit_manager() -> FitManager:
     ``SIMPLEX_JUDGE_SCHEDULER`` / ``serve.py --scheduler``). The fits of a session that has left
     are cancelled (:func:`owner_alive`)."""
     warm = os.environ.get("SIMPLEX_JUDGE_WARM_WORKER", "1") not in ("0", "false", "no")
-    return FitManager(store=fit_store(), warm=warm, owner_alive=owner_alive)
+    return FitManager(store=fit_store(), warm=warm, owner_alive=owner_alive, on_landed=fit_push.fit_ended)
 
 
 def fit_store() -> FitCacheStore:
@@ -294,6 +306,7 @@ def _note_delivery(counts: Counts, settings: FitSettings, key: str) -> None:
     if not waiting or key not in waiting:
         return
     waiting.discard(key)
+    fit_push.stop_waiting(key)
     landed = fit_manager().landed_at(counts, settings)
     if landed is not None:
         _LOG.info("fit %s reached a page that waited for it %.2f s after it landed", settings_label(settings),
@@ -348,8 +361,9 @@ def sweep_settings(base: FitSettings) -> list[FitSettings]:
 # -- panels -------------------------------------------------------------------------------------------
 
 def fit_status_panel(view: FitView) -> None:
-    """Progress of the requested fit (polled every second), with Cancel; reruns the page when the
-    job ends. A job that ended before this run (failed, cancelled) is shown once, without polling.
+    """Progress of the requested fit (polled every :func:`status_poll_seconds`, and rerun by the
+    server when the fit ends), with Cancel; reruns the page when the job ends. A job that ended
+    before this run (failed, cancelled) is shown once, without polling.
 
     Draws nothing when the requested result is already shown.
     """
@@ -362,7 +376,7 @@ def fit_status_panel(view: FitView) -> None:
     job_id = view.job.job_id
     owner = st.session_state.get(K.FIT_OWNER)
 
-    @st.fragment(run_every=1.0)
+    @st.fragment(run_every=status_poll_seconds())
     def _panel() -> None:
         if owner is not None:
             manager.touch(owner)
@@ -373,6 +387,9 @@ def fit_status_panel(view: FitView) -> None:
             return
         if status.is_final:
             st.rerun()  # the page rebuilds with the result (or the reason there is none)
+        fit_push.wait_here(status.key)  # registered after the check: a fit ending in between is seen below
+        if manager.status(job_id).is_final:
+            st.rerun()
         with st.container(border=True):
             st.markdown(f"**Fitting {status.label}** — {status.describe()}")
             st.progress(status.fraction if status.state == "running" else 0.0)
@@ -455,12 +472,13 @@ def result_notice(view: FitView) -> None:
 
 
 def sweep_status_panel(pending: list[FitView], total: int) -> None:
-    """Progress of the sweep's missing fits (polled every 2 s); reruns the page when one finishes."""
+    """Progress of the sweep's missing fits (polled every 2 s, and rerun by the server when one
+    ends); reruns the page when one finishes."""
     manager = fit_manager()
     job_ids = [v.job.job_id for v in pending if v.job is not None]
     n_ready = total - len(pending)
 
-    @st.fragment(run_every=2.0)
+    @st.fragment(run_every=max(2.0, status_poll_seconds()))
     def _panel() -> None:
         statuses = []
         for job_id in job_ids:
@@ -470,6 +488,9 @@ def sweep_status_panel(pending: list[FitView], total: int) -> None:
                 continue
         if any(s.state == "done" for s in statuses):
             st.rerun()
+        for s in statuses:
+            if not s.is_final:
+                fit_push.wait_here(s.key)
         failed = [s for s in statuses if s.state in ("failed", "cancelled")]
         running = next((s for s in statuses if s.state == "running"), None)
         text = f"{n_ready} of {total} sweep settings fitted"

@@ -43,8 +43,9 @@ def _skip_reason() -> str | None:
 
 
 @contextmanager
-def _running(entry: str, tmp_path_factory) -> Iterator[str]:
-    """``streamlit run <entry>`` on a free port with small fits and a fresh fit cache; yields its URL."""
+def _running(entry: str, tmp_path_factory, **extra_env: str) -> Iterator[str]:
+    """``streamlit run <entry>`` on a free port with small fits and a fresh fit cache (and
+    ``extra_env``); yields its URL."""
     reason = _skip_reason()
     if reason:
         print(f"SKIP browser tests: {reason}")
@@ -54,7 +55,7 @@ def _running(entry: str, tmp_path_factory) -> Iterator[str]:
     # Small fits; no background grid (it would keep both cores busy for the rest of the tests: the grid is
     # checked by tests/test_app.py, tests/test_job_book.py and tests/test_fit_jobs.py).
     env = dict(os.environ, SIMPLEX_JUDGE_FAST="1", SIMPLEX_JUDGE_CACHE=str(cache), SIMPLEX_JUDGE_BACKGROUND_GRID="0",
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", **extra_env)
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
     try:
         with open(log, "w") as fh, streamlit_server(entry, port, env, fh, stop_timeout=20) as url:
@@ -236,6 +237,23 @@ def test_a_link_to_rankings_by_name_opens_the_root_with_its_settings(server, pag
     assert page.get_by_text("Page not found").count() == 0
     assert "/rankings" not in page.url and "beta_max=10" in page.url
     _no_exception_box(page)
+
+
+def test_a_landed_fit_reaches_its_waiting_page_without_the_pages_poll(tmp_path_factory, page):
+    """The server tells a waiting page the moment its fit ends (app_support.fit_push): with the
+    page's own poll set to 10 minutes, the real fit of an off-grid setting still replaces the
+    approximate answer as soon as it lands."""
+    with _running("serve.py", tmp_path_factory, SIMPLEX_JUDGE_STATUS_POLL="600") as url:
+        page.goto(f"{url}/?omega=3&beta_max=6")
+        _settle(page)
+        main = page.locator('[data-testid="stMain"]')
+        assert "Fitting ω = 3, β_max = 6" in main.inner_text()  # the page waits for this fit
+        opened = time.monotonic()
+        page.wait_for_function("() => { const t = document.querySelector('[data-testid=\"stMain\"]').innerText;"
+                               " return t.includes('Fit: ω = 3, β_max = 6,') && !t.includes('Fitting ω'); }",
+                               timeout=300_000)
+        assert time.monotonic() - opened < 300  # well before the poll's 600 s
+        _no_exception_box(page)
 
 
 def test_the_app_also_runs_without_the_launcher(tmp_path_factory, page):

@@ -163,6 +163,32 @@ def test_a_fit_that_landed_is_shown_from_memory_while_its_entry_is_stored(manage
     assert manager.lookup(_counts(), settings) is None and len(reads) == 1
 
 
+def test_the_landing_listener_hears_each_ended_fit_once_with_its_final_state(tmp_path, client):
+    """What the app uses to tell a waiting page at once: one call per fit a worker ended (done or
+    failed), with that final status; a listener that raises does not stop the manager."""
+    heard = []
+
+    def listener(status):
+        heard.append((status.job_id, status.state, status.message))
+        raise RuntimeError("a broken listener")
+
+    m = FitManager(PickleStore(str(tmp_path / "store")), fit_function=FAKE, client=client, on_landed=listener)
+    try:
+        good = m.submit(_counts(), FakeSettings(omega=6.0, steps=3, step_seconds=0.01))
+        bad = m.submit(_counts(), FakeSettings(omega=7.0, fail=True))
+        assert wait_until(lambda: len(heard) == 2, timeout=120), heard
+        assert sorted(heard) == sorted([(good.job_id, "done", None),
+                                        (bad.job_id, "failed", "The fit could not start: this setting cannot be fitted (on purpose)")])
+        stored = m.submit(_counts(), FakeSettings(omega=6.0, steps=3, step_seconds=0.01))  # from the store: no worker
+        after = m.submit(_counts(), FakeSettings(omega=8.0, steps=2, step_seconds=0.01))
+        assert stored.from_cache and wait_until(lambda: len(heard) == 3, timeout=120)
+        assert heard[2][:2] == (after.job_id, "done")  # the manager went on after the listener raised
+        time.sleep(0.3)
+        assert len(heard) == 3
+    finally:
+        m.shutdown()
+
+
 def test_a_stored_fit_comes_back_without_a_task(tmp_path, client):
     store = PickleStore(str(tmp_path / "store"))
     settings = FakeSettings(omega=2.0)

@@ -110,6 +110,10 @@ class FitManager:
     owner_alive
         ``owner_alive(owner) -> bool | None``: whether the session ``owner`` is still there
         (``None``: unknown, the heartbeat decides).
+    on_landed
+        Called on the manager's thread with the final status of every job a worker ended (done or
+        failed), at once, so that a page waiting for it can be told instead of finding out at its next
+        poll. Must be quick; what it raises is logged.
     idle_timeout, departed_grace
         An owner unseen for ``idle_timeout`` s counts as gone; a gone owner's requests are withdrawn
         after ``departed_grace`` s more (a reconnecting browser keeps them).
@@ -119,13 +123,15 @@ class FitManager:
                  scheduler: str | None = None, n_workers: int | None = None, client: Any = None,
                  warm: bool = False, worker_nice: int = 10, max_pending_per_owner: int = MAX_PENDING_PER_OWNER,
                  owner_alive: Callable[[str], bool | None] | None = None, idle_timeout: float = 900.0,
-                 departed_grace: float = 30.0, reap_every: float = 5.0) -> None:
+                 departed_grace: float = 30.0, reap_every: float = 5.0,
+                 on_landed: Callable[[JobStatus], None] | None = None) -> None:
         self.store: FitStore = store if store is not None else FitCacheStore()
         self.fit_function = fit_function
         self.scheduler = scheduler if scheduler is not None else (os.environ.get(ENV_SCHEDULER) or None)
         self.n_workers = n_workers
         self.worker_nice = int(worker_nice)
         self.owner_alive = owner_alive
+        self.on_landed = on_landed
         self.idle_timeout, self.departed_grace, self.reap_every = float(idle_timeout), float(departed_grace), float(reap_every)
         self._book = JobBook(max_pending_per_owner)
         self._lock = threading.RLock()
@@ -383,6 +389,7 @@ class FitManager:
     def _collect(self) -> None:
         with self._lock:
             finished = [(i, f) for i, f in self._futures.items() if f.status != "pending"]
+        ended: list[JobStatus] = []
         for job_id, future in finished:
             landed, message, failure = None, None, None
             try:
@@ -421,7 +428,16 @@ class FitManager:
                     if not killed:
                         log.error("fit %s failed: %r", job.label or job.key, failure)
                     self._book.on_failed(job_id, _KILLED if killed else plain_failure(failure))
+                final = self._book.status(job)
+                if final.state in ("done", "failed"):
+                    ended.append(final)
             future.release()
+        if self.on_landed is not None:
+            for status in ended:
+                try:
+                    self.on_landed(status)
+                except Exception:  # noqa: BLE001 — a listener must not stop the dispatcher
+                    log.exception("the on_landed listener failed for fit %s", status.label or status.key[:12])
 
     def _keep_landed(self, key: str, result: Any) -> None:
         """Keep a stored fit that landed in memory, dropping the oldest beyond ``_LANDED_BYTES``."""

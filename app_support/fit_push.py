@@ -1,0 +1,118 @@
+"""Tell a waiting page at once that its fit has ended, instead of at its next poll.
+
+A page waiting for a fit draws a status fragment that its browser reruns every second
+(:func:`app_support.fits.fit_status_panel`). A tab on a busy machine fires that timer late, and
+every waiting tab costs the server a run per second. So the fragment also registers here (the
+session, the fragment, the page and its query), and when the fit manager reports the fit ended
+(``FitManager(on_landed=...)``, on its own thread) the server reruns that fragment itself, exactly
+as the browser's timer would: the fragment sees the job final and reruns the page with the result.
+The timer stays as the fallback (a session that reconnected, a Streamlit that moved its internals).
+
+Streamlit has no public call to rerun another session; this module is the one place that uses
+what its runtime does for run-on-save (``AppSession.request_rerun`` with a ``ClientState``, on the
+server's event loop), pinned with the Streamlit version in ``requirements.txt``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+from urllib.parse import urlencode
+
+from streamlit.logger import get_logger
+
+_LOG = get_logger("simplex_judge.fit_push")
+_LOCK = threading.Lock()
+# fit key -> session id -> (fragment id, page script hash, query string) of the fragment to rerun
+_WAITERS: dict[str, dict[str, tuple[str, str, str]]] = {}
+#: Fits waited for at most (the oldest are forgotten: a fit cancelled never ends here; the poll remains)
+_MAX_KEYS = 512
+_warned: set[str] = set()
+
+
+def _warn_once(what: str) -> None:
+    if what not in _warned:
+        _warned.add(what)
+        _LOG.warning("waiting pages are told of landed fits by their poll only: %s", what)
+
+
+def _current_fragment_id() -> str | None:
+    """The id of the fragment running now (``None`` outside one, or when Streamlit cannot say)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+
+        return getattr(ThreadState.get(), "fragment_id", None)
+    except (ImportError, RuntimeError) as exc:
+        _warn_once(f"the running fragment's id is unknown ({exc})")
+        return None
+
+
+def wait_here(key: str) -> None:
+    """Called inside a status fragment: rerun this fragment when the fit ``key`` ends."""
+    import streamlit as st
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    fragment_id = _current_fragment_id()
+    if ctx is None or not fragment_id:
+        return
+    query = urlencode(st.query_params.to_dict())  # the page's address now (the app may have rewritten it)
+    with _LOCK:
+        _WAITERS.setdefault(key, {})[ctx.session_id] = (fragment_id, ctx.page_script_hash, query)
+        while len(_WAITERS) > _MAX_KEYS:
+            _WAITERS.pop(next(iter(_WAITERS)))
+
+
+def stop_waiting(key: str) -> None:
+    """This session no longer waits for ``key`` (it has the fit, or moved on)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    with _LOCK:
+        sessions = _WAITERS.get(key)
+        if sessions is not None:
+            sessions.pop(ctx.session_id, None)
+            if not sessions:
+                _WAITERS.pop(key, None)
+
+
+def fit_ended(status: Any) -> int:
+    """The fit manager's ``on_landed``: rerun the status fragment of every session waiting for the
+    fit of ``status.key``. Returns how many reruns were asked for."""
+    with _LOCK:
+        waiting = _WAITERS.pop(status.key, {})
+    if not waiting:
+        return 0
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return 0
+    rt = runtime.get_instance()
+    asked = 0
+    for session_id, (fragment_id, page_hash, query) in waiting.items():
+        session = rt.get_app_session(session_id)  # thread-safe; None for a session that has gone
+        if session is None:
+            continue
+        loop = getattr(session, "_event_loop", None)  # AppSession's methods run on the server's loop
+        if loop is None:
+            _warn_once("this Streamlit's AppSession has no _event_loop")
+            return asked
+        try:
+            loop.call_soon_threadsafe(_rerun_fragment, session, fragment_id, page_hash, query)
+            asked += 1
+        except RuntimeError:  # the loop is closed: the server is stopping
+            return asked
+    return asked
+
+
+def _rerun_fragment(session: Any, fragment_id: str, page_hash: str, query: str) -> None:
+    """On the server's event loop: what the browser sends when the fragment's timer fires."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    state = ClientState(query_string=query, page_script_hash=page_hash, fragment_id=fragment_id, is_auto_rerun=True)
+    try:
+        session.request_rerun(state)  # a fragment gone since (the page moved on) is dropped by Streamlit
+    except Exception:  # noqa: BLE001 — the poll is still there; the log says why this did not work
+        _LOG.warning("could not rerun a waiting page's status fragment", exc_info=True)
