@@ -78,7 +78,10 @@ judges = list(shown_table.judges)
 c1, c2, c3 = st.columns([3, 1, 1])
 if ss.get(K.SIMPLEX_JUDGES) is not None and not set(ss[K.SIMPLEX_JUDGES]) <= set(judges):
     ss.pop(K.SIMPLEX_JUDGES)
-ss.setdefault(K.SIMPLEX_JUDGES, judges[: min(4, len(judges))])
+# Two judges by default: one row at a desktop width, and a new tab draws them sooner (every figure
+# of a page is drawn in the same frame once Plotly's module runs: four took ~0.6 s longer); the
+# multiselect adds any others.
+ss.setdefault(K.SIMPLEX_JUDGES, judges[: min(2, len(judges))])
 ss.setdefault(K.SIMPLEX_DRAWS, 40)
 chosen_judges = c1.multiselect("Judges", judges, key=K.SIMPLEX_JUDGES, persist_state="session")
 # overlaid compares judges: with one, its candidates lose their names and the posterior to no purpose
