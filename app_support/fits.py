@@ -387,8 +387,12 @@ def fit_status_panel(view: FitView) -> None:
             return
         if status.is_final:
             st.rerun()  # the page rebuilds with the result (or the reason there is none)
-        fit_push.wait_here(status.key)  # registered after the check: a fit ending in between is seen below
-        if manager.status(job_id).is_final:
+        fit_push.wait_here(status.key)  # registered after the check: a fit ending in between is seen here
+        try:
+            ended = manager.status(job_id).is_final
+        except KeyError:
+            ended = True
+        if ended:
             st.rerun()
         with st.container(border=True):
             st.markdown(f"**Fitting {status.label}** — {status.describe()}")

@@ -11,6 +11,7 @@ malformed CSV to check the plain message. Skipped, with the reason printed, when
 from __future__ import annotations
 
 import os
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,9 +44,9 @@ def _skip_reason() -> str | None:
 
 
 @contextmanager
-def _running(entry: str, tmp_path_factory, **extra_env: str) -> Iterator[str]:
+def _running(entry: str, tmp_path_factory, log: Path | None = None, **extra_env: str) -> Iterator[str]:
     """``streamlit run <entry>`` on a free port with small fits and a fresh fit cache (and
-    ``extra_env``); yields its URL."""
+    ``extra_env``), its output in ``log`` (default: a temporary file); yields its URL."""
     reason = _skip_reason()
     if reason:
         print(f"SKIP browser tests: {reason}")
@@ -56,7 +57,7 @@ def _running(entry: str, tmp_path_factory, **extra_env: str) -> Iterator[str]:
     # checked by tests/test_app.py, tests/test_job_book.py and tests/test_fit_jobs.py).
     env = dict(os.environ, SIMPLEX_JUDGE_FAST="1", SIMPLEX_JUDGE_CACHE=str(cache), SIMPLEX_JUDGE_BACKGROUND_GRID="0",
                PYTHONUNBUFFERED="1", **extra_env)
-    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    log = log or tmp_path_factory.mktemp("server") / "streamlit.log"
     try:
         with open(log, "w") as fh, streamlit_server(entry, port, env, fh, stop_timeout=20) as url:
             yield url
@@ -242,18 +243,20 @@ def test_a_link_to_rankings_by_name_opens_the_root_with_its_settings(server, pag
 def test_a_landed_fit_reaches_its_waiting_page_without_the_pages_poll(tmp_path_factory, page):
     """The server tells a waiting page the moment its fit ends (app_support.fit_push): with the
     page's own poll set to 10 minutes, the real fit of an off-grid setting still replaces the
-    approximate answer as soon as it lands."""
-    with _running("serve.py", tmp_path_factory, SIMPLEX_JUDGE_STATUS_POLL="600") as url:
+    approximate answer as soon as it lands, and the server's log says it reached a page that had
+    waited for it."""
+    log = tmp_path_factory.mktemp("push") / "streamlit.log"
+    with _running("serve.py", tmp_path_factory, log=log, SIMPLEX_JUDGE_STATUS_POLL="600") as url:
         page.goto(f"{url}/?omega=3&beta_max=6")
-        _settle(page)
-        main = page.locator('[data-testid="stMain"]')
-        assert "Fitting ω = 3, β_max = 6" in main.inner_text()  # the page waits for this fit
-        opened = time.monotonic()
-        page.wait_for_function("() => { const t = document.querySelector('[data-testid=\"stMain\"]').innerText;"
+        page.wait_for_function("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                               " const t = m ? m.innerText : '';"
                                " return t.includes('Fit: ω = 3, β_max = 6,') && !t.includes('Fitting ω'); }",
-                               timeout=300_000)
-        assert time.monotonic() - opened < 300  # well before the poll's 600 s
+                               timeout=300_000)  # well before the poll's 600 s
         _no_exception_box(page)
+        delivered = re.search(r"fit ω = 3, β_max = 6, \S+ likelihood reached a page that waited for it ([0-9.]+) s",
+                              log.read_text(errors="replace"))
+        assert delivered, "the page never waited for the fit: it landed before the page's first run"
+        assert float(delivered.group(1)) < 300
 
 
 def test_the_app_also_runs_without_the_launcher(tmp_path_factory, page):
