@@ -78,19 +78,16 @@ def stop_waiting(key: str) -> None:
                 _WAITERS.pop(key, None)
 
 
-def fit_ended(status: Any) -> int:
+def fit_ended(status: Any) -> None:
     """The fit manager's ``on_landed``: rerun the status fragment of every session waiting for the
-    fit of ``status.key``. Returns how many reruns were asked for."""
+    fit of ``status.key``."""
     with _LOCK:
         waiting = _WAITERS.pop(status.key, {})
-    if not waiting:
-        return 0
     from streamlit import runtime
 
-    if not runtime.exists():
-        return 0
+    if not waiting or not runtime.exists():
+        return
     rt = runtime.get_instance()
-    asked = 0
     for session_id, (fragment_id, page_hash, query) in waiting.items():
         session = rt.get_app_session(session_id)  # thread-safe; None for a session that has gone
         if session is None:
@@ -98,13 +95,11 @@ def fit_ended(status: Any) -> int:
         loop = getattr(session, "_event_loop", None)  # AppSession's methods run on the server's loop
         if loop is None:
             _warn_once("this Streamlit's AppSession has no _event_loop")
-            return asked
+            return
         try:
             loop.call_soon_threadsafe(_rerun_fragment, session, fragment_id, page_hash, query)
-            asked += 1
         except RuntimeError:  # the loop is closed: the server is stopping
-            return asked
-    return asked
+            return
 
 
 def _rerun_fragment(session: Any, fragment_id: str, page_hash: str, query: str) -> None:

@@ -380,6 +380,7 @@ def fit_status_panel(view: FitView) -> None:
     def _panel() -> None:
         if owner is not None:
             manager.touch(owner)
+        fit_push.wait_here(view.key)  # before reading the status: a fit that ends after this is pushed
         try:
             status = manager.status(job_id)
         except KeyError:
@@ -387,13 +388,6 @@ def fit_status_panel(view: FitView) -> None:
             return
         if status.is_final:
             st.rerun()  # the page rebuilds with the result (or the reason there is none)
-        fit_push.wait_here(status.key)  # registered after the check: a fit ending in between is seen here
-        try:
-            ended = manager.status(job_id).is_final
-        except KeyError:
-            ended = True
-        if ended:
-            st.rerun()
         with st.container(border=True):
             st.markdown(f"**Fitting {status.label}** — {status.describe()}")
             st.progress(status.fraction if status.state == "running" else 0.0)
@@ -484,6 +478,8 @@ def sweep_status_panel(pending: list[FitView], total: int) -> None:
 
     @st.fragment(run_every=max(2.0, status_poll_seconds()))
     def _panel() -> None:
+        for v in pending:  # before reading the statuses: a fit that ends after this is pushed
+            fit_push.wait_here(v.key)
         statuses = []
         for job_id in job_ids:
             try:
@@ -492,9 +488,6 @@ def sweep_status_panel(pending: list[FitView], total: int) -> None:
                 continue
         if any(s.state == "done" for s in statuses):
             st.rerun()
-        for s in statuses:
-            if not s.is_final:
-                fit_push.wait_here(s.key)
         failed = [s for s in statuses if s.state in ("failed", "cancelled")]
         running = next((s for s in statuses if s.state == "running"), None)
         text = f"{n_ready} of {total} sweep settings fitted"
