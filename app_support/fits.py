@@ -13,6 +13,7 @@ page may show the last result of the same data (``FitView.origin == "stale"``), 
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass, replace
@@ -41,14 +42,20 @@ _MEMO_SIZE = 48
 _LOG = get_logger("simplex_judge.fits")  # Streamlit's handler: the lines show in the server's output
 
 
+@functools.cache
 def status_poll_seconds() -> float:
-    """How often a waiting page polls its fit (``SIMPLEX_JUDGE_STATUS_POLL``, default 1 s): the
-    progress bar's pace and the fallback of :mod:`.fit_push`, which tells the page the moment the fit
-    ends."""
+    """How often a waiting page polls its fit (``SIMPLEX_JUDGE_STATUS_POLL``, default 1 s, at least
+    0.5 s): the progress bar's pace and the fallback of :mod:`.fit_push`, which tells the page the
+    moment the fit ends. Read once per server process."""
+    text = os.environ.get("SIMPLEX_JUDGE_STATUS_POLL", "").strip()
     try:
-        return max(0.5, float(os.environ.get("SIMPLEX_JUDGE_STATUS_POLL", "") or 1.0))
+        seconds = float(text) if text else 1.0
     except ValueError:
+        seconds = float("nan")
+    if not seconds >= 0.5 or seconds == float("inf"):
+        _LOG.warning("SIMPLEX_JUDGE_STATUS_POLL=%r is not a number of seconds ≥ 0.5; waiting pages poll every 1 s", text)
         return 1.0
+    return seconds
 
 
 # -- process-wide objects ---------------------------------------------------------------------------
