@@ -45,6 +45,7 @@ imports and the default view's caches, about 10 s after start), as on a server i
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import re
@@ -70,7 +71,12 @@ SETTINGS = [(1.0, 5.0), (2.0, 5.0), (4.0, 5.0), (8.0, 5.0), (0.0, 0.0), (0.0, 1.
 # Runs in every page from its start: notes when the real fit of the page's setting is drawn, and
 # every error alert seen (text), on the browser's clock (ms since the epoch).
 WATCH = """(() => {
-  window.__shown = null; window.__drawn = null; window.__errors = [];
+  window.__shown = null; window.__drawn = null; window.__errors = []; window.__long = [];
+  // the tab's main-thread tasks over 50 ms (start and end, ms since the epoch): what it was busy with
+  // between the answer's frame arriving and the answer being drawn
+  new PerformanceObserver(list => { for (const e of list.getEntries())
+    window.__long.push([performance.timeOrigin + e.startTime, performance.timeOrigin + e.startTime + e.duration]); })
+    .observe({type: 'longtask', buffered: true});
   const want = () => window.__want;
   setInterval(() => {
     const main = document.querySelector('[data-testid="stMain"]');
@@ -231,6 +237,39 @@ def first_paint(browser, url: str) -> tuple[float, float, float]:
         ctx.close()
 
 
+class AnswerFrames:
+    """When the sessions' browser received, off the network, the WebSocket frame that carries the
+    page's answer for the fit of its own setting (the "**Bayesian ranking** (best first" line, only
+    drawn for the fit asked for), by Chrome DevTools' clock on the browser's network side, before the
+    tab's main thread has looked at it. It splits the lag between the server (stored → frame in the
+    browser: the fit landing, the page's rerun, Streamlit sending it) and the tab (frame → drawn).
+    DevTools stamps frames with a monotonic clock; the WebSocket's handshake carries both clocks."""
+
+    ANSWER = "**Bayesian ranking** (best first".encode()
+
+    def __init__(self, context, page) -> None:
+        self.offset: float | None = None  # wall clock − DevTools' monotonic clock
+        self.received: float | None = None  # wall clock (s) of the first answer frame
+        cdp = context.new_cdp_session(page)
+        cdp.on("Network.webSocketWillSendHandshakeRequest", self._handshake)
+        cdp.on("Network.webSocketFrameReceived", self._frame)
+        cdp.send("Network.enable")
+
+    def _handshake(self, params: dict) -> None:
+        self.offset = float(params["wallTime"]) - float(params["timestamp"])
+
+    def _frame(self, params: dict) -> None:
+        if self.received is not None or self.offset is None:
+            return
+        payload = params.get("response", {}).get("payloadData", "")
+        try:  # binary frames (Streamlit's protobuf messages) come base64-encoded
+            data = base64.b64decode(payload, validate=True)
+        except (ValueError, TypeError):
+            data = payload.encode()
+        if self.ANSWER in data:
+            self.received = float(params["timestamp"]) + self.offset
+
+
 def main(argv: list[str] | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -272,8 +311,9 @@ def main(argv: list[str] | None = None) -> None:
                     ctx = sessions_browser.new_context(viewport={"width": 1400, "height": 1000})
                     page = ctx.new_page()
                     page.add_init_script(WATCH + f"\nwindow.__want = {json.dumps(label(omega, beta))};")
+                    frames = AnswerFrames(ctx, page)
                     page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}", wait_until="commit", timeout=300_000)
-                    sessions.append({"omega": omega, "beta": beta, "page": page, "opened": time.time()})
+                    sessions.append({"omega": omega, "beta": beta, "page": page, "frames": frames, "opened": time.time()})
                 deadline = time.time() + args.timeout
                 next_visit = time.time() + 5
                 while time.time() < deadline:
@@ -294,6 +334,8 @@ def main(argv: list[str] | None = None) -> None:
                     page = s["page"]
                     s["shown"] = page.evaluate("() => window.__shown")
                     s["reached"] = reached.get(label(s["omega"], s["beta"]))
+                    s["received"] = s["frames"].received
+                    s["long"] = page.evaluate("() => window.__long")
                     s["drawn"] = page.evaluate("() => window.__drawn")
                     s["errors"] = page.evaluate("() => window.__errors")
                     s["line"] = page.evaluate(RANKING_LINE) if s["shown"] else None
@@ -319,19 +361,23 @@ def main(argv: list[str] | None = None) -> None:
     # landed while eight new tabs were still starting) is shown by the page's first runs: that wait
     # is the session's first paint, not the lag between storing and showing a fit.
     print("\n| session | setting | page drawn after open (s) | shown after open (s) | stored → shown (s) | "
-          "of which stored → page run (s) | stored before the page was drawn | own correct result | error alerts |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    lags, early, server_parts = [], [], []
+          "of which stored → page run (s) | of which stored → answer's frame in the browser (s) | "
+          "stored before the page was drawn | own correct result | error alerts |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    lags, early, server_parts, frame_parts = [], [], [], []
     for i, s in enumerate(sessions, start=1):
         shown = (s["shown"] / 1000 - s["opened"]) if s["shown"] else float("nan")
         drawn = (s["drawn"] / 1000 - s["opened"]) if s["drawn"] else float("nan")
         lag = (s["shown"] / 1000 - s["stored"]) if s["shown"] and s["stored"] else float("nan")
         server_part = (s["reached"] - s["stored"]) if s["reached"] and s["stored"] else float("nan")
+        frame_part = (s["received"] - s["stored"]) if s["received"] and s["stored"] else float("nan")
         before = bool(s["stored"] and s["drawn"] and s["stored"] < s["drawn"] / 1000)
         (early if before else lags).append(shown if before else lag)
         if not before:
             server_parts.append(server_part)
+            frame_parts.append(frame_part)
         print(f"| {i} | {label(s['omega'], s['beta'])} | {drawn:.1f} | {shown:.1f} | {lag:.1f} | {server_part:.1f} | "
+              f"{frame_part:.1f} | "
               f"{'yes' if before else 'no'} | "
               f"{'yes' if s['correct'] else 'NO'} | {len(s['errors'])}{': ' + '; '.join(s['errors']) if s['errors'] else ''} |")
     for i, what in ((1, "the page's own title and text"), (0, "the placeholder (title and what is coming)")):
@@ -347,6 +393,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  of which stored → the page run that draws it began (the server's log; the rest is the session's "
           f"tab: its poll timer, receiving and drawing the page): median {np.nanmedian(part) if len(part) else float('nan'):.2f} s, "
           f"max {np.nanmax(part) if len(part) else float('nan'):.2f} s")
+    for i, s in enumerate(sessions, start=1):  # the tab's share, where it is large
+        if s["shown"] and s["received"] and s["shown"] / 1000 - s["received"] > 1.0:
+            a, b = s["received"], s["shown"] / 1000
+            busy = [(max(t0 / 1000, a), min(t1 / 1000, b)) for t0, t1 in s["long"] if t1 / 1000 > a and t0 / 1000 < b]
+            print(f"  session {i}: frame → drawn {b - a:.1f} s, of which {sum(e - f for f, e in busy):.1f} s in "
+                  f"{len(busy)} main-thread tasks over 50 ms (longest {max((e - f for f, e in busy), default=0):.1f} s)")
+    part = np.array(frame_parts, dtype=float)
+    print(f"  of which stored → the answer's WebSocket frame received by the session's browser (DevTools' clock: "
+          f"the server's whole share; the rest is the tab's main thread getting to it and drawing it): median "
+          f"{np.nanmedian(part) if len(part) else float('nan'):.2f} s, max {np.nanmax(part) if len(part) else float('nan'):.2f} s")
     if early:
         print(f"open → shown, {len(early)} fits stored before their session's page was drawn: "
               f"{', '.join(f'{v:.1f}' for v in early)} s (a first paint in the burst)")
