@@ -250,11 +250,14 @@ class AnswerFrames:
     DevTools stamps frames with a monotonic clock; the WebSocket's handshake carries both clocks."""
 
     ANSWER = "**Bayesian ranking** (best first".encode()
+    #: the answer's frame is one Markdown element (a few kB); figures' frames are far larger and are
+    #: not decoded (the bench's own CPU competes with the server's)
+    LARGEST = 64_000
 
     def __init__(self, context, page) -> None:
         self.offset: float | None = None  # wall clock − DevTools' monotonic clock
         self.received: float | None = None  # wall clock (s) of the first answer frame
-        cdp = context.new_cdp_session(page)
+        self.cdp = cdp = context.new_cdp_session(page)
         cdp.on("Network.webSocketWillSendHandshakeRequest", self._handshake)
         cdp.on("Network.webSocketFrameReceived", self._frame)
         cdp.send("Network.enable")
@@ -266,12 +269,23 @@ class AnswerFrames:
         if self.received is not None or self.offset is None:
             return
         payload = params.get("response", {}).get("payloadData", "")
+        if len(payload) > self.LARGEST:
+            return
         try:  # binary frames (Streamlit's protobuf messages) come base64-encoded
             data = base64.b64decode(payload, validate=True)
         except (ValueError, TypeError):
             data = payload.encode()
         if self.ANSWER in data:
             self.received = float(params["timestamp"]) + self.offset
+
+    def stop_if_received(self) -> None:
+        """Stop DevTools' frame events once the answer is here (each frame crosses to the bench)."""
+        if self.received is not None and self.cdp is not None:
+            try:
+                self.cdp.detach()
+            except Exception:  # noqa: BLE001 — the page may be gone; nothing more to hear either way
+                pass
+            self.cdp = None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -325,6 +339,8 @@ def main(argv: list[str] | None = None) -> None:
                 next_visit = time.time() + 5
                 while time.time() < deadline:
                     shown = [s["page"].evaluate("() => window.__shown") for s in sessions]
+                    for s in sessions:
+                        s["frames"].stop_if_received()
                     if all(v is not None for v in shown):
                         break
                     if time.time() >= next_visit:
