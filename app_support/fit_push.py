@@ -1,8 +1,8 @@
 """Tell a waiting page at once that its fit has ended, instead of at its next poll.
 
-A page waiting for a fit draws a status fragment that its browser reruns every second
+A page waiting for a fit draws a status fragment that its browser reruns every few seconds
 (:func:`app_support.fits.fit_status_panel`). A tab on a busy machine fires that timer late, and
-every waiting tab costs the server a run per second. So the fragment also registers here (the
+every waiting tab costs the server a run per poll. So the fragment also registers here (the
 session, the fragment, the page and its query), and when the fit manager reports the fit ended
 (``FitManager(on_landed=...)``, on its own thread) the server reruns that fragment itself, exactly
 as the browser's timer would: the fragment sees the job final and reruns the page with the result.

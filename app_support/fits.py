@@ -5,7 +5,7 @@ Pages call :func:`get_fit` for the settings they show. It never blocks: a result
 in-memory memo or the fit store (through the manager, without starting a worker): the on-disk fit
 cache, then the fits shipped in ``assets/precomputed/`` as its read-only layer (the default fit,
 shown on opening whatever the app's sampler sizes); otherwise an interactive fit is queued for the manager's Dask workers and
-the page draws :func:`fit_status_panel`, a fragment that polls the job every second, shows
+the page draws :func:`fit_status_panel`, a fragment that polls the job every few seconds (:func:`status_poll_seconds`), shows
 progress with a Cancel button, and reruns the page when the result is ready; the server reruns that
 fragment itself the moment the fit ends (:mod:`.fit_push`), so the page need not wait for its poll. While a fit runs the
 page may show the last result of the same data (``FitView.origin == "stale"``), marked as such.
@@ -42,19 +42,34 @@ _MEMO_SIZE = 48
 _LOG = get_logger("simplex_judge.fits")  # Streamlit's handler: the lines show in the server's output
 
 
+#: Seconds between a waiting page's polls of its fit when ``SIMPLEX_JUDGE_STATUS_POLL`` is unset. Why 2,
+#: not 1: each poll costs the visitor's tab about 0.15 s of main-thread work on the Rankings page
+#: (mostly Chromium's own, outside scripts, by its profiler), and the server pushes the fit's end anyway
+#: (:mod:`.fit_push`).
+#: With eight sessions on this 2-core machine, polls of 2 s (and 5 s for the grid panel) took their
+#: tabs' CPU from about 105 to 88 s and the server's from about 29 to 21 s over 110 s, and every fit
+#: was shown 73-76 s after the sessions opened instead of 90-94 s (``bench.app_load``).
+STATUS_POLL_DEFAULT = 2.0
+
+#: Seconds between the background grid panel's polls: its progress, and the moment the pages read the
+#: grid's new fits (the next slider move's reweighting sources); a slower pace than a fit's own.
+GRID_POLL_SECONDS = 5.0
+
+
 @functools.cache
 def status_poll_seconds() -> float:
-    """How often a waiting page polls its fit (``SIMPLEX_JUDGE_STATUS_POLL``, default 1 s, at least
-    0.5 s): the progress bar's pace and the fallback of :mod:`.fit_push`, which tells the page the
-    moment the fit ends. Read once per server process."""
+    """How often a waiting page polls its fit (``SIMPLEX_JUDGE_STATUS_POLL``, default
+    :data:`STATUS_POLL_DEFAULT`, at least 0.5 s): the progress bar's pace and the fallback of
+    :mod:`.fit_push`, which tells the page the moment the fit ends. Read once per server process."""
     text = os.environ.get("SIMPLEX_JUDGE_STATUS_POLL", "").strip()
     try:
-        seconds = float(text) if text else 1.0
+        seconds = float(text) if text else STATUS_POLL_DEFAULT
     except ValueError:
         seconds = float("nan")
     if not seconds >= 0.5 or seconds == float("inf"):
-        _LOG.warning("SIMPLEX_JUDGE_STATUS_POLL=%r is not a number of seconds ≥ 0.5; waiting pages poll every 1 s", text)
-        return 1.0
+        _LOG.warning("SIMPLEX_JUDGE_STATUS_POLL=%r is not a number of seconds ≥ 0.5; waiting pages poll every %g s",
+                     text, STATUS_POLL_DEFAULT)
+        return STATUS_POLL_DEFAULT
     return seconds
 
 
@@ -423,7 +438,7 @@ def _ended_box(view: FitView, status: JobStatus) -> None:
 
 
 def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None) -> None:
-    """Background-grid progress (polled every 2 s) with an estimate of the time left and a Stop button.
+    """Background-grid progress (polled every :data:`GRID_POLL_SECONDS`) with an estimate of the time left and a Stop button.
     ``on_landed`` is called on the first poll and whenever more grid fits have finished than at the
     last one (the pages read the grid's fits then, so that the next slider move finds its
     reweighting sources in memory)."""
@@ -433,7 +448,7 @@ def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None
     group = grid_group(view.counts, view.requested)
     seen = {"done": -1}
 
-    @st.fragment(run_every=2.0)
+    @st.fragment(run_every=GRID_POLL_SECONDS)
     def _panel() -> None:
         progress = manager.group_progress(group)
         if on_landed is not None and progress.done != seen["done"]:  # on the first poll too
