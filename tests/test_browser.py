@@ -221,6 +221,9 @@ def test_a_new_tab_shows_what_is_coming_before_streamlit_starts_then_the_page(se
     placeholder = page.wait_for_selector('[data-testid="bootPlaceholder"]', state="visible", timeout=30_000)
     title, text = placeholder.evaluate("e => [e.querySelector('h1').textContent, e.querySelector('p').textContent]")
     assert title == "Sensitivity" and text.startswith("Loading the Sensitivity page of Simplex Judge")
+    end = time.monotonic() + 10  # the requests' route events may still be on their way to this thread
+    while not held and time.monotonic() < end:
+        page.wait_for_timeout(100)
     assert held, "Streamlit's scripts were never asked for"
     releasing = True
     for route in held:
