@@ -34,7 +34,7 @@ from . import data_access as da
 from . import fit_push
 from .lru import Lru
 from .safe_text import md
-from .state import BETA_MAX_GRID, OMEGA_GRID, K
+from .state import BETA_MAX_GRID, OMEGA_GRID, K, parse_number
 
 #: Priority of the sensitivity sweep's fits: after interactive requests, before the grid fill.
 SWEEP = 5
@@ -62,11 +62,10 @@ def status_poll_seconds() -> float:
     :data:`STATUS_POLL_DEFAULT`, at least 0.5 s): the progress bar's pace and the fallback of
     :mod:`.fit_push`, which tells the page the moment the fit ends. Read once per server process."""
     text = os.environ.get("SIMPLEX_JUDGE_STATUS_POLL", "").strip()
-    try:
-        seconds = float(text) if text else STATUS_POLL_DEFAULT
-    except ValueError:
-        seconds = float("nan")
-    if not seconds >= 0.5 or seconds == float("inf"):
+    if not text:
+        return STATUS_POLL_DEFAULT
+    seconds = parse_number(text, 0.5, float("inf"))  # finite: an infinite poll is no fallback
+    if seconds is None:
         _LOG.warning("SIMPLEX_JUDGE_STATUS_POLL=%r is not a number of seconds ≥ 0.5; waiting pages poll every %g s",
                      text, STATUS_POLL_DEFAULT)
         return STATUS_POLL_DEFAULT

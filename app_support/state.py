@@ -175,7 +175,8 @@ def _parse_bool(text: str) -> bool | None:
     return None
 
 
-def _parse_number(text: str, lo: float, hi: float) -> float | None:
+def parse_number(text: str, lo: float, hi: float) -> float | None:
+    """``text`` as a finite number in [lo, hi], else None."""
     try:
         v = float(text)
     except ValueError:
@@ -201,7 +202,7 @@ def load_url_state(choices: UrlChoices) -> None:
         elif name == "criterion":
             value = raw or None
         elif name in ("omega", "beta_max"):
-            num = _parse_number(raw, 0.0, 8.0 if name == "omega" else 20.0)
+            num = parse_number(raw, 0.0, 8.0 if name == "omega" else 20.0)
             if num is not None:
                 grid = SLIDER_OMEGAS if name == "omega" else SLIDER_BETA_MAXES
                 # The continuous slider gets the value too: when the link's other value is off the

@@ -416,16 +416,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  of which stored → the page run that draws it began (the server's log; the rest is the session's "
           f"tab: its poll timer, receiving and drawing the page): median {np.nanmedian(part) if len(part) else float('nan'):.2f} s, "
           f"max {np.nanmax(part) if len(part) else float('nan'):.2f} s")
+    part = np.array(frame_parts, dtype=float)
+    print(f"  of which stored → the answer's WebSocket frame received by the session's browser (DevTools' clock: "
+          f"the server's whole share; the rest is the tab's main thread getting to it and drawing it): median "
+          f"{np.nanmedian(part) if len(part) else float('nan'):.2f} s, max {np.nanmax(part) if len(part) else float('nan'):.2f} s")
     for i, s in enumerate(sessions, start=1):  # the tab's share, where it is large
         if s["shown"] and s["received"] and s["shown"] / 1000 - s["received"] > 1.0:
             a, b = s["received"], s["shown"] / 1000
             busy = [(max(t0 / 1000, a), min(t1 / 1000, b)) for t0, t1 in s["long"] if t1 / 1000 > a and t0 / 1000 < b]
             print(f"  session {i}: frame → drawn {b - a:.1f} s, of which {sum(e - f for f, e in busy):.1f} s in "
                   f"{len(busy)} main-thread tasks over 50 ms (longest {max((e - f for f, e in busy), default=0):.1f} s)")
-    part = np.array(frame_parts, dtype=float)
-    print(f"  of which stored → the answer's WebSocket frame received by the session's browser (DevTools' clock: "
-          f"the server's whole share; the rest is the tab's main thread getting to it and drawing it): median "
-          f"{np.nanmedian(part) if len(part) else float('nan'):.2f} s, max {np.nanmax(part) if len(part) else float('nan'):.2f} s")
     if early:
         print(f"open → shown, {len(early)} fits stored before their session's page was drawn: "
               f"{', '.join(f'{v:.1f}' for v in early)} s (a first paint in the burst)")
