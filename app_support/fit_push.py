@@ -16,6 +16,7 @@ server's event loop), pinned with the Streamlit version in ``requirements.txt``.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,8 +24,9 @@ from streamlit.logger import get_logger
 
 _LOG = get_logger("simplex_judge.fit_push")
 _LOCK = threading.Lock()
-# fit key -> session id -> (fragment id, page script hash, query string) of the fragment to rerun
-_WAITERS: dict[str, dict[str, tuple[str, str, str]]] = {}
+# fit key (or group key) -> session id -> (fragment id, page script hash, query string, earliest rerun
+# time) of the fragment to rerun
+_WAITERS: dict[str, dict[str, tuple[str, str, str, float]]] = {}
 #: Fits waited for at most (the oldest are forgotten: a fit cancelled never ends here; the poll remains)
 _MAX_KEYS = 512
 _warned: set[str] = set()
@@ -47,8 +49,16 @@ def _current_fragment_id() -> str | None:
         return None
 
 
-def wait_here(key: str) -> None:
-    """Called inside a status fragment: rerun this fragment when the fit ``key`` ends."""
+def group_key(group: str) -> str:
+    """The key a fragment waits on for "any fit of ``group`` ended" (:func:`wait_here`)."""
+    return f"group:{group}"
+
+
+def wait_here(key: str, min_interval: float = 0.0) -> None:
+    """Called inside a status fragment: rerun this fragment when the fit ``key`` ends (or, for
+    :func:`group_key`, any fit of that group), but not sooner than ``min_interval`` seconds after
+    this run: fits of a group that end close together make one rerun. Call it before reading the
+    status: a fit that ends after that is pushed, and the fragment waits again when it reruns."""
     import streamlit as st
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -57,8 +67,13 @@ def wait_here(key: str) -> None:
     if ctx is None or not fragment_id:
         return
     query = urlencode(st.query_params.to_dict())  # the page's address now (the app may have rewritten it)
+    _register(key, ctx.session_id, fragment_id, ctx.page_script_hash, query, min_interval)
+
+
+def _register(key: str, session_id: str, fragment_id: str, page_hash: str, query: str, min_interval: float) -> None:
     with _LOCK:
-        _WAITERS.setdefault(key, {})[ctx.session_id] = (fragment_id, ctx.page_script_hash, query)
+        _WAITERS.setdefault(key, {})[session_id] = (fragment_id, page_hash, query,
+                                                    time.monotonic() + max(0.0, float(min_interval)))
         while len(_WAITERS) > _MAX_KEYS:
             _WAITERS.pop(next(iter(_WAITERS)))
 
@@ -80,15 +95,18 @@ def stop_waiting(key: str) -> None:
 
 def fit_ended(status: Any) -> None:
     """The fit manager's ``on_landed``: rerun the status fragment of every session waiting for the
-    fit of ``status.key``."""
+    fit of ``status.key`` or for any fit of its group (``status.group``)."""
+    group = getattr(status, "group", None)
     with _LOCK:
-        waiting = _WAITERS.pop(status.key, {})
+        waiting = list(_WAITERS.pop(status.key, {}).items())
+        if group:
+            waiting += list(_WAITERS.pop(group_key(group), {}).items())
     from streamlit import runtime
 
     if not waiting or not runtime.exists():
         return
     rt = runtime.get_instance()
-    for session_id, (fragment_id, page_hash, query) in waiting.items():
+    for session_id, (fragment_id, page_hash, query, not_before) in waiting:
         session = rt.get_app_session(session_id)  # thread-safe; None for a session that has gone
         if session is None:
             continue
@@ -97,7 +115,11 @@ def fit_ended(status: Any) -> None:
             _warn_once("this Streamlit's AppSession has no _event_loop")
             return
         try:
-            loop.call_soon_threadsafe(_rerun_fragment, session, fragment_id, page_hash, query)
+            delay = not_before - time.monotonic()
+            if delay > 0:  # call_later belongs to the loop's thread
+                loop.call_soon_threadsafe(loop.call_later, delay, _rerun_fragment, session, fragment_id, page_hash, query)
+            else:
+                loop.call_soon_threadsafe(_rerun_fragment, session, fragment_id, page_hash, query)
         except RuntimeError:  # the loop is closed: the server is stopping
             return
 

@@ -25,7 +25,7 @@ from streamlit.logger import get_logger
 from simplex_core.data import Counts, JudgmentTable, count_tensor
 from simplex_core.fit_identity import data_key, fit_key
 from simplex_core.fit_cache import SHIPPED_DIR
-from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitCacheStore, FitManager, JobStatus, format_duration
+from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitCacheStore, FitManager, GroupProgress, JobStatus, format_duration
 from simplex_core import sensitivity
 from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings, check_fit_size
@@ -51,9 +51,14 @@ _LOG = get_logger("simplex_judge.fits")  # Streamlit's handler: the lines show i
 #: was shown 73-76 s after the sessions opened instead of 90-94 s (``bench.app_load``).
 STATUS_POLL_DEFAULT = 2.0
 
-#: Seconds between the background grid panel's polls: its progress, and the moment the pages read the
-#: grid's new fits (the next slider move's reweighting sources); a slower pace than a fit's own.
-GRID_POLL_SECONDS = 5.0
+#: The background grid panel (its progress, and the moment the page reads the grid's new fits, the next
+#: slider move's reweighting sources) reruns when the server says a grid fit ended
+#: (:func:`app_support.fit_push.fit_ended`), at most once per ``GRID_PUSH_MIN_SECONDS``; its own poll,
+#: every ``GRID_POLL_SECONDS``, is the fallback and moves the time-left estimate on. Why: a tab spends
+#: about 0.15 s of main-thread time per rerun of the panel, and while live fits hold the workers no
+#: grid fit ends, so a waiting page need not rerun it at all.
+GRID_POLL_SECONDS = 30.0
+GRID_PUSH_MIN_SECONDS = 5.0
 
 
 @functools.cache
@@ -61,14 +66,24 @@ def status_poll_seconds() -> float:
     """How often a waiting page polls its fit (``SIMPLEX_JUDGE_STATUS_POLL``, default
     :data:`STATUS_POLL_DEFAULT`, at least 0.5 s): the progress bar's pace and the fallback of
     :mod:`.fit_push`, which tells the page the moment the fit ends. Read once per server process."""
-    text = os.environ.get("SIMPLEX_JUDGE_STATUS_POLL", "").strip()
+    return _poll_seconds("SIMPLEX_JUDGE_STATUS_POLL", STATUS_POLL_DEFAULT, "waiting pages poll")
+
+
+@functools.cache
+def grid_poll_seconds() -> float:
+    """How often the background grid panel polls (``SIMPLEX_JUDGE_GRID_POLL``, default
+    :data:`GRID_POLL_SECONDS`): the fallback of the server's push when a grid fit ends."""
+    return _poll_seconds("SIMPLEX_JUDGE_GRID_POLL", GRID_POLL_SECONDS, "the background grid panel polls")
+
+
+def _poll_seconds(variable: str, default: float, what: str) -> float:
+    text = os.environ.get(variable, "").strip()
     if not text:
-        return STATUS_POLL_DEFAULT
+        return default
     seconds = parse_number(text, 0.5, float("inf"))  # finite: an infinite poll is no fallback
     if seconds is None:
-        _LOG.warning("SIMPLEX_JUDGE_STATUS_POLL=%r is not a number of seconds ≥ 0.5; waiting pages poll every %g s",
-                     text, STATUS_POLL_DEFAULT)
-        return STATUS_POLL_DEFAULT
+        _LOG.warning("%s=%r is not a number of seconds ≥ 0.5; %s every %g s", variable, text, what, default)
+        return default
     return seconds
 
 
@@ -437,7 +452,9 @@ def _ended_box(view: FitView, status: JobStatus) -> None:
 
 
 def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None) -> None:
-    """Background-grid progress (polled every :data:`GRID_POLL_SECONDS`) with an estimate of the time left and a Stop button.
+    """Background-grid progress (rerun by the server when a grid fit ends, at most every
+    :data:`GRID_PUSH_MIN_SECONDS`, else polled every :func:`grid_poll_seconds`) with an estimate of the
+    time left and a Stop button.
     ``on_landed`` is called on the first poll and whenever more grid fits have finished than at the
     last one (the pages read the grid's fits then, so that the next slider move finds its
     reweighting sources in memory)."""
@@ -445,31 +462,44 @@ def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None
         return
     manager = fit_manager()
     group = grid_group(view.counts, view.requested)
+    progress = manager.group_progress(group)
+    if progress.total and progress.finished:  # nothing more will end: drawn once, no poll
+        if on_landed is not None:
+            on_landed()
+        _draw_grid_progress(manager, group, progress)
+        return
     seen = {"done": -1}
 
-    @st.fragment(run_every=GRID_POLL_SECONDS)
+    @st.fragment(run_every=grid_poll_seconds())
     def _panel() -> None:
+        fit_push.wait_here(fit_push.group_key(group), min_interval=GRID_PUSH_MIN_SECONDS)  # before reading
         progress = manager.group_progress(group)
+        if progress.total and progress.finished:
+            fit_push.stop_waiting(fit_push.group_key(group))
         if on_landed is not None and progress.done != seen["done"]:  # on the first poll too
             seen["done"] = progress.done
             on_landed()
-        if progress.total == 0:
-            return
-        # the grid's jobs are its settings but the one shown first, when that one is on the grid (an
-        # off-grid first setting, e.g. from a link, leaves all of them to the background)
-        total = max(len(OMEGA_GRID) * len(BETA_MAX_GRID), progress.total)
-        done = progress.done + (total - progress.total)
-        st.markdown(f"**Background grid** ({len(OMEGA_GRID)} × {len(BETA_MAX_GRID)} settings)")
-        st.progress(done / total, text=f"{done} of {total} fitted"
-                    + ("" if progress.finished else (f", about {_fmt_eta(progress.eta_seconds)} left"
-                                                     if progress.eta_seconds is not None else ", estimating the time left")))
-        if progress.failed:
-            st.caption(f"{progress.failed} background fit(s) failed; those settings fit live when chosen.")
-        if not progress.finished and st.button("Stop background fits", key=f"stop-{group}"):
-            manager.cancel_group(group)
-            st.rerun(scope="fragment")
+        _draw_grid_progress(manager, group, progress)
 
     _panel()
+
+
+def _draw_grid_progress(manager: FitManager, group: str, progress: GroupProgress) -> None:
+    if progress.total == 0:
+        return
+    # the grid's jobs are its settings but the one shown first, when that one is on the grid (an
+    # off-grid first setting, e.g. from a link, leaves all of them to the background)
+    total = max(len(OMEGA_GRID) * len(BETA_MAX_GRID), progress.total)
+    done = progress.done + (total - progress.total)
+    st.markdown(f"**Background grid** ({len(OMEGA_GRID)} × {len(BETA_MAX_GRID)} settings)")
+    st.progress(done / total, text=f"{done} of {total} fitted"
+                + ("" if progress.finished else (f", about {_fmt_eta(progress.eta_seconds)} left"
+                                                 if progress.eta_seconds is not None else ", estimating the time left")))
+    if progress.failed:
+        st.caption(f"{progress.failed} background fit(s) failed; those settings fit live when chosen.")
+    if not progress.finished and st.button("Stop background fits", key=f"stop-{group}"):
+        manager.cancel_group(group)
+        st.rerun(scope="fragment")
 
 
 def _fmt_eta(seconds: float) -> str:

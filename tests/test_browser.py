@@ -56,7 +56,7 @@ def _running(entry: str, tmp_path_factory, log: Path | None = None, **extra_env:
     # Small fits; no background grid (it would keep both cores busy for the rest of the tests: the grid is
     # checked by tests/test_app.py, tests/test_job_book.py and tests/test_fit_jobs.py).
     env = dict(os.environ, SIMPLEX_JUDGE_FAST="1", SIMPLEX_JUDGE_CACHE=str(cache), SIMPLEX_JUDGE_BACKGROUND_GRID="0",
-               PYTHONUNBUFFERED="1", **extra_env)
+               PYTHONUNBUFFERED="1") | extra_env
     log = log or tmp_path_factory.mktemp("server") / "streamlit.log"
     try:
         with open(log, "w") as fh, streamlit_server(entry, port, env, fh, stop_timeout=20) as url:
@@ -275,6 +275,24 @@ def test_a_landed_fit_reaches_its_waiting_page_without_the_pages_poll(tmp_path_f
                               log.read_text(errors="replace"))
         assert delivered, "the page never waited for the fit: it landed before the page's first run"
         assert float(delivered.group(1)) < 300
+
+
+def test_the_background_grid_panel_moves_on_as_grid_fits_land_without_its_poll(tmp_path_factory, page):
+    """The server reruns the grid panel when a grid fit ends (app_support.fit_push, at most every
+    GRID_PUSH_MIN_SECONDS): with the panel's own poll set to 10 minutes, its count still climbs while
+    the small grid fits land. Stopped after three counts (the grid keeps both cores busy)."""
+    with _running("serve.py", tmp_path_factory, SIMPLEX_JUDGE_BACKGROUND_GRID="1", SIMPLEX_JUDGE_GRID_POLL="600") as url:
+        page.goto(url)
+        _settle(page)
+        counts: list[int] = []
+        deadline = time.monotonic() + 240
+        while len(counts) < 3 and time.monotonic() < deadline:
+            found = re.search(r"(\d+) of \d+ fitted", page.locator('[data-testid="stSidebar"]').inner_text())
+            if found and (not counts or int(found.group(1)) != counts[-1]):
+                counts.append(int(found.group(1)))
+            time.sleep(0.5)
+        assert len(counts) == 3 and counts == sorted(counts), counts
+        _no_exception_box(page)
 
 
 def test_the_app_also_runs_without_the_launcher(tmp_path_factory, page):
