@@ -62,7 +62,13 @@ def _middleware() -> list:
     return [Middleware(DefaultPageRedirect), Middleware(BootPlaceholder), Middleware(CompressedAssets)]
 
 
-app = st.App("app.py", lifespan=warm_start, middleware=_middleware())
+def _routes() -> list:
+    from app_support.live_progress import progress_route
+
+    return [progress_route()]  # a waiting page's progress bar reads its fit's status here, without reruns
+
+
+app = st.App("app.py", lifespan=warm_start, middleware=_middleware(), routes=_routes())
 
 if __name__ == "__main__":
     import argparse

@@ -31,7 +31,7 @@ from simplex_core.sensitivity import base_settings, grid_settings
 from simplex_core.model import FitSettings, check_fit_size
 
 from . import data_access as da
-from . import fit_push
+from . import fit_push, live_progress
 from .lru import Lru
 from .safe_text import md
 from .state import BETA_MAX_GRID, OMEGA_GRID, K, parse_number
@@ -50,6 +50,9 @@ _LOG = get_logger("simplex_judge.fits")  # Streamlit's handler: the lines show i
 #: tabs' CPU from about 105 to 88 s and the server's from about 29 to 21 s over 110 s, and every fit
 #: was shown 73-76 s after the sessions opened instead of 90-94 s (``bench.app_load``).
 STATUS_POLL_DEFAULT = 2.0
+#: The same where the progress bar moves by itself (:mod:`.live_progress`): the fragment's poll is then
+#: only the last fallback, after the server's push and the bar's own request for a rerun.
+STATUS_POLL_LIVE = 30.0
 
 #: The background grid panel (its progress, and the moment the page reads the grid's new fits, the next
 #: slider move's reweighting sources) reruns when the server says a grid fit ended
@@ -63,10 +66,12 @@ GRID_PUSH_MIN_SECONDS = 5.0
 
 @functools.cache
 def status_poll_seconds() -> float:
-    """How often a waiting page polls its fit (``SIMPLEX_JUDGE_STATUS_POLL``, default
-    :data:`STATUS_POLL_DEFAULT`, at least 0.5 s): the progress bar's pace and the fallback of
-    :mod:`.fit_push`, which tells the page the moment the fit ends. Read once per server process."""
-    return _poll_seconds("SIMPLEX_JUDGE_STATUS_POLL", STATUS_POLL_DEFAULT, "waiting pages poll")
+    """How often a waiting page reruns its fit's status fragment (``SIMPLEX_JUDGE_STATUS_POLL``, at
+    least 0.5 s; default :data:`STATUS_POLL_DEFAULT`, or :data:`STATUS_POLL_LIVE` where ``serve.py``
+    serves the live progress bar, :mod:`.live_progress`, which moves without reruns). It is the
+    fallback of :mod:`.fit_push`, which tells the page the moment the fit ends. Read once per process."""
+    default = STATUS_POLL_LIVE if live_progress.feed_served() else STATUS_POLL_DEFAULT
+    return _poll_seconds("SIMPLEX_JUDGE_STATUS_POLL", default, "waiting pages poll")
 
 
 @functools.cache
@@ -96,7 +101,9 @@ def fit_manager() -> FitManager:
     ``SIMPLEX_JUDGE_SCHEDULER`` / ``serve.py --scheduler``). The fits of a session that has left
     are cancelled (:func:`owner_alive`)."""
     warm = os.environ.get("SIMPLEX_JUDGE_WARM_WORKER", "1") not in ("0", "false", "no")
-    return FitManager(store=fit_store(), warm=warm, owner_alive=owner_alive, on_landed=fit_push.fit_ended)
+    manager = FitManager(store=fit_store(), warm=warm, owner_alive=owner_alive, on_landed=fit_push.fit_ended)
+    live_progress.register_manager(manager)  # the progress feed answers from it
+    return manager
 
 
 def fit_store() -> FitCacheStore:
@@ -425,8 +432,12 @@ def fit_status_panel(view: FitView) -> None:
         if status.is_final:
             st.rerun()  # the page rebuilds with the result (or the reason there is none)
         with st.container(border=True):
-            st.markdown(f"**Fitting {status.label}** — {status.describe()}")
-            st.progress(status.fraction if status.state == "running" else 0.0)
+            if live_progress.feed_served():
+                st.markdown(f"**Fitting {status.label}**")
+                live_progress.show_progress(status)
+            else:
+                st.markdown(f"**Fitting {status.label}** — {status.describe()}")
+                st.progress(status.fraction if status.state == "running" else 0.0)
             if st.button("Cancel this fit", key=f"cancel-{job_id}", icon=":material/stop_circle:"):
                 st.session_state.setdefault(K.CANCELLED, set()).add(status.key)
                 manager.cancel(job_id, owner=owner)

@@ -266,10 +266,19 @@ def test_a_landed_fit_reaches_its_waiting_page_without_the_pages_poll(tmp_path_f
     log = tmp_path_factory.mktemp("push") / "streamlit.log"
     with _running("serve.py", tmp_path_factory, log=log, SIMPLEX_JUDGE_STATUS_POLL="600") as url:
         page.goto(f"{url}/?omega=3&beta_max=6")
-        page.wait_for_function("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
-                               " const t = m ? m.innerText : '';"
-                               " return t.includes('Fit: ω = 3, β_max = 6,') && !t.includes('Fitting ω'); }",
-                               timeout=300_000)  # well before the poll's 600 s
+        bar_texts: list[str] = []  # the live progress bar (app_support.live_progress) moves without a rerun
+        deadline = time.monotonic() + 300  # well before the poll's 600 s
+        while time.monotonic() < deadline:
+            main = page.locator('[data-testid="stMain"]').inner_text()
+            if "Fit: ω = 3, β_max = 6," in main and "Fitting ω" not in main:
+                break
+            bar = page.locator(".sj-text")
+            text = bar.first.text_content(timeout=1000) if bar.count() else None
+            if text and (not bar_texts or bar_texts[-1] != text):
+                bar_texts.append(text)
+            time.sleep(0.2)
+        assert "Fit: ω = 3, β_max = 6," in main and "Fitting ω" not in main, main[-500:]
+        assert len(bar_texts) >= 2, bar_texts  # e.g. "waiting for a fit worker" → "sampling: …"
         _no_exception_box(page)
         delivered = re.search(r"fit ω = 3, β_max = 6, \S+ likelihood reached a page that waited for it ([0-9.]+) s",
                               log.read_text(errors="replace"))
