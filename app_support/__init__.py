@@ -12,6 +12,8 @@
 - :mod:`app_support.downloads`: download buttons (CSV, HTML, PNG/SVG, NetCDF, JSON);
 - :mod:`app_support.errors`: exceptions turned into plain messages (never a traceback);
 - :mod:`app_support.guide_links`: links from every page to the Guide.
+- :mod:`app_support.fit_push` and :mod:`app_support.live_progress`: a landed fit reaches its waiting page at
+  once, and a fit's progress bar moves without rerunning the page.
 
 Pages collect inputs, call these, and render. Nothing here fits or samples in the server process:
 fits run in the fit manager's worker process.
