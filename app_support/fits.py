@@ -5,7 +5,7 @@ Pages call :func:`get_fit` for the settings they show. It never blocks: a result
 in-memory memo or the fit store (through the manager, without starting a worker): the on-disk fit
 cache, then the fits shipped in ``assets/precomputed/`` as its read-only layer (the default fit,
 shown on opening whatever the app's sampler sizes); otherwise an interactive fit is queued for the manager's Dask workers and
-the page draws :func:`fit_status_panel`, a fragment that polls the job every few seconds (:func:`status_poll_seconds`), shows
+the page draws :func:`fit_status_panel`, a fragment that polls the job (:func:`status_poll_seconds`; its bar moves by itself, :mod:`.live_progress`), shows
 progress with a Cancel button, and reruns the page when the result is ready; the server reruns that
 fragment itself the moment the fit ends (:mod:`.fit_push`), so the page need not wait for its poll. While a fit runs the
 page may show the last result of the same data (``FitView.origin == "stale"``), marked as such.
@@ -538,7 +538,8 @@ def sweep_status_panel(pending: list[FitView], total: int) -> None:
     job_ids = [v.job.job_id for v in pending if v.job is not None]
     n_ready = total - len(pending)
 
-    @st.fragment(run_every=max(2.0, status_poll_seconds()))
+    # its text names the running fit's progress, which only a rerun moves (no live bar here)
+    @st.fragment(run_every=max(2.0, _poll_seconds("SIMPLEX_JUDGE_STATUS_POLL", STATUS_POLL_DEFAULT, "sweep panels poll")))
     def _panel() -> None:
         for v in pending:  # before reading the statuses: a fit that ends after this is pushed
             fit_push.wait_here(v.key)
