@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.streamlit_server import free_port, streamlit_server
 
@@ -266,24 +267,41 @@ def test_a_landed_fit_reaches_its_waiting_page_without_the_pages_poll(tmp_path_f
     log = tmp_path_factory.mktemp("push") / "streamlit.log"
     with _running("serve.py", tmp_path_factory, log=log, SIMPLEX_JUDGE_STATUS_POLL="600") as url:
         page.goto(f"{url}/?omega=3&beta_max=6")
-        bar_texts: list[str] = []  # the live progress bar (app_support.live_progress) moves without a rerun
-        deadline = time.monotonic() + 300  # well before the poll's 600 s
-        while time.monotonic() < deadline:
-            main = page.locator('[data-testid="stMain"]').inner_text()
-            if "Fit: ω = 3, β_max = 6," in main and "Fitting ω" not in main:
-                break
-            bar = page.locator(".sj-text")
-            text = bar.first.text_content(timeout=1000) if bar.count() else None
-            if text and (not bar_texts or bar_texts[-1] != text):
-                bar_texts.append(text)
-            time.sleep(0.2)
-        assert "Fit: ω = 3, β_max = 6," in main and "Fitting ω" not in main, main[-500:]
-        assert len(bar_texts) >= 2, bar_texts  # e.g. "waiting for a fit worker" → "sampling: …"
+        page.wait_for_function("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                               " const t = m ? m.innerText : '';"
+                               " return t.includes('Fit: ω = 3, β_max = 6,') && !t.includes('Fitting ω'); }",
+                               timeout=300_000)  # well before the poll's 600 s
         _no_exception_box(page)
         delivered = re.search(r"fit ω = 3, β_max = 6, \S+ likelihood reached a page that waited for it ([0-9.]+) s",
                               log.read_text(errors="replace"))
         assert delivered, "the page never waited for the fit: it landed before the page's first run"
         assert float(delivered.group(1)) < 300
+
+
+def test_a_fits_progress_bar_moves_without_rerunning_the_page(tmp_path_factory, page):
+    """The bar of a waiting fit reads its status by itself (app_support.live_progress): with the
+    status fragment's poll at 10 minutes, the bar's text moves on while a full-size fit (the
+    integrated model) runs, and the fit is shown when it lands."""
+    with _running("serve.py", tmp_path_factory, SIMPLEX_JUDGE_FAST="0", SIMPLEX_JUDGE_STATUS_POLL="600") as url:
+        page.goto(f"{url}/?integrated=1")
+        page.locator(".sj-text").first.wait_for(timeout=120_000)
+        seen: list[str] = []
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            try:
+                text = page.locator(".sj-text").first.text_content(timeout=500)
+            except PlaywrightTimeout:  # redrawn, or gone: the fit has landed
+                if "Fitting integrated" not in page.locator('[data-testid="stMain"]').inner_text():
+                    break
+                continue
+            if text and (not seen or seen[-1] != text):
+                seen.append(text)
+            time.sleep(0.25)
+        assert len(seen) >= 3, seen  # e.g. waiting → preparing … for 1 s, 2 s → sampling 5%, 26% …
+        assert any(t.startswith("sampling") for t in seen), seen
+        page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+                               ".includes('Fit: integrated over ω and β_max')", timeout=60_000)
+        _no_exception_box(page)
 
 
 def test_the_background_grid_panel_moves_on_as_grid_fits_land_without_its_poll(tmp_path_factory, page):
