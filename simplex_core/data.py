@@ -73,6 +73,17 @@ def _num(v: Any) -> str:
     return str(int(f)) if f.is_integer() else f"{f:g}"
 
 
+#: The longest problem message shown: the start and the end of a longer one, with the count cut
+MAX_MESSAGE_CHARS = 1500
+
+
+def _bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    head, tail = (2 * limit) // 3, limit // 4
+    return f"{text[:head]} … [{len(text) - head - tail:,} characters not shown] … {text[-tail:]}"
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input, said precisely enough to fix it.
@@ -94,8 +105,11 @@ class Problem:
     setting: str | None = None
 
     def describe(self, advice: Mapping[str, str] | None = None) -> str:
-        """The problem in one paragraph, with the front end's ``advice[setting]`` after the fix."""
-        parts = [f"The '{self.column}' column: {self.message}" if self.column else self.message]
+        """The problem in one paragraph, with the front end's ``advice[setting]`` after the fix; an
+        echoed name or value of any length is cut to :data:`MAX_MESSAGE_CHARS` (a 100 MB cell must not
+        become a 100 MB message)."""
+        parts = [f"The '{_bounded(str(self.column), 200)}' column: {_bounded(self.message)}" if self.column
+                 else _bounded(self.message)]
         if self.expected:
             parts.append(f"Expected {self.expected}.")
         if self.fix:
@@ -382,10 +396,53 @@ def _read_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> pd.
         raise _read_error(label, f"holds {_mb(size)} of data once decompressed; at most {_mb(max_bytes)} are read.",
                           fix="split the table or remove unused columns.")
     try:
-        return pf.read().to_pandas()
+        # dictionary-encoded text is counted as decoded: a small file can repeat one huge value
+        text_columns = [f.name for f in pf.schema_arrow if _is_text(f.type)]
+        table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text_columns).read()
+        decoded = _decoded_bytes(table)
+        if decoded > max_bytes:
+            raise _read_error(label, f"holds {_mb(decoded)} of data once decoded; at most {_mb(max_bytes)} are read.",
+                              fix="split the table or shorten its longest values.")
+        return _dictionaries_decoded(table).to_pandas()
+    except ValidationError:
+        raise
+    except MemoryError:
+        raise _read_error(label, "needs more memory than this machine has once decoded.", fix="split the table.") from None
     except Exception as exc:  # noqa: BLE001
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise _read_error(label, f"could not be read as Parquet ({first[:200]}).") from None
+
+
+def _is_text(arrow_type: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_binary(arrow_type) \
+        or pa.types.is_large_binary(arrow_type)
+
+
+def _dictionaries_decoded(table: Any) -> Any:
+    """The table with its dictionary-encoded columns as plain ones (pandas would make them categories)."""
+    import pyarrow as pa
+
+    columns = [column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+               for column in table.columns]
+    return pa.Table.from_arrays(columns, names=table.column_names)  # duplicate names stay, to be reported
+
+
+def _decoded_bytes(table: Any) -> int:
+    """The table's size with its dictionary-encoded columns decoded (without decoding them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in table.columns:
+        for chunk in column.chunks:
+            if pa.types.is_dictionary(chunk.type) and _is_text(chunk.type.value_type):
+                lengths = pc.binary_length(chunk.dictionary)
+                total += int(pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0) + 8 * len(chunk)
+            else:
+                total += chunk.nbytes
+    return total
 
 
 _DELIMITERS = (",", ";", "\t", "|")
@@ -712,6 +769,16 @@ def load_table(
         Inputs past :func:`input_limits` are refused the same way.
     """
     label = name or (str(source) if isinstance(source, (str, Path)) else getattr(source, "name", "table"))
+    try:
+        return _load_table(source, label, scale=scale, families=families, criterion=criterion, name=name,
+                           note_unused_families=note_unused_families)
+    except MemoryError:  # past the byte and row caps, e.g. values that decode far larger than stored
+        raise ValidationError([Problem(None, f"{_bounded(label, 200)!r} needs more memory than this machine has once its "
+                                             "values are decoded.", fix="split the table, or shorten its longest names.")]) from None
+
+
+def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mapping[str, str] | str | Path | None,
+                criterion: str | None, name: str | None, note_unused_families: bool) -> JudgmentTable:
     raw = read_source(source, name=name)
     problems: list[Problem] = []
     notes: list[str] = []

@@ -41,6 +41,37 @@ def test_decompression_bomb_is_refused_without_inflating_it(monkeypatch):
     assert "'upload.csv' decompresses to more than 1.0 MB" in text
 
 
+def test_parquet_whose_dictionary_decodes_past_the_cap_is_refused_without_decoding_it(monkeypatch):
+    """A few kB of Parquet can repeat one long dictionary value on every row: the size check counts
+    the text as decoded (the file's own metadata counts it as stored)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("SIMPLEX_JUDGE_MAX_BYTES", str(5_000_000))
+    n = 2_000
+    long_name = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array(["x" * 10_000]))
+    table = pa.table({"item": [f"q{i}" for i in range(n)], "candidate": long_name, "judge": ["j"] * n, "score": [1] * n})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)  # dictionary-encoded: ~20 MB of names in a small file
+    assert len(buffer.getvalue()) < 200_000
+    text = _problem(buffer.getvalue(), name="names.parquet")
+    assert "once decoded" in text and "MB" in text
+    # under the cap, the same kind of file reads, with plain (not categorical) names
+    monkeypatch.setenv("SIMPLEX_JUDGE_MAX_BYTES", str(50_000_000))
+    small = pa.table({"item": ["q1", "q1", "q2", "q2"], "judge": ["j1"] * 4, "score": [1, 2, 2, 1],
+                      "candidate": pa.array(["a", "b", "a", "b"]).dictionary_encode()})
+    buffer = io.BytesIO()
+    pq.write_table(small, buffer)
+    loaded = load_table(buffer.getvalue(), name="small.parquet")
+    assert sorted(loaded.candidates) == ["a", "b"]
+
+
+def test_a_huge_echoed_value_is_cut_in_the_message():
+    huge = "z" * 3_000_000
+    text = _problem((GOOD + f"q3,a,j1,{huge}\n").encode(), name="huge.csv")
+    assert len(text) < 5_000 and "characters not shown" in text and "row 5" in text
+
+
 def test_row_cap(monkeypatch):
     monkeypatch.setenv("SIMPLEX_JUDGE_MAX_ROWS", "3")
     assert "has 4 lines; at most 3 rows are read" in _problem(GOOD.encode(), name="t.csv")
