@@ -183,6 +183,13 @@ def _model_values(s: Any, problems: list[str]) -> dict[str, Any]:
     return {"omega": omega, "beta_max": beta_max, "delta": delta, "integrated": bool(s.integrated)}
 
 
+#: Sampler sizes past which a request is refused before anything runs (a typo of a few digits made the
+#: sampler ask for terabytes and abort): far past any useful fit of this model
+MAX_CHAINS = 64
+MAX_DRAWS = 1_000_000
+MAX_TOTAL_DRAWS = 2_000_000
+
+
 def _sampler_values(s: Any, problems: list[str]) -> dict[str, Any]:
     """Check the sampler fields of ``s`` (as :func:`_model_values` does the model's)."""
     if s.engine not in ENGINES:
@@ -192,14 +199,18 @@ def _sampler_values(s: Any, problems: list[str]) -> dict[str, Any]:
         value = getattr(s, name)
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             problems.append(f"{name} must be a whole number; got {value!r}.")
-    if isinstance(s.chains, (int, np.integer)) and s.chains < 1:
-        problems.append(f"chains must be ≥ 1; got {s.chains}.")
-    if isinstance(s.draws, (int, np.integer)) and s.draws < 1:
-        problems.append(f"draws must be ≥ 1; got {s.draws}.")
+    if isinstance(s.chains, (int, np.integer)) and not (1 <= s.chains <= MAX_CHAINS):
+        problems.append(f"chains must be between 1 and {MAX_CHAINS}; got {s.chains}.")
+    if isinstance(s.draws, (int, np.integer)) and not (1 <= s.draws <= MAX_DRAWS):
+        problems.append(f"draws must be between 1 and {MAX_DRAWS:,}; got {s.draws:,}.")
+    elif (isinstance(s.draws, (int, np.integer)) and isinstance(s.chains, (int, np.integer))
+          and 1 <= s.chains <= MAX_CHAINS and s.chains * s.draws > MAX_TOTAL_DRAWS):
+        problems.append(f"the kept draws, chains × draws, must be at most {MAX_TOTAL_DRAWS:,} (the posterior is kept "
+                        f"in memory); got {s.chains} × {s.draws:,}.")
     if isinstance(s.extra_rounds, (int, np.integer)) and not (0 <= s.extra_rounds <= 10):
         problems.append(f"extra_rounds must be between 0 and 10; got {s.extra_rounds}.")
-    if isinstance(s.tune, (int, np.integer)) and s.tune < 0:
-        problems.append(f"tune must be ≥ 0; got {s.tune}.")
+    if isinstance(s.tune, (int, np.integer)) and not (0 <= s.tune <= MAX_DRAWS):
+        problems.append(f"tune must be between 0 and {MAX_DRAWS:,}; got {s.tune:,}.")
     if isinstance(s.seed, (int, np.integer)) and not (0 <= s.seed < 2**32):
         problems.append(f"seed must be between 0 and 2**32 - 1; got {s.seed}.")
     ta = _number(problems, "target_accept", s.target_accept)

@@ -243,7 +243,7 @@ def test_evaluate_refuses_the_builtin_without_truth(tmp_path, capsys):
 def test_evaluate_rejects_negative_resamples(tiny_files, tmp_path, capsys):
     rc = main(["evaluate", str(tiny_files / "tiny.csv"), "--out", str(tmp_path / "o.csv"), "--ci-resamples", "-1"])
     assert rc == 2
-    assert "--ci-resamples must be 0 or more; got -1" in capsys.readouterr().err
+    assert "--ci-resamples must be between 0 and 100,000; got -1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command, options, message", [

@@ -330,7 +330,9 @@ def test_cli_fit_says_when_fewer_than_three_judges_score_the_answers(three_level
 @pytest.mark.parametrize("options, message", [
     (["--delta", "1,2"], "--delta '1,2': it has 2 values but the scale has 3 true levels"),
     (["--omega", "-1"], "omega must be ≥ 0"),
-    (["--chains", "0"], "chains must be ≥ 1"),
+    (["--chains", "0"], "chains must be between 1 and 64"),
+    (["--draws", "1000000000000"], "--draws must be between 1 and 1,000,000"),  # the sampler aborted asking for TBs
+    (["--chains", "8", "--draws", "900000"], "chains × draws, must be at most 2,000,000"),
     (["--integrated", "--omega", "2"], "--integrated puts priors on ω and β_max"),
 ])
 def test_cli_fit_bad_options_exit_2_with_the_message(three_level_csv, tmp_path, capsys, options, message):

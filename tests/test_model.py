@@ -118,7 +118,7 @@ def test_settings_split_into_model_sampler_and_data_view_with_the_same_keys():
     assert odd.replace(draws=50).model == odd.model and odd.replace(omega=3).sampler == odd.sampler
     with pytest.raises(ValueError, match="Invalid model settings:\n- omega must be ≥ 0"):
         ModelSettings(omega=-1)
-    with pytest.raises(ValueError, match="Invalid sampler settings:\n- chains must be ≥ 1"):
+    with pytest.raises(ValueError, match="Invalid sampler settings:\n- chains must be between 1 and 64"):
         SamplerSettings().replace(chains=0)
 
 
@@ -136,7 +136,7 @@ def test_settings_collect_every_problem():
         FitSettings(omega=-1, beta_max=float("nan"), prior="flat", chains=0, draws=2.5, engine="stan", delta="wild")
     text = str(info.value)
     for needle in ("omega must be ≥ 0", "beta_max must be finite", "prior must be one of weight-propagation",
-                   "chains must be ≥ 1", "draws must be a whole number", "engine must be one of",
+                   "chains must be between 1 and 64", "draws must be a whole number", "engine must be one of",
                    "delta must be one of inflation"):
         assert needle in text
     with pytest.raises(ValueError, match="one positive finite number per true level"):

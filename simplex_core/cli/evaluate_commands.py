@@ -99,15 +99,18 @@ def register(subparsers) -> None:
 
 def _check_counts(args: argparse.Namespace) -> None:
     problems = []
-    for name in ("ci_resamples", "bayes_ci_resamples"):
+    from simplex_core.model import MAX_CHAINS, MAX_DRAWS
+
+    # resamples past these would run for days (each Bayesian one is a full fit): refused, not started
+    for name, most in (("ci_resamples", 100_000), ("bayes_ci_resamples", 10_000)):
         v = getattr(args, name)
-        if v is not None and v < 0:
-            problems.append(f"--{name.replace('_', '-')} must be 0 or more; got {v}")
-    for name in ("chains", "draws"):
-        if getattr(args, name) < 1:
-            problems.append(f"--{name} must be at least 1; got {getattr(args, name)}")
-    if args.tune < 0:
-        problems.append(f"--tune must be 0 or more; got {args.tune}")
+        if v is not None and not 0 <= v <= most:
+            problems.append(f"--{name.replace('_', '-')} must be between 0 and {most:,}; got {v:,}")
+    for name, most in (("chains", MAX_CHAINS), ("draws", MAX_DRAWS)):
+        if not 1 <= getattr(args, name) <= most:
+            problems.append(f"--{name} must be between 1 and {most:,}; got {getattr(args, name):,}")
+    if not 0 <= args.tune <= MAX_DRAWS:
+        problems.append(f"--tune must be between 0 and {MAX_DRAWS:,}; got {args.tune:,}")
     for name in ("seed", "injection_seed"):  # numpy's seeds: whole numbers from 0
         v = getattr(args, name, None)
         if v is not None and not 0 <= v < 2**32:
