@@ -592,8 +592,10 @@ def load_families(spec: Mapping[str, str] | str | Path | None) -> dict[str, str]
             raise ValidationError([Problem(None, f"{where} is empty.", fix=fix)])
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            detail = f"{exc.msg} at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        except (ValueError, RecursionError) as exc:  # ValueError: Python's cap on an integer's digits, too
+            detail = (f"{exc.msg} at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                      else "nested too deeply" if isinstance(exc, RecursionError)
+                      else "a number with more digits than a number can have")
             raise ValidationError([Problem(None, f"{where} is not valid JSON ({detail}).", fix=fix)]) from None
     bad = [k for k, v in data.items() if not isinstance(v, str) or not str(k)] if isinstance(data, dict) else None
     if not isinstance(data, dict) or bad:

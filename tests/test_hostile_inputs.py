@@ -146,6 +146,8 @@ def test_families_text_is_never_a_path(tmp_path):
     assert load_families(secret) == {"cand-a": "LEAKED-VALUE"}  # a Path (the command line's --families) is a file
     with pytest.raises(ValidationError, match="No families file at"):
         load_families(tmp_path / "missing.json")
+    with pytest.raises(ValidationError, match="is not valid JSON \\(a number with more digits"):
+        load_families('{"cand-a": ' + "9" * 5000 + "}")  # past Python's cap on an integer's digits
 
 
 def test_merged_and_stripped_names_are_reported():
