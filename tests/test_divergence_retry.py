@@ -45,9 +45,13 @@ def test_divergent_single_judge_fit_is_resampled_with_smaller_steps(monkeypatch)
 
 
 def test_a_retry_free_of_divergences_but_short_gets_the_longer_rounds_at_its_acceptance_target():
-    counts = _single_binary_judge(1)
-    short = FitSettings(draws=100, tune=300, extra_rounds=2)  # 400 draws in all: short of a bulk ESS of 400 whatever happens
-    res = fit_model(counts, short)
+    short = FitSettings(draws=100, tune=300, extra_rounds=3)  # 400 draws in all: short of a bulk ESS of 400 whatever happens
+    # whether a short run diverges at 0.8 is a property of the run, which a machine's floating point can
+    # change (replicate 1 did on one machine and not on another): the first of a few replicates that does
+    for replicate in (1, 2, 3, 4, 5, 6):
+        res = fit_model(_single_binary_judge(replicate), short)
+        if res.timing["target_accept"] in DIVERGENCE_RETRY_ACCEPT:
+            break
     assert res.timing["target_accept"] in DIVERGENCE_RETRY_ACCEPT, "the test needs a run that diverged"
     assert res.diagnostics.divergences == 0, res.diagnostics.message
     # the retry was short: longer chains followed, as many rounds as it took (how many depends on the

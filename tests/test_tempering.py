@@ -223,7 +223,7 @@ def test_tempered_chains_report_progress_and_stop_when_the_callback_raises():
         heard.append((message, fraction))
         raise Stop
 
-    big = settings.replace(draws=2_000_000, tune=1000)  # many minutes of sampling if nothing stopped it
+    big = settings.replace(draws=1_000_000, tune=1000)  # many minutes of sampling if nothing stopped it
     with pytest.raises(Stop):
         sample_tempered(counts, big, [start], replicas=4, thin=1, progress_callback=stop_at_first_report)
     (message, fraction), = heard
