@@ -65,12 +65,13 @@ GRID_PUSH_MIN_SECONDS = 5.0
 
 
 @functools.cache
-def status_poll_seconds() -> float:
+def status_poll_seconds(live_bar: bool = True) -> float:
     """How often a waiting page reruns its fit's status fragment (``SIMPLEX_JUDGE_STATUS_POLL``, at
     least 0.5 s; default :data:`STATUS_POLL_DEFAULT`, or :data:`STATUS_POLL_LIVE` where ``serve.py``
-    serves the live progress bar, :mod:`.live_progress`, which moves without reruns). It is the
-    fallback of :mod:`.fit_push`, which tells the page the moment the fit ends. Read once per process."""
-    default = STATUS_POLL_LIVE if live_progress.feed_served() else STATUS_POLL_DEFAULT
+    serves the live progress bar, :mod:`.live_progress`, which moves without reruns, and the panel
+    draws it: ``live_bar``). It is the fallback of :mod:`.fit_push`, which tells the page the moment
+    the fit ends. Read once per process."""
+    default = STATUS_POLL_LIVE if live_bar and live_progress.feed_served() else STATUS_POLL_DEFAULT
     return _poll_seconds("SIMPLEX_JUDGE_STATUS_POLL", default, "waiting pages poll")
 
 
@@ -539,7 +540,7 @@ def sweep_status_panel(pending: list[FitView], total: int) -> None:
     n_ready = total - len(pending)
 
     # its text names the running fit's progress, which only a rerun moves (no live bar here)
-    @st.fragment(run_every=max(2.0, _poll_seconds("SIMPLEX_JUDGE_STATUS_POLL", STATUS_POLL_DEFAULT, "sweep panels poll")))
+    @st.fragment(run_every=max(2.0, status_poll_seconds(live_bar=False)))
     def _panel() -> None:
         for v in pending:  # before reading the statuses: a fit that ends after this is pushed
             fit_push.wait_here(v.key)

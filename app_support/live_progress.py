@@ -45,13 +45,13 @@ def progress_route() -> Any:
 
     async def progress(request: Any) -> Any:
         job_id = request.path_params.get("job_id", "")
-        if not _JOB_ID.fullmatch(job_id) or not _MANAGER:
-            return JSONResponse({"error": "unknown fit"}, status_code=404, headers={"Cache-Control": "no-store"})
         try:
-            status = _MANAGER[0].status(job_id)
+            if not _JOB_ID.fullmatch(job_id) or not _MANAGER:
+                raise KeyError(job_id)
+            body, code = _payload(_MANAGER[0].status(job_id)), 200
         except KeyError:
-            return JSONResponse({"error": "unknown fit"}, status_code=404, headers={"Cache-Control": "no-store"})
-        return JSONResponse(_payload(status), headers={"Cache-Control": "no-store"})
+            body, code = {"error": "unknown fit"}, 404
+        return JSONResponse(body, status_code=code, headers={"Cache-Control": "no-store"})
 
     _SERVED[0] = True
     return Route(FEED_PATH + "/{job_id}", progress, methods=["GET"])

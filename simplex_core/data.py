@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .scale import Scale, ScaleError, collapse_scale
+from .text import shorten
 from .patterns import NO_SCORE, ScorePatterns, patterns_from_answers
 
 REQUIRED_COLUMNS = ("item", "candidate", "judge", "score")
@@ -77,13 +78,6 @@ def _num(v: Any) -> str:
 MAX_MESSAGE_CHARS = 1500
 
 
-def _bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    head, tail = (2 * limit) // 3, limit // 4
-    return f"{text[:head]} … [{len(text) - head - tail:,} characters not shown] … {text[-tail:]}"
-
-
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input, said precisely enough to fix it.
@@ -108,8 +102,8 @@ class Problem:
         """The problem in one paragraph, with the front end's ``advice[setting]`` after the fix; an
         echoed name or value of any length is cut to :data:`MAX_MESSAGE_CHARS` (a 100 MB cell must not
         become a 100 MB message)."""
-        parts = [f"The '{_bounded(str(self.column), 200)}' column: {_bounded(self.message)}" if self.column
-                 else _bounded(self.message)]
+        message = shorten(self.message, MAX_MESSAGE_CHARS, say_how_many=True)
+        parts = [f"The '{shorten(self.column, 200, say_how_many=True)}' column: {message}" if self.column else message]
         if self.expected:
             parts.append(f"Expected {self.expected}.")
         if self.fix:
@@ -374,6 +368,8 @@ def _read_jsonl(text: str, label: str) -> pd.DataFrame:
         raise _jsonl_problem(text, label)
     try:
         return pd.read_json(io.StringIO(text), lines=True, dtype=False)
+    except MemoryError:
+        raise  # read_source says so
     except Exception:  # noqa: BLE001 — find the line to name
         raise _jsonl_problem(text, label) from None
 
@@ -404,10 +400,8 @@ def _read_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> pd.
             raise _read_error(label, f"holds {_mb(decoded)} of data once decoded; at most {_mb(max_bytes)} are read.",
                               fix="split the table or shorten its longest values.")
         return _dictionaries_decoded(table).to_pandas()
-    except ValidationError:
+    except (ValidationError, MemoryError):  # read_source words a MemoryError
         raise
-    except MemoryError:
-        raise _read_error(label, "needs more memory than this machine has once decoded.", fix="split the table.") from None
     except Exception as exc:  # noqa: BLE001
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise _read_error(label, f"could not be read as Parquet ({first[:200]}).") from None
@@ -486,15 +480,19 @@ def read_source(source: Any, name: str | None = None, *, max_bytes: int | None =
     if not data.strip():
         raise ValidationError([Problem(None, f"{label!r} is empty" + (" (0 bytes)." if not data else " (only blank space)."),
                                        fix="give one row per (item, candidate, judge) with columns item, candidate, judge, score.")])
-    if fmt == "parquet":
-        return _read_parquet(data, label, max_bytes, max_rows)
-    text = _decode(data, label, fmt)
-    lines = text.count("\n") + (not text.endswith("\n"))
-    if lines - (fmt != "jsonl") > max_rows:
-        raise _read_error(label, f"has {lines - (fmt != 'jsonl'):,} lines; at most {max_rows:,} rows are read.", fix="split the table.")
-    if fmt == "jsonl":
-        return _read_jsonl(text, label)
-    return _read_delimited(text, label, fmt)
+    try:
+        if fmt == "parquet":
+            return _read_parquet(data, label, max_bytes, max_rows)
+        text = _decode(data, label, fmt)
+        lines = text.count("\n") + (not text.endswith("\n"))
+        if lines - (fmt != "jsonl") > max_rows:
+            raise _read_error(label, f"has {lines - (fmt != 'jsonl'):,} lines; at most {max_rows:,} rows are read.", fix="split the table.")
+        if fmt == "jsonl":
+            return _read_jsonl(text, label)
+        return _read_delimited(text, label, fmt)
+    except MemoryError:  # within the byte and row caps, yet past this machine's memory once parsed
+        raise _read_error(label, "needs more memory than this machine has once read.",
+                          fix="split the table, or shorten its longest names.") from None
 
 
 def _read_delimited(text: str, label: str, fmt: str) -> pd.DataFrame:
@@ -775,7 +773,7 @@ def load_table(
         return _load_table(source, label, scale=scale, families=families, criterion=criterion, name=name,
                            note_unused_families=note_unused_families)
     except MemoryError:  # past the byte and row caps, e.g. values that decode far larger than stored
-        raise ValidationError([Problem(None, f"{_bounded(label, 200)!r} needs more memory than this machine has once its "
+        raise ValidationError([Problem(None, f"{shorten(label, 200, say_how_many=True)!r} needs more memory than this machine has once its "
                                              "values are decoded.", fix="split the table, or shorten its longest names.")]) from None
 
 

@@ -14,7 +14,7 @@ CORE = Path(__file__).resolve().parent.parent / "simplex_core"
 #: placed here. ``simplex_core.cli`` sits above them all (and only it and ``__main__`` import it).
 LAYERS: tuple[tuple[str, ...], ...] = (
     # foundations: levels, settings and the model's density, geometry, the cluster, status types, style
-    ("scale", "patterns", "geometry", "distributed", "priors", "model", "fast_density", "jobs.status",
+    ("text", "scale", "patterns", "geometry", "distributed", "priors", "model", "fast_density", "jobs.status",
      "figures.style"),
     # the data: tables and counts, built-in datasets, gold labels, simulated data, a fit's identity
     ("data", "datasets", "gold", "simulate", "labelling", "fit_identity"),

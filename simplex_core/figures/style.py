@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from plotly.colors import sample_colorscale
 
 from simplex_core import geometry
+from simplex_core.text import shorten  # noqa: F401 — the figures' callers import it from here
 
 # -- palette ---------------------------------------------------------------------------------------
 
@@ -199,18 +200,6 @@ def safe_texts(items) -> list[str]:
 
 #: Most characters of a name drawn as an axis label or a legend key (hover shows the whole name).
 LABEL_CHARS = 40
-
-
-def shorten(text: object, n: int, middle: bool = False) -> str:
-    """``text`` cut to at most ``n`` characters, an ellipsis marking the cut: at the end, or in the
-    middle (names that differ only at their end, "Nucleus Decoding (p = 0.3)", "…-70B", stay apart)."""
-    text = str(text)
-    if len(text) <= n:
-        return text
-    if middle:
-        tail = (n - 1) // 2
-        return text[: n - 1 - tail] + "…" + text[len(text) - tail:]
-    return text[: max(n - 1, 1)] + "…"
 
 
 def short_label(text: object, limit: int = LABEL_CHARS) -> str:
