@@ -329,3 +329,45 @@ def test_fuzz_random_tables(columns, n_rows, data, form):
         except Exception:  # noqa: BLE001 — pyarrow cannot store every mix of types; nothing to load then
             return
         _must_be_clean(buf.getvalue(), name="t.parquet")
+
+
+# -- the fast JSON Lines reader reads what pandas reads ------------------------------------------
+
+_json_values = st.one_of(
+    st.none(), st.booleans(), st.integers(-2**70, 2**70), st.integers(-5, 5),
+    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.5, 1.0, 2.0, -3.25]),
+    st.text(max_size=6), st.sampled_from(["2024-01-01", "12:30", "1", "007", "true", "null", "NaN", "", " a "]),
+    st.lists(st.integers(0, 3), max_size=2), st.dictionaries(st.sampled_from("xy"), st.integers(0, 3), max_size=1),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.dictionaries(st.sampled_from(["item", "candidate", "score", "judge"]), _json_values, max_size=4),
+                min_size=1, max_size=8))
+def test_fast_jsonl_reader_reads_what_pandas_reads(records):
+    from simplex_core.data import _read_jsonl_arrow
+
+    text = "\n".join(json.dumps(r) for r in records) + "\n"
+    fast = _read_jsonl_arrow(text)
+    if fast is None:
+        return  # pandas reads it (or names the fault), as before
+    slow = pd.read_json(io.StringIO(text), lines=True, dtype=False)
+    pd.testing.assert_frame_equal(fast, slow, check_column_type=False)
+
+
+def test_fast_jsonl_reader_takes_a_contract_table():
+    from simplex_core.data import _read_jsonl_arrow
+
+    rows = [{"item": f"q{i}", "candidate": c, "judge": "j", "score": (i % 3) + 1, "true_score": 1.5}
+            for i in range(50) for c in ("a", "b")]
+    text = "\n".join(json.dumps(r) for r in rows)
+    fast = _read_jsonl_arrow(text)
+    assert fast is not None and len(fast) == 100
+    pd.testing.assert_frame_equal(fast, pd.read_json(io.StringIO(text), lines=True, dtype=False))
+
+
+def test_a_key_named_twice_in_a_json_object_is_named_with_its_line():
+    text = b'{"item": "q1", "candidate": "a", "judge": "j", "score": 1}\n' \
+           b'{"item": "q1", "candidate": "b", "judge": "j", "score": 1, "score": 2}\n'
+    message = _problem(text, name="t.jsonl")
+    assert "line 2 names the key 'score' twice" in message
