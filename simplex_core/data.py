@@ -617,6 +617,12 @@ def _read_delimited(text: str, label: str, fmt: str) -> pd.DataFrame:
                                      f"rows above have {want}.",
                               fix="give every row as many fields as the header (a separator inside a value needs the "
                                   "value in double quotes).") from None
+        quote = re.search(r"EOF inside string starting at row (\d+)", first)
+        if quote:  # pandas counts lines from 0
+            raise _read_error(label, f"has a double quote on line {int(quote.group(1)) + 1} that is never closed: "
+                                     "everything after it was read as one value.",
+                              fix="close the quote, or remove it (a value with a separator or a quote inside it "
+                                  "goes in double quotes, its quotes doubled: \"say \"\"hi\"\"\").") from None
         raise _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.") from None
 
 

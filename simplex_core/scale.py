@@ -211,7 +211,15 @@ def scale_from_options(levels: str | None, true_levels: str | None, scores: Sequ
         values, labels = base.values, base.labels
     else:
         values, labels = parse_levels(levels)
-    return Scale(values, labels, parse_true_levels(true_levels) if true_levels else ())
+    true_values = parse_true_levels(true_levels) if true_levels else ()
+    try:
+        return Scale(values, labels, true_values)
+    except ScaleError as exc:
+        if exc.setting is not None:
+            raise
+        # the levels given were wrong, or the true levels given do not fit them
+        about_true = true_levels is not None and str(exc).startswith(("True level", "At least 2 true"))
+        raise ScaleError(str(exc), "true_levels" if about_true else ("levels" if levels is not None else None)) from None
 
 
 # -- collapsing ------------------------------------------------------------------------------------

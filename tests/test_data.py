@@ -108,6 +108,12 @@ def test_a_bad_levels_option_names_its_flag_on_the_command_line_only():
         scale_from_options("1,,3", None)
     assert "--" not in str(info.value) and info.value.setting == "levels"
     assert usage_message(info.value).endswith("(--levels)")
+    # values that parse but make no scale name their flag too
+    for levels, true_levels, flag in (("nan,1", None, "(--levels)"), ("1,2,3", "1,4", "(--true-levels)"),
+                                      ("1,2,3", "2", "(--true-levels)")):
+        with pytest.raises(ScaleError) as info:
+            scale_from_options(levels, true_levels)
+        assert usage_message(info.value).endswith(flag), (levels, true_levels, str(info.value))
 
 
 def test_conflicting_duplicates_are_an_error_and_exact_ones_a_note():

@@ -371,3 +371,8 @@ def test_a_key_named_twice_in_a_json_object_is_named_with_its_line():
            b'{"item": "q1", "candidate": "b", "judge": "j", "score": 1, "score": 2}\n'
     message = _problem(text, name="t.jsonl")
     assert "line 2 names the key 'score' twice" in message
+
+
+def test_an_unclosed_quote_is_named_with_its_line():
+    message = _problem(b'item,candidate,judge,score\nq1,a,j,1\n\nq1,"b,j,2\nq2,a,j,1\n', name="t.csv")
+    assert "double quote on line 4 that is never closed" in message
