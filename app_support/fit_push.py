@@ -27,6 +27,9 @@ _LOCK = threading.Lock()
 # fit key (or group key) -> session id -> (fragment id, page script hash, query string, earliest rerun
 # time) of the fragment to rerun
 _WAITERS: dict[str, dict[str, tuple[str, str, str, float]]] = {}
+# session id -> (page script hash, query string) of its latest registration: a fragment rerun from an
+# older one must not take the page back to the address it had then
+_LATEST: dict[str, tuple[str, str]] = {}
 #: Fits waited for at most (the oldest are forgotten: a fit cancelled never ends here; the poll remains)
 _MAX_KEYS = 512
 _warned: set[str] = set()
@@ -74,8 +77,12 @@ def _register(key: str, session_id: str, fragment_id: str, page_hash: str, query
     with _LOCK:
         _WAITERS.setdefault(key, {})[session_id] = (fragment_id, page_hash, query,
                                                     time.monotonic() + max(0.0, float(min_interval)))
+        _LATEST.pop(session_id, None)
+        _LATEST[session_id] = (page_hash, query)
         while len(_WAITERS) > _MAX_KEYS:
             _WAITERS.pop(next(iter(_WAITERS)))
+        while len(_LATEST) > 8 * _MAX_KEYS:
+            _LATEST.pop(next(iter(_LATEST)))
 
 
 def stop_waiting(key: str) -> None:
@@ -117,17 +124,43 @@ def fit_ended(status: Any) -> None:
         try:
             delay = not_before - time.monotonic()
             if delay > 0:  # call_later belongs to the loop's thread
-                loop.call_soon_threadsafe(loop.call_later, delay, _rerun_fragment, session, fragment_id, page_hash, query)
+                loop.call_soon_threadsafe(loop.call_later, delay, _rerun_fragment, session, session_id, fragment_id,
+                                          page_hash, query)
             else:
-                loop.call_soon_threadsafe(_rerun_fragment, session, fragment_id, page_hash, query)
+                loop.call_soon_threadsafe(_rerun_fragment, session, session_id, fragment_id, page_hash, query)
         except RuntimeError:  # the loop is closed: the server is stopping
             return
 
 
-def _rerun_fragment(session: Any, fragment_id: str, page_hash: str, query: str) -> None:
-    """On the server's event loop: what the browser sends when the fragment's timer fires."""
+#: How long a push waits for a session that is running a script (a navigation, a slider move): its
+#: page is known for sure only between runs
+_BUSY_RETRY_SECONDS, _BUSY_RETRIES = 0.25, 120
+
+
+def _rerun_fragment(session: Any, session_id: str, fragment_id: str, page_hash: str, query: str,
+                    attempt: int = 0) -> None:
+    """On the server's event loop: what the browser sends when the fragment's timer fires, when the
+    session is between runs and still on the fragment's page. Fragment ids do not name their page
+    (the sidebar's grid panel has one id on every page), and Streamlit folds a rerun request into a
+    pending one taking the newer request's page: a push asked with the page the visitor was leaving
+    took the session back to it and blanked the page shown (seen in Chromium). Between runs (no
+    script runner) the session's page is that of its last run, and a navigation that comes after
+    this request simply replaces the fragment's run."""
     from streamlit.proto.ClientState_pb2 import ClientState
 
+    if not hasattr(session, "_scriptrunner"):
+        _warn_once("this Streamlit's AppSession has no _scriptrunner")
+    elif session._scriptrunner is not None:  # a run is on or asked for: its page may be another
+        if attempt < _BUSY_RETRIES:
+            session._event_loop.call_later(_BUSY_RETRY_SECONDS, _rerun_fragment, session, session_id, fragment_id,
+                                           page_hash, query, attempt + 1)
+        return
+    if getattr(session, "page_script_hash", page_hash) != page_hash:
+        return  # the visitor left the page: its new page's fragments registered themselves if they wait
+    with _LOCK:
+        latest_page, latest_query = _LATEST.get(session_id, (page_hash, query))
+    if latest_page == page_hash:
+        query = latest_query  # a later run on this page may have moved the address (a slider)
     state = ClientState(query_string=query, page_script_hash=page_hash, fragment_id=fragment_id, is_auto_rerun=True)
     try:
         session.request_rerun(state)  # a fragment gone since (the page moved on) is dropped by Streamlit

@@ -62,7 +62,7 @@ def _command_line() -> str:
         return "(an uploaded file: save it and pass its path as DATA)"
     from simplex_core.cli.fit_commands import fit_command_line
 
-    return fit_command_line(ctx.dataset.name, settings, ctx.criterion)
+    return fit_command_line(ctx.dataset.name, settings, ctx.criterion, one_option_per_line=True)
 
 
 st.subheader("Settings")

@@ -322,6 +322,40 @@ def test_the_background_grid_panel_moves_on_as_grid_fits_land_without_its_poll(t
         _no_exception_box(page)
 
 
+def test_pages_stay_drawn_when_grid_fits_land_as_the_visitor_moves_between_them(tmp_path_factory, page):
+    """While grid fits land, the visitor goes back and forth between Rankings and Simplex: each page
+    stays the one they chose, drawn. The grid panel's fragment has one id on every page, and the
+    server's push, asked with the page the visitor had left, took the session back to it and left the
+    page shown blank ("Bad delta path" in the console, once a reconnect that lost an upload). The
+    panel's poll is 15 s here: this test is about the pages, the one above about the push."""
+    console_errors: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    title = "() => (document.querySelector('[data-testid=\"stMain\"] h1') || {}).textContent || ''"
+    with _running("serve.py", tmp_path_factory, SIMPLEX_JUDGE_BACKGROUND_GRID="1", SIMPLEX_JUDGE_GRID_POLL="15") as url:
+        page.goto(url)
+        _settle(page)
+        counts: list[int] = []
+        seen: list[tuple[str, str]] = []  # (page chosen, title drawn)
+        chosen = "Rankings"
+        deadline = time.monotonic() + 240
+        while len(counts) < 5 and time.monotonic() < deadline:
+            found = re.search(r"(\d+) of \d+ fitted", page.locator('[data-testid="stSidebar"]').inner_text())
+            if found and (not counts or int(found.group(1)) != counts[-1]):
+                counts.append(int(found.group(1)))
+                chosen = "Simplex" if chosen == "Rankings" else "Rankings"
+                page.locator('[data-testid="stSidebarNavLink"]', has_text=chosen).first.click()
+                page.wait_for_selector(f'[data-testid="stMain"] h1:has-text("{chosen}")', timeout=60_000)
+            seen.append((chosen, page.evaluate(title)))
+            time.sleep(0.5)
+        assert len(counts) == 5 and counts == sorted(counts), counts
+        time.sleep(6)  # app_support.fits.GRID_PUSH_MIN_SECONDS (5) + 1: a pushed rerun due after the last count
+        seen.append((chosen, page.evaluate(title)))
+        wrong = [(c, t) for c, t in seen if c not in t]
+        assert not wrong, wrong
+        assert not [e for e in console_errors if "delta path" in e.lower()], console_errors
+        _no_exception_box(page)
+
+
 def test_the_app_also_runs_without_the_launcher(tmp_path_factory, page):
     """``streamlit run app.py`` (no warm start) serves the same app: the precomputed ranking and no
     exception box on the landing page."""

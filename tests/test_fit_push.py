@@ -19,6 +19,8 @@ from app_support import fit_push
 class _Session:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._event_loop = loop
+        self.page_script_hash = "page"  # the page of the session's latest run (AppSession's property)
+        self._scriptrunner = None  # between runs
         self.reruns: list[tuple[float, str, str]] = []
 
     def request_rerun(self, state) -> None:  # what AppSession receives from a browser's timer
@@ -37,6 +39,7 @@ def sessions(monkeypatch):
     monkeypatch.setattr(st_runtime, "exists", lambda: True)
     monkeypatch.setattr(st_runtime, "get_instance", lambda: runtime)
     monkeypatch.setattr(fit_push, "_WAITERS", {})
+    monkeypatch.setattr(fit_push, "_LATEST", {})
     yield by_id
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
@@ -80,3 +83,37 @@ def test_fits_of_a_group_that_end_together_make_one_rerun_until_the_fragment_wai
     time.sleep(0.2)
     assert len(sessions["shows-the-grid"].reruns) == 2
     assert fit_push._WAITERS == {}
+
+
+def test_a_session_that_left_the_page_is_not_rerun_and_a_later_address_wins(sessions):
+    # the grid panel's fragment has one id on every page: rerunning it with the page the visitor left
+    # blanked the page they were on (seen in Chromium), so a waiter of another page is dropped
+    key = fit_push.group_key("grid:data1")
+    fit_push._register(key, "shows-the-grid", "grid-frag", "rankings", "omega=1", 0.0)
+    sessions["shows-the-grid"].page_script_hash = "simplex"  # the visitor went to the Simplex page
+    fit_push.fit_ended(SimpleNamespace(key="fit-h", group="grid:data1"))
+    time.sleep(0.2)
+    assert sessions["shows-the-grid"].reruns == []
+    # on its page still, but the address moved since the fit was asked for (a slider): the rerun
+    # carries the latest address, not the one of the older registration
+    session = sessions["waits-for-its-fit"]
+    session.page_script_hash = "rankings"
+    fit_push._register("fit-old", "waits-for-its-fit", "status-frag", "rankings", "omega=1", 0.0)
+    fit_push._register("fit-new", "waits-for-its-fit", "status-frag", "rankings", "omega=2", 0.0)
+    fit_push.fit_ended(SimpleNamespace(key="fit-old", group=None))
+    time.sleep(0.2)
+    assert [(f, q) for _, f, q in session.reruns] == [("status-frag", "omega=2")]
+
+
+def test_a_push_waits_while_the_session_runs_a_script(sessions):
+    # during a run (a navigation just asked for, say) the session's page is not known for sure:
+    # Streamlit would fold the push into the pending run with the push's page
+    session = sessions["waits-for-its-fit"]
+    session._scriptrunner = object()
+    fit_push._register("fit-busy", "waits-for-its-fit", "status-frag", "page", "omega=1", 0.0)
+    fit_push.fit_ended(SimpleNamespace(key="fit-busy", group=None))
+    time.sleep(0.6)
+    assert session.reruns == []
+    session._scriptrunner = None  # the run ended on the same page: the push goes through
+    time.sleep(0.6)
+    assert [(f, q) for _, f, q in session.reruns] == [("status-frag", "omega=1")]

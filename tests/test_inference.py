@@ -445,8 +445,15 @@ def test_the_fit_command_line_reads_back_as_the_same_settings(settings):
 
     argv = shlex.split(fit_command_line("mtbench", settings, criterion="overall"))
     assert argv[:4] == ["python", "-m", "simplex_core", "fit"]
+    # as the Export page shows it (one option a line) and with a criterion a shell would split
+    shown = fit_command_line("my data.csv", settings, criterion="answer quality", one_option_per_line=True)
+    assert all(line.lstrip().startswith(("python", "--")) for line in shown.splitlines())
+    shown_args = build_parser().parse_args(shlex.split(shown.replace("\\\n", ""))[3:])  # as bash joins the lines
+    assert (shown_args.data, shown_args.criterion) == ("my data.csv", "answer quality")
     args = build_parser().parse_args(argv[3:])
     assert (args.data, args.criterion) == ("mtbench", "overall")
+    assert {k: v for k, v in vars(shown_args).items() if k not in ("data", "criterion")} == \
+        {k: v for k, v in vars(args).items() if k not in ("data", "criterion")}
     delta = args.delta if args.delta in ("inflation", "deflation", "central", "uniform") else tuple(map(float, args.delta.split(",")))
     read = FitSettings(omega=args.omega, beta_max=args.beta_max, integrated=args.integrated, prior=args.prior, delta=delta,
                        self_exclusion=not args.no_self_exclusion, likelihood=args.likelihood, chains=args.chains,

@@ -213,14 +213,16 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def fit_command_line(data: str, settings: FitSettings, criterion: str | None = None) -> str:
+def fit_command_line(data: str, settings: FitSettings, criterion: str | None = None,
+                     one_option_per_line: bool = False) -> str:
     """The ``fit`` command that reproduces a fit of ``data`` (a built-in dataset name or a path) with
     ``settings``: the flags of every setting that differs from this command's defaults, plus the
-    sampler sizes and seed (the app's Export page shows it)."""
+    sampler sizes and seed (the app's Export page shows it, ``one_option_per_line``: a page wrapping
+    the line would break "--omega" at its hyphens)."""
     d = FitSettings()
-    parts = ["python -m simplex_core fit", data, "--out result.json --idata posterior.nc"]
+    parts = [f"python -m simplex_core fit {shlex.quote(data)}", "--out result.json", "--idata posterior.nc"]
     if criterion:
-        parts.append(f"--criterion {criterion}")
+        parts.append(f"--criterion {shlex.quote(criterion)}")
     if settings.integrated:
         parts.append("--integrated")
     else:
@@ -237,7 +239,7 @@ def fit_command_line(data: str, settings: FitSettings, criterion: str | None = N
     parts += [f"--chains {settings.chains}", f"--draws {settings.draws}", f"--tune {settings.tune}", f"--seed {settings.seed}"]
     if settings.extra_rounds != d.extra_rounds:
         parts.append(f"--extra-rounds {settings.extra_rounds}")
-    return " ".join(parts)
+    return (" \\\n    " if one_option_per_line else " ").join(parts)
 
 
 def _write_output(path: str, write) -> None:

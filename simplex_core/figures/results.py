@@ -465,8 +465,8 @@ def ppc_figure(ppc: pd.DataFrame, title: str | None = None, *, judge: str | None
                                f"level {safe_text(label_of[v])}: observed %{{x:.3f}}, fitted %{{y:.3f}}<extra></extra>"),
                 meta={"role": "ppc_scatter", "level": v},
             ))
-        if "misfit" in frame.columns and frame["misfit"].astype(bool).any():  # say what a cross means
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="× observed outside the 95% predictive range",
+        if "misfit" in frame.columns and frame["misfit"].astype(bool).any():  # say what a cross means (the key draws it)
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="observed outside the 95% predictive range",
                                      marker=dict(color=GRID_GREY, size=8, symbol="x"), hoverinfo="skip",
                                      meta={"role": "ppc_misfit_key"}))
         pad = 0.03 * top  # markers at 0 and at the top drawn whole, not cut by the axes
