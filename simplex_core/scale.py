@@ -212,14 +212,17 @@ def scale_from_options(levels: str | None, true_levels: str | None, scores: Sequ
     else:
         values, labels = parse_levels(levels)
     true_values = parse_true_levels(true_levels) if true_levels else ()
+    # built in two steps so that a scale error names the option it came from
+    try:
+        observed = Scale(values, labels)
+    except ScaleError as exc:  # levels read from the data are the data's fault, not an option's
+        raise ScaleError(str(exc), "levels" if levels is not None else None) from None
+    if not true_values:
+        return observed
     try:
         return Scale(values, labels, true_values)
     except ScaleError as exc:
-        if exc.setting is not None:
-            raise
-        # the levels given were wrong, or the true levels given do not fit them
-        about_true = true_levels is not None and str(exc).startswith(("True level", "At least 2 true"))
-        raise ScaleError(str(exc), "true_levels" if about_true else ("levels" if levels is not None else None)) from None
+        raise ScaleError(str(exc), "true_levels") from None
 
 
 # -- collapsing ------------------------------------------------------------------------------------
