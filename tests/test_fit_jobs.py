@@ -245,6 +245,24 @@ def test_cancel_stops_a_running_fit_and_frees_its_worker(manager):
     assert manager.status(long.job_id).state == "cancelled"  # a late event cannot revive it
 
 
+def test_a_fit_waiting_for_its_workers_warm_up_can_be_cancelled_without_restarting_the_worker(tmp_path, client):
+    # the warm-up (numba compiling the sampler, on a new machine) cannot be interrupted; a fit that
+    # waits for it can, so a preempted or cancelled fit gives its worker back at once
+    from simplex_core.jobs.worker import WARMING_UP
+
+    m = FitManager(PickleStore(str(tmp_path / "s")), fit_function="tests.slow_warm_up_fit:fit", client=client)
+    try:
+        pids = client.run(os.getpid)
+        job = m.submit(_counts(), FakeSettings())
+        assert wait_until(lambda: m.status(job.job_id).stage == WARMING_UP, timeout=60)
+        assert m.cancel(job.job_id)
+        assert wait_until(lambda: not m._draining and not m._futures, timeout=10)  # restarts come after 20 s
+        assert m.status(job.job_id).state == "cancelled"
+        assert client.run(os.getpid) == pids  # no worker was restarted
+    finally:
+        m.shutdown()
+
+
 def test_a_failing_fit_reports_a_plain_message_and_the_next_one_runs(manager):
     bad = manager.submit(_counts(), FakeSettings(fail=True))
     assert wait_until(lambda: manager.status(bad.job_id).is_final, timeout=120)

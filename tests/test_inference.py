@@ -478,3 +478,55 @@ def test_progress_counts_only_the_iterations_chains_have_run():
                             save_warmup=True)
     assert iterations_done(snapshot) == 230
     assert iterations_done(az.from_dict(posterior={"x": np.zeros((2, 5))})) == 0  # no stats yet
+
+
+# -- the fit workers' warm-up ------------------------------------------------------------------------
+
+def test_only_one_process_at_a_time_compiles_a_stage_of_the_numba_code():
+    # a file lock: a second holder (another open file, as another worker process has) waits for the first
+    import threading
+    import time
+
+    order: list[str] = []
+    held = threading.Event()
+
+    def first() -> None:
+        with inference._one_compiler_at_a_time("test-stage"):
+            held.set()
+            time.sleep(0.5)
+            order.append("first done")
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert held.wait(10)
+    with inference._one_compiler_at_a_time("test-stage"):
+        order.append("second in")
+    thread.join()
+    assert order == ["first done", "second in"]
+    with inference._one_compiler_at_a_time("another-stage"):  # stages do not wait for each other
+        with inference._one_compiler_at_a_time("test-stage"):
+            pass
+
+
+def test_a_fit_waiting_for_the_tempered_kernels_of_the_warm_up_reports_and_can_be_cancelled(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(inference, "_TEMPERING_WARMING", threading.Event())
+    monkeypatch.setattr(inference, "_TEMPERING_LOADED", threading.Event())
+    inference._TEMPERING_WARMING.set()  # the warm-up's child process is compiling them
+    reports: list[str] = []
+
+    class Cancelled(Exception):
+        pass
+
+    def cb(message: str, fraction: float) -> None:
+        reports.append(message)
+        if len(reports) == 2:
+            raise Cancelled  # as the worker's progress callback does once the fit is cancelled
+
+    with pytest.raises(Cancelled):
+        inference._tempering_kernels_ready(cb)
+    assert all("tempered sampler" in r for r in reports)
+    inference._TEMPERING_LOADED.set()  # compiled: the fit goes on at once
+    inference._tempering_kernels_ready(cb)
+    assert len(reports) == 2

@@ -8,12 +8,15 @@ shows it without reading it back from disk, and keeps a result the store could n
 read-only cache folder). Progress goes to the
 manager as worker events on a topic (``Worker.log_event``), throttled; a cancel arrives as a flag
 set in the worker process by :func:`mark_cancelled` (run there by ``Client.run``) and stops the fit
-at its next progress report.
+at its next progress report. :func:`warm`, run on each worker at its start, also starts the fit
+module's own warm-up (``warm_up_worker``: numba compiling the sampler on a new machine, which
+nothing can interrupt); a fit that comes while it runs waits for it where a cancel can stop it.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import threading
 import time
@@ -28,9 +31,15 @@ DEFAULT_FIT_FUNCTION = "simplex_core.inference:fit_model"
 # Progress events per second per job (the scheduler relays them; the pages redraw at most every second).
 _PROGRESS_PER_SECOND = 4.0
 
+#: The stage a fit reports while its worker's warm-up is still loading (or compiling) the sampler.
+WARMING_UP = "loading the sampler's compiled code (compiled once per machine: about 20 s the first time)"
+
 _CANCELLED: set[str] = set()
 _CANCEL_LOCK = threading.Lock()
 _NICED = [False]
+_WARM_UPS: dict[str, threading.Event] = {}  # module of a fit function -> its warm-up's "ready for fits"
+_WARM_LOCK = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 class FitStore(Protocol):
@@ -123,11 +132,38 @@ def _lower_priority(nice: int) -> None:
                 pass
 
 
+def _warm_up(fit_function: str) -> threading.Event | None:
+    """The event set when this process is ready for fits of ``fit_function``, whose module's
+    ``warm_up_worker(ready)`` (if it has one: :func:`simplex_core.inference.warm_up_worker`) is
+    started once per process, in a thread, on the first call. ``None``: nothing to wait for."""
+    module = importlib.import_module(fit_function.partition(":")[0])
+    hook = getattr(module, "warm_up_worker", None)
+    if hook is None:
+        return None
+    with _WARM_LOCK:
+        ready = _WARM_UPS.get(module.__name__)
+        if ready is None:
+            ready = _WARM_UPS[module.__name__] = threading.Event()
+
+            def run() -> None:
+                try:
+                    hook(ready)
+                except Exception:  # noqa: BLE001 — the fit, which then loads the code itself, reports it
+                    log.warning("the fit worker's warm-up failed", exc_info=True)
+                finally:
+                    ready.set()
+
+            threading.Thread(target=run, name="fit-warm-up", daemon=True).start()
+    return ready
+
+
 def warm(fit_function: str, nice: int = 0) -> str:
-    """Run in each worker process at start: import the fit's code (seconds of CPU, at the fits'
-    lower priority), so the first fit does not wait for it."""
+    """Run in each worker process at start (``Client.run``, on the worker's event loop, so it must
+    return at once): import the fit's code (seconds of CPU, at the fits' lower priority) and start
+    its warm-up in a thread (:func:`_warm_up`), so the first fit does not wait for either."""
     _lower_priority(nice)
     resolve(fit_function)
+    _warm_up(fit_function)
     return fit_function
 
 
@@ -174,6 +210,12 @@ def run_fit(run: str, counts: Any, settings: Any, store: FitStore, fit_function:
         done, total, frac, stage = nums
         _event(topic, {"job": run, "kind": "progress", "done": done, "total": total, "fraction": frac, "stage": stage})
 
+    ready = _warm_up(fit_function)  # started by warm(); here too for a worker that did not run it
+    if ready is not None and not ready.is_set():
+        progress(WARMING_UP, 0.0)
+        while not ready.wait(0.1):  # the warm-up cannot be interrupted; waiting for it can
+            if run in _CANCELLED:
+                raise FitCancelled(run)
     if run in _CANCELLED:
         raise FitCancelled(run)
     result = fit(counts, settings, progress_callback=progress)
