@@ -19,6 +19,8 @@ from typing import Any, Callable, Hashable
 import pandas as pd
 import streamlit as st
 
+from simplex_core.spreadsheet import spreadsheet_safe
+
 from .lru import Lru
 
 
@@ -35,32 +37,6 @@ def static_export_available() -> bool:
     if importlib.util.find_spec("kaleido") is None:
         return False
     return any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")) or os.path.exists("/usr/bin/chromium")
-
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _defuse(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value  # a spreadsheet shows the text instead of running it as a formula
-    return value
-
-
-def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells, column names and index labels cannot run as
-    spreadsheet formulas (CSV injection): text starting with = + - @, a tab or a carriage return
-    gets a leading apostrophe. Numbers (negative ones included) are left alone."""
-    out = frame.copy()
-    for col in out.columns:
-        if not (pd.api.types.is_numeric_dtype(out[col].dtype) or pd.api.types.is_bool_dtype(out[col].dtype)):
-            out[col] = out[col].map(_defuse)
-    out.columns = out.columns.map(_defuse) if not isinstance(out.columns, pd.MultiIndex) else pd.MultiIndex.from_tuples(
-        [tuple(_defuse(v) for v in t) for t in out.columns], names=out.columns.names)
-    if isinstance(out.index, pd.MultiIndex):
-        out.index = pd.MultiIndex.from_tuples([tuple(_defuse(v) for v in t) for t in out.index], names=out.index.names)
-    elif not pd.api.types.is_numeric_dtype(out.index.dtype):
-        out.index = out.index.map(_defuse)
-    return out
 
 
 def csv_text(frame: pd.DataFrame, index: bool = False) -> str:

@@ -288,6 +288,22 @@ def three_level_csv(three_level_sim, tmp_path_factory):
     return path
 
 
+def test_cli_leaderboard_csv_cannot_run_formulas_and_the_json_keeps_the_names(tmp_path):
+    # names come from other people's files; a report opened in a spreadsheet must not run them
+    rng = np.random.default_rng(3)
+    names = ["=HYPERLINK(\"http://x\")", "-minus", "@at", "plain"]
+    rows = [{"item": f"q{i}", "candidate": c, "judge": "j", "score": int(rng.random() < 0.3 + 0.1 * k)}
+            for k, c in enumerate(names) for i in range(40)]
+    data, out, lb = tmp_path / "names.csv", tmp_path / "result.json", tmp_path / "leaderboard.csv"
+    pd.DataFrame(rows).to_csv(data, index=False)
+    code = main(["fit", str(data), "--out", str(out), "--leaderboard", str(lb), "--chains", "2", "--draws", "60",
+                 "--tune", "60", "--seed", "1", "--extra-rounds", "0", "--quiet"])
+    assert code == 0
+    board = pd.read_csv(lb)
+    assert set(board["candidate"]) == {"'" + n for n in names[:3]} | {"plain"}
+    assert {r["candidate"] for r in json.loads(out.read_text())["leaderboard"]} == set(names)
+
+
 def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_path, capsys):
     out, nc, lb = tmp_path / "result.json", tmp_path / "posterior.nc", tmp_path / "leaderboard.csv"
     code = main(["fit", str(three_level_csv), "--out", str(out), "--idata", str(nc), "--leaderboard", str(lb), "--chains", "2",

@@ -16,6 +16,7 @@ import json
 import sys
 import time
 
+from ..spreadsheet import write_csv
 from . import UsageError, add_dask_options, out_folder, study_client
 
 #: p-values below this are flagged (the issue's target: p > 0.01 for every E_k).
@@ -106,9 +107,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
     tests = result.tests()
     doc = result.to_dict()
     (out / "sbc.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
-    result.ranks.to_csv(out / "ranks.csv", index=False)
-    tests.to_csv(out / "tests.csv", index=False)
-    result.diagnostics.to_csv(out / "diagnostics.csv", index=False)
+    write_csv(result.ranks, out / "ranks.csv")
+    write_csv(tests, out / "tests.csv")
+    write_csv(result.diagnostics, out / "diagnostics.csv")
     fig = rank_histogram_figure(
         result.ranks, result.n_ranks, result.bins, p_values=dict(zip(tests["parameter"], tests["p_value"])),
         title=f"SBC of {args.scenario} ({args.likelihood}): {args.replicates} replicates, ranks 0..{args.rank_draws}",

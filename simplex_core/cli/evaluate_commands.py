@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..model import FitSettings
+from ..spreadsheet import write_csv
 from . import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
 
 METHOD_HELP = (
@@ -290,7 +291,7 @@ def _write(df: pd.DataFrame, path: str) -> None:
     out = Path(path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(out, index=False, float_format="%.10g")  # 0.9, not 0.8999999999999998
+        write_csv(df, out, float_format="%.10g")  # 0.9, not 0.8999999999999998
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}.") from None
 

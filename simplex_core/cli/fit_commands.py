@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
+from ..spreadsheet import write_csv
 from . import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
 
 
@@ -274,7 +275,7 @@ def run_fit(args: argparse.Namespace) -> int:
     if getattr(args, "leaderboard", None):
         import pandas as pd
 
-        _write_output(args.leaderboard, lambda path: pd.DataFrame(doc["leaderboard"]).to_csv(path, index=False))
+        _write_output(args.leaderboard, lambda path: write_csv(pd.DataFrame(doc["leaderboard"]), path))
     if table.n_gold:
         print(f"{table.n_gold} gold answers (true level observed)")
     warning = convergence_note(fit.diagnostics, settings, fit.timing)  # whole sentences: a line of their own

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..spreadsheet import write_csv
 from . import UsageError, add_data_options, check_outputs
 from .fit_commands import _add_model_options, _prepare_setting, _progress
 
@@ -65,7 +66,7 @@ def run_suggest(args: argparse.Namespace) -> int:
         raise UsageError("every answer is already labelled (gold): nothing to suggest.")
     suggested = suggest_labels(draws, answers, args.budget, seed=args.seed, true_labels=table.scale.true_labels)
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    suggested.to_csv(out_path, index=False)
+    write_csv(suggested, out_path)
     print(f"{fit.diagnostics.message}")
     if len(suggested) < args.budget:
         print(f"Note: --budget {args.budget} asks for more answers than are unlabelled: all {len(suggested)} are suggested.")
