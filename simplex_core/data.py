@@ -62,7 +62,7 @@ def _fmt_rows(rows: Sequence[int]) -> str:
 def _fmt_values(values: Iterable[Any]) -> str:
     vals = list(dict.fromkeys(values))
     shown = ", ".join(repr(v) if isinstance(v, str) else _num(v) for v in vals[:_MAX_LISTED])
-    more = f" and {len(vals) - _MAX_LISTED} more" if len(vals) > _MAX_LISTED else ""
+    more = f" and {len(vals) - _MAX_LISTED:,} more" if len(vals) > _MAX_LISTED else ""
     return shown + more
 
 
@@ -363,9 +363,23 @@ def _read_jsonl(text: str, label: str, data: bytes | None = None) -> pd.DataFram
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise _read_error(label, "is a JSON array, not JSON Lines: give one JSON object per line.",
                               fix="write one JSON object per line, e.g. {\"item\": \"q1\", \"candidate\": \"a\", \"judge\": \"j\", \"score\": 1}.")
-        return pd.DataFrame.from_records(data)
+        return _records_frame(data)
     if head != "{":
         raise _jsonl_problem(text, label)
+    first_line = text[:text.find("\n") if "\n" in text else len(text)]
+    if len(first_line) > 8 * WIDE_HEADER_COLUMNS and first_line.count(":") > WIDE_HEADER_COLUMNS:  # cheap tests first
+        records = []
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                raise _jsonl_problem(text, label) from None
+            if not isinstance(record, dict):
+                raise _jsonl_problem(text, label)
+            records.append(record)
+        return _records_frame(records)
     fast = _read_jsonl_arrow(text, label, data)
     if fast is not None:
         return fast
@@ -453,13 +467,19 @@ def _read_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> pd.
                           fix="split the table or remove unused columns.")
     try:
         # dictionary-encoded text is counted as decoded: a small file can repeat one huge value
-        text_columns = [f.name for f in pf.schema_arrow if _is_text(f.type)]
-        table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text_columns).read()
+        names = pf.schema_arrow.names
+        wide = len(names) > WIDE_HEADER_COLUMNS  # then only the contract's columns are read
+        keep = [n for n in names if str(n).strip().lower() in REQUIRED_COLUMNS + OPTIONAL_COLUMNS] if wide else None
+        text_columns = [f.name for f in pf.schema_arrow if _is_text(f.type) and (keep is None or f.name in keep)]
+        table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text_columns).read(columns=keep)
         decoded = _decoded_bytes(table)
         if decoded > max_bytes:
             raise _read_error(label, f"holds {_mb(decoded)} of data once decoded; at most {_mb(max_bytes)} are read.",
                               fix="split the table or shorten its longest values.")
-        return _dictionaries_decoded(table).to_pandas()
+        frame = _dictionaries_decoded(table).to_pandas()
+        if wide:
+            frame.attrs["columns_in_file"] = list(names)
+        return frame
     except (ValidationError, MemoryError):  # read_source words a MemoryError
         raise
     except Exception as exc:  # noqa: BLE001
@@ -583,6 +603,9 @@ def _read_delimited(text: str, label: str, fmt: str) -> pd.DataFrame:
                               fix="keep one of them, or rename the other.")
         seen.add(name)
 
+    if len(header) > WIDE_HEADER_COLUMNS:
+        return _read_wide_delimited(text, label, fmt, sep, header)
+
     def read(index_col):
         # Identifier columns stay text: "007" and "7" are different items.
         return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
@@ -610,21 +633,71 @@ def _read_delimited(text: str, label: str, fmt: str) -> pd.DataFrame:
     except ValidationError:
         raise
     except Exception as exc:  # noqa: BLE001 — pandas raises many parser types; all mean "not readable"
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        shape = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", first)
-        if shape:
-            want, line, got = (int(g) for g in shape.groups())
-            raise _read_error(label, f"has {got} fields on line {line} (data row {line - 1}) where the header and the "
-                                     f"rows above have {want}.",
-                              fix="give every row as many fields as the header (a separator inside a value needs the "
-                                  "value in double quotes).") from None
-        quote = re.search(r"EOF inside string starting at row (\d+)", first)
-        if quote:  # pandas counts lines from 0
-            raise _read_error(label, f"has a double quote on line {int(quote.group(1)) + 1} that is never closed: "
-                                     "everything after it was read as one value.",
-                              fix="close the quote, or remove it (a value with a separator or a quote inside it "
-                                  "goes in double quotes, its quotes doubled: \"say \"\"hi\"\"\").") from None
-        raise _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.") from None
+        raise _parser_error(exc, label, fmt) from None
+
+
+def _parser_error(exc: Exception, label: str, fmt: str) -> ValidationError:
+    """pandas' CSV parser error in the words of this project: which line, and what to do."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    shape = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", first)
+    if shape:
+        want, line, got = (int(g) for g in shape.groups())
+        return _read_error(label, f"has {got} fields on line {line} (data row {line - 1}) where the header and the "
+                                 f"rows above have {want}.",
+                           fix="give every row as many fields as the header (a separator inside a value needs the "
+                               "value in double quotes).")
+    quote = re.search(r"EOF inside string starting at row (\d+)", first)
+    if quote:  # pandas counts lines from 0
+        return _read_error(label, f"has a double quote on line {int(quote.group(1)) + 1} that is never closed: "
+                                 "everything after it was read as one value.",
+                           fix="close the quote, or remove it (a value with a separator or a quote inside it "
+                               "goes in double quotes, its quotes doubled: \"say \"\"hi\"\"\").")
+    return _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.")
+
+
+#: Header width past which a CSV/TSV is read for the contract's columns only: pandas builds every
+#: column it reads (about 50 µs each here), so a header of a million names took 48 s to describe.
+WIDE_HEADER_COLUMNS = 1000
+
+
+def _records_frame(records: list[dict]) -> pd.DataFrame:
+    """JSON records as a frame. When one of them has more than :data:`WIDE_HEADER_COLUMNS` keys,
+    only the contract's columns are built (pandas' JSON reader took 55 s over a million keys), and
+    ``attrs["columns_in_file"]`` keeps every key, for the messages."""
+    if not any(len(r) > WIDE_HEADER_COLUMNS for r in records):
+        return pd.DataFrame.from_records(records)
+    known = set(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)
+    names = list(dict.fromkeys(k for r in records for k in r))
+    keep = [k for k in names if str(k).strip().lower() in known]
+    frame = pd.DataFrame.from_records([{k: r[k] for k in keep if k in r} for r in records], columns=keep)
+    frame.attrs["columns_in_file"] = names
+    return frame
+
+
+def _read_wide_delimited(text: str, label: str, fmt: str, sep: str, header: list[str]) -> pd.DataFrame:
+    """A CSV/TSV with a very wide header: only the columns the contract knows (by folded name) are
+    built; the frame's ``attrs["columns_in_file"]`` keeps every name, for the messages. Rows longer
+    than the header are still named (pandas would drop their extra fields without a word here)."""
+    known = set(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)
+    keep = [i for i, n in enumerate(header) if n.strip().lower() in known]
+    row = 0
+    for fields in csv.reader(io.StringIO(text), delimiter=sep):
+        if not fields or not any(f.strip() for f in fields):
+            continue
+        if row and len(fields) > len(header) and any(f.strip() for f in fields[len(header):]):
+            value = next(f for f in fields[len(header):] if f.strip())
+            raise _read_error(label, f"has more fields in its rows than columns in its header: data row {row} has a "
+                                     f"value ({str(value)[:40]!r}) after its {len(header):,}th field.",
+                              fix="name every column in the header, or remove the extra values (a separator inside a "
+                                  "value needs the value in double quotes).")
+        row += 1
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
+                            usecols=keep, index_col=False)
+    except Exception as exc:  # noqa: BLE001 — pandas raises many parser types; all mean "not readable"
+        raise _parser_error(exc, label, fmt) from None
+    frame.attrs["columns_in_file"] = list(header)
+    return frame
 
 
 def load_families(spec: Mapping[str, str] | str | Path | None) -> dict[str, str]:
@@ -867,7 +940,7 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
                                        expected=f"one {n} column", fix="rename or delete the extra column.") for n, cs in clashes.items()])
     missing = [c for c in REQUIRED_COLUMNS if c not in by_name]
     if missing:
-        found = [str(c) for c in raw.columns]
+        found = [str(c) for c in raw.attrs.get("columns_in_file", raw.columns)]
         # a suggestion, never a silent rename: 'grader' may be a judge or something else entirely
         hints = []
         for want in missing:

@@ -376,3 +376,33 @@ def test_a_key_named_twice_in_a_json_object_is_named_with_its_line():
 def test_an_unclosed_quote_is_named_with_its_line():
     message = _problem(b'item,candidate,judge,score\nq1,a,j,1\n\nq1,"b,j,2\nq2,a,j,1\n', name="t.csv")
     assert "double quote on line 4 that is never closed" in message
+
+
+def test_a_very_wide_header_reads_the_contracts_columns_only_and_still_names_its_faults(tmp_path):
+    # a header of a million names took 48 s to describe: past WIDE_HEADER_COLUMNS only the contract's
+    # columns are built, in every format, and a wide file reads as the same table as a narrow one
+    from simplex_core.data import WIDE_HEADER_COLUMNS
+
+    narrow = pd.read_csv(io.StringIO(GOOD))
+    extra = pd.DataFrame({f"x{i}": ["0"] * len(narrow) for i in range(WIDE_HEADER_COLUMNS + 10)})
+    wide = pd.concat([narrow.rename(columns={"judge": " Judge"}), extra], axis=1)
+    want = load_table(GOOD.encode(), name="t.csv").frame
+    records = wide.to_dict(orient="records")
+    files = {"w.csv": wide.to_csv(index=False).encode(),
+             "w.jsonl": "".join(json.dumps(r) + "\n" for r in records).encode(),
+             "w.json": json.dumps(records).encode()}
+    wide.to_parquet(tmp_path / "w.parquet", index=False)
+    files["w.parquet"] = (tmp_path / "w.parquet").read_bytes()
+    for name, data in files.items():
+        table = load_table(data, name=name)
+        pd.testing.assert_frame_equal(table.frame, want, check_dtype=False, obj=name)
+        assert any("' Judge'→'judge'" in n for n in table.notes), (name, table.notes)
+    header = wide.to_csv(index=False).split("\n", 1)[0]
+    text = _problem((header + "\nq1,a,j1,1\n").replace(" Judge", "grader").encode(), name="t.csv")
+    assert "Missing required column 'judge'; found 'item', 'candidate', 'grader', 'score'" in text and "'grader' looks like the judge column" in text
+    assert f"and {WIDE_HEADER_COLUMNS + 10 - 4:,} more" in text, text
+    row = "q1,a,j1,1," + ",".join(["0"] * (WIDE_HEADER_COLUMNS + 10))
+    text = _problem(f"{header}\n{row}\n{row.replace('q1,a', 'q2,a')},oops\n".encode(), name="t.csv")
+    assert "data row 2 has a value ('oops')" in text, text
+    text = _problem(f'{header}\n{row}\nq2,"a,j1,1\n'.encode(), name="t.csv")
+    assert "double quote on line 3 that is never closed" in text, text
