@@ -352,6 +352,38 @@ def _jsonl_problem(text: str, label: str) -> ValidationError:
     return _read_error(label, "could not be read as JSON Lines.")
 
 
+#: A JSON escape of half a UTF-16 surrogate pair (confirmed by :func:`_lone_surrogate`).
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lone_surrogate(text: str, label: str) -> ValidationError | None:
+    """The first line whose JSON text holds half a surrogate pair (``"\\ud800"`` alone): not a
+    character, so pandas' reader drops it without a word ("a\\ud800" became "a", one candidate
+    with "a") and it cannot be shown or written as UTF-8."""
+    def lone(value: Any) -> bool:
+        if isinstance(value, str):
+            return any("\ud800" <= ch <= "\udfff" for ch in value)
+        return isinstance(value, dict) and any(lone(k) or lone(v) for k, v in value.items()) or (
+            isinstance(value, list) and any(lone(v) for v in value))
+
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not _ESCAPED_SURROGATE.search(line):
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # the reader names the line that does not parse
+        if not isinstance(record, dict):
+            continue
+        for key, value in record.items():
+            if lone(key) or lone(value):
+                where = f"the key {shorten(ascii(key), 60)}" if lone(key) else f"the value of {shorten(key, 60)!r}"
+                return _read_error(label, f"line {n}: {where} holds half of a UTF-16 surrogate pair (an escape such as "
+                                          "\\ud800 without its other half), which is not a character.",
+                                   fix="write the character itself (the file is UTF-8), or both escapes of its pair.")
+    return None
+
+
 def _read_jsonl(text: str, label: str, data: bytes | None = None) -> pd.DataFrame:
     head = text.lstrip()[:1]
     if head == "[":
@@ -366,6 +398,10 @@ def _read_jsonl(text: str, label: str, data: bytes | None = None) -> pd.DataFram
         return _records_frame(data)
     if head != "{":
         raise _jsonl_problem(text, label)
+    if _ESCAPED_SURROGATE.search(text):
+        problem = _lone_surrogate(text, label)
+        if problem is not None:
+            raise problem
     first_line = text[:text.find("\n") if "\n" in text else len(text)]
     if len(first_line) > 8 * WIDE_HEADER_COLUMNS and first_line.count(":") > WIDE_HEADER_COLUMNS:  # cheap tests first
         records = []
@@ -387,8 +423,20 @@ def _read_jsonl(text: str, label: str, data: bytes | None = None) -> pd.DataFram
         return pd.read_json(io.StringIO(text), lines=True, dtype=False)
     except MemoryError:
         raise  # read_source says so
-    except Exception:  # noqa: BLE001 — find the line to name
-        raise _jsonl_problem(text, label) from None
+    except Exception:  # noqa: BLE001 — Python's reader then, or the line to name
+        pass
+    # pandas' reader refuses integers past 64 bits ("Value is too big"), which Python's reads exactly
+    records = []
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                raise _jsonl_problem(text, label) from None
+            if not isinstance(record, dict):
+                raise _jsonl_problem(text, label)
+            records.append(record)
+    return _records_frame(records)
 
 
 #: pyarrow JSON column types read exactly as pandas reads them (a test holds the two readers equal)
@@ -818,12 +866,43 @@ def _to_number(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     return pd.Series(numeric, index=series.index), pd.Series(bad, index=series.index)
 
 
+def _numbers_merged(values: pd.Series, most: int = 10_000) -> tuple[str, str, float] | None:
+    """Two different numbers of a column that are one number once read as floating point (digits
+    past the 15th or 16th, e.g. 12345678901234567890123 and …124), with the number they become, or
+    a whole number that floating point does not hold exactly (the second text then empty); only for
+    a column of at most ``most`` distinct values (more are refused as levels anyway)."""
+    from decimal import Decimal, InvalidOperation
+
+    uniques = pd.unique(values.dropna().to_numpy(dtype=object))
+    if len(uniques) > most:
+        return None
+    seen: dict[float, Decimal] = {}
+    for v in uniques:
+        if isinstance(v, (bool, np.bool_)):
+            continue
+        try:
+            exact = Decimal(int(v)) if isinstance(v, (int, np.integer)) else Decimal(str(v).strip())
+            as_read = float(exact)
+        except (InvalidOperation, ValueError, OverflowError):
+            continue
+        if not math.isfinite(as_read):
+            continue
+        if exact == exact.to_integral_value() and Decimal(as_read) != exact:
+            return str(exact), "", as_read  # a whole number with more digits than a float holds
+        other = seen.setdefault(as_read, exact)
+        if other != exact:
+            return str(other), str(exact), as_read
+    return None
+
+
 def _text(v: Any) -> str:
     if isinstance(v, str):
         return v
     if isinstance(v, (bool, np.bool_)):
         return str(int(v))
-    if isinstance(v, (int, float, np.number)):
+    if isinstance(v, (int, np.integer)):  # exactly: through a float, ids past 2^53 lost digits and merged
+        return str(int(v))
+    if isinstance(v, (float, np.number)):
         return _num(v)
     return str(v)
 
@@ -1020,6 +1099,17 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
                                 rows=_rows(infinite), value=_distinct(raw.loc[infinite, "score"]),
                                 expected="a number that is one of the scale's levels", fix="correct those cells."))
         score = score.where(~infinite)
+    merged = _numbers_merged(raw["score"])
+    if merged is not None:
+        first, second, as_read = merged
+        at = (score == as_read).to_numpy()
+        problems.append(Problem("score", (f"the scores {first} and {second} ({_fmt_rows(_rows(at))}) are different numbers, but the same one once read "
+                                          f"({as_read!r}): a score keeps about 15 significant digits, so their rows would "
+                                          "count as one level.") if second else
+                                         (f"the score {first} ({_fmt_rows(_rows(at))}) has more digits than a score keeps "
+                                          f"(about 15 significant digits): it would be read as {int(as_read)}."),
+                                rows=_rows(at), value=first, expected="scores that are the scale's levels (e.g. 1 to 5)",
+                                fix="write the levels with fewer digits (e.g. number them 1, 2, 3), and name them if need be."))
     score_missing = score.isna() & ~score_bad & ~infinite
     if score.notna().sum() == 0 and not score_bad.any() and not infinite.any():
         problems.append(Problem("score", f"every score is blank ({len(score):,} row{'s' if len(score) != 1 else ''}): there is nothing to rank.",

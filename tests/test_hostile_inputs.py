@@ -406,3 +406,40 @@ def test_a_very_wide_header_reads_the_contracts_columns_only_and_still_names_its
     assert "data row 2 has a value ('oops')" in text, text
     text = _problem(f'{header}\n{row}\nq2,"a,j1,1\n'.encode(), name="t.csv")
     assert "double quote on line 3 that is never closed" in text, text
+
+
+def test_json_lines_integers_past_64_bits_are_read_exactly_or_named():
+    # pandas' JSON reader refuses them ("could not be read" was all it said); Python's reads them exactly
+    rows = [{"item": 12345678901234567890123, "candidate": "a", "judge": "j", "score": 1},
+            {"item": 12345678901234567890123, "candidate": "b", "judge": "j", "score": 0},
+            {"item": 12345678901234567890124, "candidate": "a", "judge": "j", "score": 0}]
+    text = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    table = load_table(text, name="t.jsonl")
+    assert sorted(set(table.frame["item"])) == ["12345678901234567890123", "12345678901234567890124"]
+    within_64_bits = text.replace(b"12345678901234567890123", b"1234567890123456789").replace(
+        b"12345678901234567890124", b"1234567890123456788")  # past 2^53: a float would make them one item
+    assert sorted(set(load_table(within_64_bits, name="t.jsonl").frame["item"])) == ["1234567890123456788",
+                                                                                      "1234567890123456789"]
+    rows[1]["score"] = 123456789012345678901234567890
+    message = _problem("".join(json.dumps(r) + "\n" for r in rows).encode(), name="t.jsonl")
+    assert "the score 123456789012345678901234567890 (row 2) has more digits than a score keeps" in message, message
+
+
+def test_scores_that_differ_only_past_a_floats_digits_are_named_not_merged():
+    message = _problem(b"item,candidate,judge,score\nq1,a,j,1.00000000000000001\nq1,b,j,1\nq2,a,j,2\n", name="t.csv")
+    assert "the scores 1.00000000000000001 and 1 (rows 1, 2) are different numbers, but the same one" in message or \
+        "the scores 1 and 1.00000000000000001 (rows 1, 2)" in message, message
+    table = load_table(b"item,candidate,judge,score\nq1,a,j,1.0\nq1,b,j,1\nq2,a,j,2\nq2,b,j,2.00\n", name="t.csv")
+    assert table.scale.values == (1.0, 2.0)  # the same number written two ways is one level, as before
+
+
+def test_half_a_surrogate_pair_in_json_lines_is_named_with_its_line():
+    # pandas' reader dropped it: "a\ud800" became "a", one candidate with the real "a"
+    text = (b'{"item": "q1", "candidate": "a", "judge": "j", "score": 1}\n'
+            b'{"item": "q1", "candidate": "a\\ud800", "judge": "j", "score": 0}\n')
+    message = _problem(text, name="t.jsonl")
+    assert "line 2: the value of 'candidate' holds half of a UTF-16 surrogate pair" in message, message
+    pair = text.replace(b"a\\ud800", b"a\\ud83d\\ude00")  # a whole pair is a character
+    assert load_table(pair, name="t.jsonl").candidates == ("a", "a\U0001F600")
+    escaped = text.replace(b"a\\ud800", b"a\\\\ud800")  # a backslash, then the letters u d 8 0 0
+    assert load_table(escaped, name="t.jsonl").candidates == ("a", "a\\ud800")
