@@ -3,10 +3,11 @@ the validation report in plain words; the per-judge per-candidate score distribu
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from app_support import data_access as da
-from app_support.downloads import csv_button, show_figure
+from app_support.downloads import csv_button, show_figure, slug
 from app_support.errors import guard, show_error
 from app_support.frame import page_frame
 from app_support.guide_links import guide_link
@@ -14,6 +15,9 @@ from app_support.sidebar import context
 from app_support.state import UPLOAD, K
 from app_support.safe_text import md
 from simplex_core.scale import level_mapping_text, parse_level_mapping
+
+#: Longer lists of families or self-family pairs are shown as tables, not as a line of text.
+LONG_LIST = 8
 
 page_frame()
 
@@ -155,11 +159,23 @@ with guard("summarising the table"):
         st.success("The table passed validation with nothing excluded.", icon=":material/check_circle:")
 
     if raw.families:
-        fam_text = ", ".join(f"{md(m_)} → {md(f)}" for m_, f in raw.families.items())
-        st.markdown(f"**Families:** {fam_text}")
+        # a line of text for a few; a table (with its CSV) for more, which a paragraph would bury
+        if len(raw.families) <= LONG_LIST:
+            st.markdown("**Families:** " + ", ".join(f"{md(m_)} → {md(f)}" for m_, f in raw.families.items()))
+        else:
+            with st.expander(f"**Families** of {len(raw.families)} models"):
+                families = pd.DataFrame({"model": list(raw.families), "family": list(raw.families.values())})
+                st.dataframe(families, hide_index=True, width="content")
+                csv_button(families, f"{slug(raw.source)}-families", key="families_csv")
         if pairs:
             state = "excluded" if ctx.self_exclusion else "kept (self-family exclusion is off in the sidebar)"
-            st.markdown(f"**Self-family (judge, candidate) pairs**, {state}: " + "; ".join(f"{md(j)} on {md(k)}" for j, k in pairs))
+            if len(pairs) <= LONG_LIST:
+                st.markdown(f"**Self-family (judge, candidate) pairs**, {state}: " + "; ".join(f"{md(j)} on {md(k)}" for j, k in pairs))
+            else:
+                with st.expander(f"**{len(pairs)} self-family (judge, candidate) pairs**, {state}"):
+                    pair_table = pd.DataFrame(list(pairs), columns=["judge", "candidate"])
+                    st.dataframe(pair_table, hide_index=True, width="content")
+                    csv_button(pair_table, f"{slug(raw.source)}-self-family-pairs", key="self_family_csv")
     else:
         st.caption("No families given: no judgment is excluded as self-judging.")
 

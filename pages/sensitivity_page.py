@@ -138,7 +138,9 @@ else:
                        "differently from what the model predicts. The model cannot explain them with one behaviour "
                        "per judge: consider a larger ω, checking the families (self-preference), or leaving that "
                        "judge out.", icon=":material/warning:")
-            st.dataframe(bad[["judge", "candidate", "verdict"]], hide_index=True, width="stretch")
+            # every misfit in view up to a screenful (the default height hid rows 11 on behind a scroll bar)
+            st.dataframe(bad[["judge", "candidate", "verdict"]], hide_index=True, width="stretch",
+                         height="content" if len(bad) <= 20 else "auto")
         if not bad_excluded.empty:
             listed = list(bad_excluded[["judge", "candidate"]].itertuples(index=False))
             n = len(listed)

@@ -249,6 +249,26 @@ def test_families_text_is_data_never_a_server_path(tmp_path):
     assert any("The families text is not valid JSON" in plain(e.value) for e in at.error)
 
 
+def test_many_families_and_self_family_pairs_are_tables_not_a_paragraph():
+    import json as json_module
+
+    import pandas as pd
+
+    models = [f"m{i}" for i in range(10)]
+    rows = [{"item": f"q{q}", "candidate": c, "judge": j, "score": (q + k) % 2}
+            for q in range(4) for k, c in enumerate(models) for j in models]
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("many.csv", pd.DataFrame(rows).to_csv(index=False).encode(), "text/csv")).run()
+    at.session_state["w_families"] = json_module.dumps({m: f"family-{m}" for m in models})  # each judges itself
+    at.run()
+    assert not at.exception
+    tables = {tuple(d.value.columns): d.value for d in at.dataframe}
+    assert sorted(map(tuple, tables[("judge", "candidate")].to_numpy())) == [(m, m) for m in models]
+    assert tables[("model", "family")].set_index("model")["family"].to_dict() == {m: f"family-{m}" for m in models}
+    assert "m3 on m3" not in texts(at)  # no paragraph of pairs
+
+
 def test_an_empty_upload_says_so():
     at = new_app()
     at.switch_page("pages/data_page.py").run()

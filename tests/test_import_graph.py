@@ -13,8 +13,8 @@ CORE = Path(__file__).resolve().parent.parent / "simplex_core"
 #: own layer or a lower one, function-level and type-checking imports included; a new module is
 #: placed here. ``simplex_core.cli`` sits above them all (and only it and ``__main__`` import it).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # foundations: levels, settings and the model's density, geometry, the cluster, status types, style
-    ("text", "scale", "patterns", "geometry", "distributed", "priors", "model", "fast_density", "jobs.status",
+    # foundations: levels, settings and the model's density, geometry, the cluster, status types, style, spreadsheet-safe CSV
+    ("text", "spreadsheet", "scale", "patterns", "geometry", "distributed", "priors", "model", "fast_density", "jobs.status",
      "figures.style"),
     # the data: tables and counts, built-in datasets, gold labels, simulated data, a fit's identity
     ("data", "datasets", "gold", "simulate", "labelling", "fit_identity"),
