@@ -404,18 +404,7 @@ def _read_jsonl(text: str, label: str, data: bytes | None = None) -> pd.DataFram
             raise problem
     first_line = text[:text.find("\n") if "\n" in text else len(text)]
     if len(first_line) > 8 * WIDE_HEADER_COLUMNS and first_line.count(":") > WIDE_HEADER_COLUMNS:  # cheap tests first
-        records = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                raise _jsonl_problem(text, label) from None
-            if not isinstance(record, dict):
-                raise _jsonl_problem(text, label)
-            records.append(record)
-        return _records_frame(records)
+        return _python_json_lines(text, label)
     fast = _read_jsonl_arrow(text, label, data)
     if fast is not None:
         return fast
@@ -426,6 +415,12 @@ def _read_jsonl(text: str, label: str, data: bytes | None = None) -> pd.DataFram
     except Exception:  # noqa: BLE001 — Python's reader then, or the line to name
         pass
     # pandas' reader refuses integers past 64 bits ("Value is too big"), which Python's reads exactly
+    return _python_json_lines(text, label)
+
+
+def _python_json_lines(text: str, label: str) -> pd.DataFrame:
+    """JSON Lines read by Python's ``json``, line by line (exact integers of any size); a line that is
+    not an object is named."""
     records = []
     for line in text.splitlines():
         if line.strip():
