@@ -19,6 +19,12 @@ from simplex_core.scale import level_mapping_text, parse_level_mapping
 #: Longer lists of families or self-family pairs are shown as tables, not as a line of text.
 LONG_LIST = 8
 
+
+def _table_in_expander(title: str, table: pd.DataFrame, file_stem: str) -> None:
+    with st.expander(title):
+        st.dataframe(table, hide_index=True, width="content")
+        csv_button(table, file_stem, key=f"csv_{file_stem}")
+
 page_frame()
 
 ss = st.session_state
@@ -163,19 +169,16 @@ with guard("summarising the table"):
         if len(raw.families) <= LONG_LIST:
             st.markdown("**Families:** " + ", ".join(f"{md(m_)} → {md(f)}" for m_, f in raw.families.items()))
         else:
-            with st.expander(f"**Families** of {len(raw.families)} models"):
-                families = pd.DataFrame({"model": list(raw.families), "family": list(raw.families.values())})
-                st.dataframe(families, hide_index=True, width="content")
-                csv_button(families, f"{slug(raw.source)}-families", key="families_csv")
+            _table_in_expander(f"**Families** of {len(raw.families)} models", pd.DataFrame(
+                {"model": list(raw.families), "family": list(raw.families.values())}), f"{slug(raw.source)}-families")
         if pairs:
             state = "excluded" if ctx.self_exclusion else "kept (self-family exclusion is off in the sidebar)"
             if len(pairs) <= LONG_LIST:
                 st.markdown(f"**Self-family (judge, candidate) pairs**, {state}: " + "; ".join(f"{md(j)} on {md(k)}" for j, k in pairs))
             else:
-                with st.expander(f"**{len(pairs)} self-family (judge, candidate) pairs**, {state}"):
-                    pair_table = pd.DataFrame(list(pairs), columns=["judge", "candidate"])
-                    st.dataframe(pair_table, hide_index=True, width="content")
-                    csv_button(pair_table, f"{slug(raw.source)}-self-family-pairs", key="self_family_csv")
+                _table_in_expander(f"**{len(pairs)} self-family (judge, candidate) pairs**, {state}",
+                                   pd.DataFrame(list(pairs), columns=["judge", "candidate"]),
+                                   f"{slug(raw.source)}-self-family-pairs")
     else:
         st.caption("No families given: no judgment is excluded as self-judging.")
 

@@ -512,7 +512,7 @@ def _read_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> pd.
         # dictionary-encoded text is counted as decoded: a small file can repeat one huge value
         names = pf.schema_arrow.names
         wide = len(names) > WIDE_HEADER_COLUMNS  # then only the contract's columns are read
-        keep = [n for n in names if str(n).strip().lower() in REQUIRED_COLUMNS + OPTIONAL_COLUMNS] if wide else None
+        keep = [n for n in names if _contract_column(n)] if wide else None
         text_columns = [f.name for f in pf.schema_arrow if _is_text(f.type) and (keep is None or f.name in keep)]
         table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text_columns).read(columns=keep)
         decoded = _decoded_bytes(table)
@@ -698,6 +698,13 @@ def _parser_error(exc: Exception, label: str, fmt: str) -> ValidationError:
     return _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.")
 
 
+def _contract_column(name: Any) -> str | None:
+    """The contract's name for a column name (case and surrounding spaces ignored, nothing fuzzier),
+    or ``None`` for a column the contract does not know (ignored)."""
+    folded = str(name).strip().lower()
+    return folded if folded in REQUIRED_COLUMNS + OPTIONAL_COLUMNS else None
+
+
 #: Header width past which a CSV/TSV is read for the contract's columns only: pandas builds every
 #: column it reads (about 50 µs each here), so a header of a million names took 48 s to describe.
 WIDE_HEADER_COLUMNS = 1000
@@ -709,9 +716,8 @@ def _records_frame(records: list[dict]) -> pd.DataFrame:
     ``attrs["columns_in_file"]`` keeps every key, for the messages."""
     if not any(len(r) > WIDE_HEADER_COLUMNS for r in records):
         return pd.DataFrame.from_records(records)
-    known = set(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)
     names = list(dict.fromkeys(k for r in records for k in r))
-    keep = [k for k in names if str(k).strip().lower() in known]
+    keep = [k for k in names if _contract_column(k)]
     frame = pd.DataFrame.from_records([{k: r[k] for k in keep if k in r} for r in records], columns=keep)
     frame.attrs["columns_in_file"] = names
     return frame
@@ -721,8 +727,7 @@ def _read_wide_delimited(text: str, label: str, fmt: str, sep: str, header: list
     """A CSV/TSV with a very wide header: only the columns the contract knows (by folded name) are
     built; the frame's ``attrs["columns_in_file"]`` keeps every name, for the messages. Rows longer
     than the header are still named (pandas would drop their extra fields without a word here)."""
-    known = set(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)
-    keep = [i for i, n in enumerate(header) if n.strip().lower() in known]
+    keep = [i for i, n in enumerate(header) if _contract_column(n)]
     row = 0
     for fields in csv.reader(io.StringIO(text), delimiter=sep):
         if not fields or not any(f.strip() for f in fields):
@@ -1001,11 +1006,10 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
                                        fix="give one row per (item, candidate, judge) with columns item, candidate, judge, score.")])
 
     # Column names: tolerate case and surrounding spaces, nothing fuzzier; ignore other columns.
-    known = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
     by_name: dict[str, list[Any]] = {}
     for c in raw.columns:
-        folded = str(c).strip().lower()
-        if folded in known:
+        folded = _contract_column(c)
+        if folded:
             by_name.setdefault(folded, []).append(c)
     clashes = {n: cs for n, cs in by_name.items() if len(cs) > 1}
     if clashes:
@@ -1019,7 +1023,7 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
         hints = []
         for want in missing:
             like = [c for c in found if c.strip().lower().replace(" ", "_").replace("-", "_") in COLUMN_HINTS[want]
-                    and c.strip().lower() not in known]
+                    and not _contract_column(c)]
             if like:
                 hints.append(f"{like[0]!r} looks like the {want} column: if it is, rename it {want!r}.")
         raise ValidationError([Problem(
