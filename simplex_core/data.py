@@ -877,6 +877,7 @@ def _numbers_merged(values: pd.Series, most: int = 10_000) -> tuple[str, str, fl
     if len(uniques) > most:
         return None
     seen: dict[float, Decimal] = {}
+    too_long: tuple[str, str, float] | None = None
     for v in uniques:
         if isinstance(v, (bool, np.bool_)):
             continue
@@ -887,12 +888,12 @@ def _numbers_merged(values: pd.Series, most: int = 10_000) -> tuple[str, str, fl
             continue
         if not math.isfinite(as_read):
             continue
-        if exact == exact.to_integral_value() and Decimal(as_read) != exact:
-            return str(exact), "", as_read  # a whole number with more digits than a float holds
         other = seen.setdefault(as_read, exact)
-        if other != exact:
+        if other != exact:  # the fuller answer: two numbers become one
             return str(other), str(exact), as_read
-    return None
+        if too_long is None and exact == exact.to_integral_value() and Decimal(as_read) != exact:
+            too_long = str(exact), "", as_read  # a whole number with more digits than a float holds
+    return too_long
 
 
 def _text(v: Any) -> str:

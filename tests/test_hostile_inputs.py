@@ -429,6 +429,9 @@ def test_scores_that_differ_only_past_a_floats_digits_are_named_not_merged():
     message = _problem(b"item,candidate,judge,score\nq1,a,j,1.00000000000000001\nq1,b,j,1\nq2,a,j,2\n", name="t.csv")
     assert "the scores 1.00000000000000001 and 1 (rows 1, 2) are different numbers, but the same one" in message or \
         "the scores 1 and 1.00000000000000001 (rows 1, 2)" in message, message
+    message = _problem(b"item,candidate,judge,score\nq1,a,j,12345678901234567890123\nq1,b,j,12345678901234567890124\n"
+                       b"q2,a,j,1\nq2,b,j,2\n", name="t.csv")  # long whole numbers that also become one: said so
+    assert "the scores 12345678901234567890123 and 12345678901234567890124 (rows 1, 2) are different numbers" in message
     table = load_table(b"item,candidate,judge,score\nq1,a,j,1.0\nq1,b,j,1\nq2,a,j,2\nq2,b,j,2.00\n", name="t.csv")
     assert table.scale.values == (1.0, 2.0)  # the same number written two ways is one level, as before
 
