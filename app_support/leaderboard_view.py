@@ -40,22 +40,27 @@ def leaderboard_section(board: pd.DataFrame, file_label: str, title: str, *, not
 
 def summary_columns() -> dict[str, Any]:
     """Column headings of a candidate summary (expected score, rank interval, P(best)), shared by
-    the leaderboard and the Rankings page's posterior summary."""
+    the leaderboard and the Rankings page's posterior summary. Narrow numeric columns, so that the
+    leaderboard's eleven fit the page's width without a scroll bar."""
     return {
-        "expected_score_mean": st.column_config.NumberColumn("E (mean)", format="%.3f"),
-        "expected_score_lo": st.column_config.NumberColumn("E 2.5%", format="%.3f"),
-        "expected_score_hi": st.column_config.NumberColumn("E 97.5%", format="%.3f"),
-        "rank_median": st.column_config.NumberColumn("rank (median)", format="%.1f"),
-        "rank_lo": st.column_config.NumberColumn("rank 2.5%"),
-        "rank_hi": st.column_config.NumberColumn("rank 97.5%"),
-        "p_best": st.column_config.ProgressColumn("P(best)", min_value=0.0, max_value=1.0, format="%.2f"),
+        "expected_score_mean": st.column_config.NumberColumn("E (mean)", format="%.3f", width="small"),
+        "expected_score_lo": st.column_config.NumberColumn("E 2.5%", format="%.3f", width="small"),
+        "expected_score_hi": st.column_config.NumberColumn("E 97.5%", format="%.3f", width="small"),
+        "rank_median": st.column_config.NumberColumn("rank", format="%.1f", width="small", help="median rank"),
+        "rank_lo": st.column_config.NumberColumn("rank 2.5%", width="small"),
+        "rank_hi": st.column_config.NumberColumn("rank 97.5%", width="small"),
+        "p_best": st.column_config.ProgressColumn("P(best)", min_value=0.0, max_value=1.0, format="%.2f",
+                                                  width="small"),
     }
 
 
 def _columns() -> dict[str, Any]:
     return {
-        "tier": st.column_config.NumberColumn("tier", help="1 = top tier; order within a tier is not settled at 95%"),
+        "tier": st.column_config.NumberColumn("tier", help="1 = top tier; order within a tier is not settled at 95%",
+                                       width="small"),
         **summary_columns(),
-        "p_top3": st.column_config.ProgressColumn("P(top 3)", min_value=0.0, max_value=1.0, format="%.2f"),
-        "p_ahead_of_next": st.column_config.Column("P(ahead of next)", help="P(E above the next row's E)"),
+        "p_top3": st.column_config.ProgressColumn("P(top 3)", min_value=0.0, max_value=1.0, format="%.2f",
+                                               width="small"),
+        "p_ahead_of_next": st.column_config.Column("P(> next)", help="P(ahead of next): P(E above the next row's E)",
+                                                  width="small"),
     }

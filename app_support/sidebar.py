@@ -219,7 +219,8 @@ def render_sidebar() -> AnalysisContext:
                                   "help a fit that has not converged; they take proportionally longer.")
         slot = st.container()  # fit progress is drawn here by the pages
 
-    ctx = build_context(dataset=dataset, criterion=criterion)
+    with slot:  # the loaders' spinners ("Checking your file…") here, not over the page's stale title
+        ctx = build_context(dataset=dataset, criterion=criterion)
     st.session_state[K.CONTEXT] = ctx
     st.session_state[K.FIT_SLOT] = slot
     write_url_state({

@@ -35,7 +35,7 @@ st.graphviz_chart(
       rankdir=LR; node [shape=box, style="rounded", fontname="DejaVu Sans", fontsize=11];
       pi [label="candidate k\\nπ_k: how often its answers\\nhave each true score"];
       t [label="answer (item i, candidate k)\\none true score t_ik ~ π_k", style="rounded,bold"];
-      j1 [label="judge 1 scores\\ns₁ ~ Θ₁[t, ·]"]; j2 [label="judge 2 scores\\ns₂ ~ Θ₂[t, ·]"];
+      j1 [label="judge 1 scores\\ns_1 ~ Θ_1[t, ·]"]; j2 [label="judge 2 scores\\ns_2 ~ Θ_2[t, ·]"];
       j3 [label="judge J scores\\ns_J ~ Θ_J[t, ·]"];
       pi -> t; t -> j1; t -> j2; t -> j3;
     }

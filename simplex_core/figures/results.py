@@ -736,12 +736,15 @@ def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | Non
     fig.update_yaxes(range=[lo, 1.02])
     fig.update_xaxes(title_text="ω (random-effects weight)", row=1, col=1)
     fig.update_xaxes(title_text="β_max (judge discrimination)", row=1, col=2)
-    fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change"), template=TEMPLATE,
+    # the title at the figure's top edge: centred in a top margin that also holds the panels' titles
+    # (Plotly's default), it left about 70 px blank above it in the app
+    fig.update_layout(title=dict(text=title or "How much the ranking moves as the priors change", yref="container",
+                                 y=1.0, yanchor="top", pad=dict(t=14)), template=TEMPLATE,
                       # the legend at the figure's bottom edge, in pixels below the axis titles (a
                       # legend placed by plot fraction ran into them in a short figure)
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
-                      # room above the panels' own titles for a title of two lines (they touched)
-                      margin=dict(b=110, t=120))
+                      # room for a title line above the panels' own titles
+                      margin=dict(b=110, t=64))
     return fig
 
 
