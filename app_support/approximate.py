@@ -76,6 +76,27 @@ class _DrawsMemo(Lru):
         self.store(key, draws)
         return draws
 
+    def get_stored(self, key: str, counts: Any, settings: FitSettings) -> Any | None:
+        """The PriorDraws of the finished fit of ``counts`` at ``settings``, read from its cache
+        entry's file alone where it can be (0.02 s instead of 0.3 s for the whole fit), else from
+        the whole fit (in memory, shipped, or a file that does not read: that path quarantines it)."""
+        from simplex_core.reweighting import ReweightError, prior_draws_from_file
+
+        draws = self.lookup(key, _MISSING)
+        if draws is not _MISSING:
+            return draws
+        posterior_file = getattr(fits.fit_manager().store, "posterior_file", None)  # not every FitStore has files
+        path = posterior_file(counts, settings) if posterior_file is not None else None
+        if path is not None:
+            try:
+                draws = prior_draws_from_file(path, settings, counts.scale)
+            except (ReweightError, OSError, KeyError, ValueError, TypeError):
+                draws = None
+            if draws is not None:
+                self.store(key, draws)
+                return draws
+        return self.get(key, fits.cached_result(counts, settings))
+
 
 @st.cache_resource(show_spinner=False)
 def _draws_memo() -> _DrawsMemo:
@@ -116,8 +137,9 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
         if result is None and not memo.known(key):
             if not fits.has_result(counts, s):
                 continue
-            result = fits.cached_result(counts, s)
-        draws = memo.get(key, result)
+            draws = memo.get_stored(key, counts, s)
+        else:
+            draws = memo.get(key, result)
         if draws is not None:
             seen.add(key)
             out.append((s, draws, key))
@@ -147,7 +169,7 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
             for s in grid_settings(settings.replace(integrated=False)):
                 k = fit_key(counts, s)
                 if not memo.known(k) and manager.store.contains(counts, s):
-                    memo.get(k, manager.lookup(counts, s))
+                    memo.get_stored(k, counts, s)
         except Exception:  # noqa: BLE001 — only a head start: the page reads what it needs itself
             import logging
 

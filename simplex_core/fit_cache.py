@@ -169,6 +169,23 @@ class FitCache:
             return True
         return self._complete(self.fits_dir / key) or self._stand_in(counts, settings) is not None
 
+    def posterior_file(self, counts: CountsLike, settings: FitSettings) -> Path | None:
+        """The ``posterior.nc`` of the complete on-disk entry of these counts and settings, for a
+        reader that needs only some of its variables (None when there is no such entry: not fitted,
+        in memory only, a read-only stand-in, written for other settings, or broken, which is
+        quarantined)."""
+        p = self.path(counts, settings)
+        if not p.exists():
+            return None
+        try:
+            summary = self._check(p)
+        except CacheEntryError as exc:
+            self._quarantine(p, str(exc))
+            return None
+        if summary.get("format") != _FORMAT or summary.get("settings") != settings.to_dict():
+            return None  # get() says why and quarantines it
+        return p / "posterior.nc"
+
     def _complete(self, p: Path) -> bool:
         """Whether the entry at ``p`` is there and complete; a broken one is quarantined."""
         if not p.exists():

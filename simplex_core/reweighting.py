@@ -214,6 +214,43 @@ def prior_draws(fit: Any) -> PriorDraws:
                       tuple(str(c) for c in post["candidate"].values))
 
 
+#: The posterior variables :class:`PriorDraws` holds (R and W only with random effects).
+_DRAW_VARIABLES = ("rho", "boost_log", "R", "W", "expected_score")
+
+
+def prior_draws_from_file(path: Any, settings: Any, scale: Any) -> PriorDraws:
+    """:func:`prior_draws` of the fit at ``settings`` stored in the NetCDF file ``path`` (a fit
+    cache entry's ``posterior.nc``), reading only the five variables it needs with h5py: about
+    0.02 s where reading the whole InferenceData back takes 0.3 s, the time a slider move waited
+    for each source not yet in memory. ReweightError when the file lacks them (an older fit:
+    :func:`prior_draws` of the whole fit may still rebuild ``boost_log``); OSError or KeyError when
+    it does not read."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        post = f["posterior"]
+        missing = [n for n in _DRAW_VARIABLES if n not in post and (n in ("rho", "boost_log", "expected_score")
+                                                                     or settings.has_random_effects)]
+        if missing:
+            raise ReweightError(f"the stored fit lacks {', '.join(missing)}: read the whole fit instead.")
+
+        def flat(name: str) -> np.ndarray:
+            a = np.asarray(post[name][()], dtype=float)
+            return a.reshape((-1,) + a.shape[2:])
+
+        candidates = tuple(c.decode() if isinstance(c, bytes) else str(c) for c in post["candidate"][()])
+        rho, boost, e = flat("rho"), flat("boost_log"), flat("expected_score")
+        R = W = None
+        if settings.has_random_effects:
+            R, W = flat("R"), flat("W")
+    re: tuple = (None, None, None, None)
+    if R is not None:
+        with np.errstate(divide="ignore"):
+            R, W = np.clip(R, 1e-300, 1.0), np.clip(W, 1e-300, 1.0)
+            re = (np.log(R), np.log1p(-np.minimum(R, 1 - 1e-16)), np.log(W), np.log1p(-np.minimum(W, 1 - 1e-16)))
+    return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), rho, boost, *re, e, candidates)
+
+
 def structure_problem(source: Any, target: Any) -> str | None:
     """Why a fit at ``source`` settings cannot be reweighted to ``target`` (None when it can)."""
     if source.integrated or target.integrated:

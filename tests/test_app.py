@@ -773,6 +773,45 @@ def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess()
     assert "Bayesian ranking, approximate" in texts(at)
 
 
+def test_a_grid_fit_in_the_cache_is_a_source_read_from_its_file_alone(monkeypatch):
+    """A slider move reweights a grid fit found in the disk cache by reading its draws from the
+    entry's file (prior_draws_from_file), not the whole fit back: ω = 2.25 is answered from the fit
+    at ω = 2 without cached_result reading that fit."""
+    import shutil
+
+    from app_support.sidebar import sampler_sizes
+    from simplex_core import datasets
+    from simplex_core.data import count_tensor
+    from simplex_core.fit_cache import FitCache
+    from simplex_core.inference import fit_model
+    from simplex_core.model import FitSettings
+
+    from app_support import approximate, fits
+
+    counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
+    source = FitSettings(omega=2.0, beta_max=5.0, **sampler_sizes())
+    target = source.replace(omega=2.25)
+    shutil.rmtree(FitCache().path(counts, target), ignore_errors=True)
+    if not FitCache().contains(counts, source):
+        FitCache().put(fit_model(counts, source))
+    for memo in (fits._memo, approximate._draws_memo, approximate._answers):
+        memo.clear()
+    whole_reads = []
+    real_cached_result = fits.cached_result
+
+    def spy(c, s):
+        whole_reads.append((s.omega, s.beta_max))
+        return real_cached_result(c, s)
+
+    monkeypatch.setattr(fits, "cached_result", spy)
+    at = new_app({"omega": "2.25"})
+    assert_clean(at)
+    text = texts(at)
+    assert "Bayesian ranking, approximate" in text, text
+    assert re.search(r"Approximate: reweighted from the fit at ω = 2, β_max = 5 \(k̂ = ", text), text
+    assert (2.0, 5.0) not in whole_reads, whole_reads
+
+
 def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_only_as_a_source():
     from app_support.fits import shipped_fits
 

@@ -186,3 +186,41 @@ def test_the_resampled_posterior_is_the_weighted_posterior_every_summary_reads()
     # the rank interval of the weighted leaderboard is taken on the same systematic resample
     assert (board.loc[table.index, ["rank_lo", "rank_hi"]].to_numpy()
             == table[["rank_lo", "rank_hi"]].to_numpy()).all()
+
+
+def test_the_draws_read_from_a_cache_file_equal_those_of_the_whole_fit(tmp_path, data_counts, source_fit):
+    """prior_draws_from_file (five variables read with h5py, what a slider move reads for a source
+    not yet in memory) gives exactly prior_draws of the fit read back whole, with and without random
+    effects; a file without the judge-prior draws says so, and a broken entry is not offered."""
+    from simplex_core.fit_cache import FitCache, read_netcdf
+    from simplex_core.inference import fit_model
+    from simplex_core.reweighting import prior_draws_from_file
+
+    store = FitCache(tmp_path)
+    no_re = fit_model(data_counts, FitSettings(omega=0.0, beta_max=5.0, seed=5, **RUN))
+    for fit in (source_fit, no_re):
+        store.put(fit)
+        path = store.posterior_file(data_counts, fit.settings)
+        assert path is not None and path.name == "posterior.nc"
+        fast = prior_draws_from_file(path, fit.settings, data_counts.scale)
+        whole = prior_draws(read_netcdf(path))
+        assert fast.candidates == whole.candidates == tuple(data_counts.candidates)
+        assert fast.settings == whole.settings and np.array_equal(fast.node_sizes, whole.node_sizes)
+        for name in ("rho", "boost_log", "log_r", "log1m_r", "log_w", "log1m_w", "expected_score"):
+            a, b = getattr(fast, name), getattr(whole, name)
+            assert (a is None and b is None) or np.array_equal(a, b), name
+        assert (fast.log_r is None) == (not fit.settings.has_random_effects)
+    assert store.posterior_file(data_counts, source_fit.settings.replace(beta_max=7.0)) is None  # not fitted
+
+    lacking = tmp_path / "lacking.nc"
+    idata = source_fit.idata.copy()
+    idata.posterior = idata.posterior.drop_vars("boost_log")
+    idata.to_netcdf(str(lacking))
+    with pytest.raises(ReweightError, match="lacks boost_log"):
+        prior_draws_from_file(lacking, source_fit.settings, data_counts.scale)
+
+    path = store.posterior_file(data_counts, no_re.settings)
+    path.write_bytes(path.read_bytes()[:1000])  # truncated: the entry is quarantined, not offered
+    with pytest.warns(RuntimeWarning, match="is broken"):
+        assert store.posterior_file(data_counts, no_re.settings) is None
+    assert not store.contains(data_counts, no_re.settings)

@@ -82,6 +82,10 @@ class FitCacheStore:
     def load(self, counts: Any, settings: Any) -> Any | None:
         return self._cache().get(counts, settings)
 
+    def posterior_file(self, counts: Any, settings: Any) -> Any | None:
+        """The stored fit's NetCDF file, for readers of a few variables (:meth:`simplex_core.fit_cache.FitCache.posterior_file`)."""
+        return self._cache().posterior_file(counts, settings)
+
     def read_only_fits(self, counts: Any) -> list[Any]:
         """The read-only fits of these data (:meth:`simplex_core.fit_cache.FitCache.read_only_fits`)."""
         return self._cache().read_only_fits(counts)
