@@ -203,19 +203,17 @@ def prior_draws(fit: Any) -> PriorDraws:
         if boost is None:
             raise ReweightError("this fit does not carry the judge-prior draws that reweighting needs (it predates "
                                 "them, or was thinned): it can only be refitted.")
-    with np.errstate(divide="ignore"):
-        if settings.has_random_effects:
-            R, W = np.clip(flat("R"), 1e-300, 1.0), np.clip(flat("W"), 1e-300, 1.0)
-            re = (np.log(R), np.log1p(-np.minimum(R, 1 - 1e-16)), np.log(W), np.log1p(-np.minimum(W, 1 - 1e-16)))
-        else:
-            re = (None, None, None, None)
+    re = _random_effect_logs(flat("R"), flat("W")) if settings.has_random_effects else (None,) * 4
     e = flat("expected_score")
     return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), flat("rho"), boost, *re, e,
                       tuple(str(c) for c in post["candidate"].values))
 
 
-#: The posterior variables :class:`PriorDraws` holds (R and W only with random effects).
-_DRAW_VARIABLES = ("rho", "boost_log", "R", "W", "expected_score")
+def _random_effect_logs(R: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, ...]:
+    """log R, log(1 − R), log W, log(1 − W) of the draws, finite at the ends."""
+    with np.errstate(divide="ignore"):
+        R, W = np.clip(R, 1e-300, 1.0), np.clip(W, 1e-300, 1.0)
+        return np.log(R), np.log1p(-np.minimum(R, 1 - 1e-16)), np.log(W), np.log1p(-np.minimum(W, 1 - 1e-16))
 
 
 def prior_draws_from_file(path: Any, settings: Any, scale: Any) -> PriorDraws:
@@ -229,8 +227,8 @@ def prior_draws_from_file(path: Any, settings: Any, scale: Any) -> PriorDraws:
 
     with h5py.File(path, "r") as f:
         post = f["posterior"]
-        missing = [n for n in _DRAW_VARIABLES if n not in post and (n in ("rho", "boost_log", "expected_score")
-                                                                     or settings.has_random_effects)]
+        needed = ("rho", "boost_log", "expected_score") + (("R", "W") if settings.has_random_effects else ())
+        missing = [n for n in needed if n not in post]
         if missing:
             raise ReweightError(f"the stored fit lacks {', '.join(missing)}: read the whole fit instead.")
 
@@ -243,11 +241,7 @@ def prior_draws_from_file(path: Any, settings: Any, scale: Any) -> PriorDraws:
         R = W = None
         if settings.has_random_effects:
             R, W = flat("R"), flat("W")
-    re: tuple = (None, None, None, None)
-    if R is not None:
-        with np.errstate(divide="ignore"):
-            R, W = np.clip(R, 1e-300, 1.0), np.clip(W, 1e-300, 1.0)
-            re = (np.log(R), np.log1p(-np.minimum(R, 1 - 1e-16)), np.log(W), np.log1p(-np.minimum(W, 1 - 1e-16)))
+    re = _random_effect_logs(R, W) if R is not None else (None,) * 4
     return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), rho, boost, *re, e, candidates)
 
 
