@@ -91,6 +91,12 @@ with left:
         st.caption("Choose another dataset or criterion in the sidebar, or upload your own file here.")
     else:
         st.subheader(f"Your file: {md(ss.get(K.UPLOAD_NAME))}" if ss.get(K.UPLOAD_BYTES) is not None else "Your file")
+        st.markdown("One row per judgment, with the columns `item`, `candidate`, `judge` and `score`; optional: "
+                    "`true_score` (for evaluation only), `candidate_family` and `judge_family` (self-family "
+                    "exclusion), `criterion` (several criteria in one file). CSV, TSV, JSON Lines or Parquet; the "
+                    "template shows the layout.")
+        if ctx.table_error is not None:
+            st.caption("Not loaded: what is wrong is listed below, with the rows at fault and how to fix each.")
 with right:
     with st.container(border=True):
         st.markdown("**Upload a file** (CSV, TSV, JSON Lines or Parquet)")
