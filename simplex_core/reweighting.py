@@ -163,6 +163,22 @@ class PriorDraws:
     def n_draws(self) -> int:
         return int(self.rho.shape[0])
 
+    def log_dirichlet_norms(self, beta_max: float) -> np.ndarray:
+        """Per draw and judge ``[S, J]``, Σ over the judge's boosted Dirichlet nodes of
+        log Γ(d + ρβ) − log Γ(1 + ρβ) at ``beta_max``. The source's own (at its fitted β_max) is
+        kept: every reweighting of these draws needs it (the fine sweep 41 times)."""
+        def compute(b: float) -> np.ndarray:
+            sb = self.rho[..., None] * b
+            return (gammaln(self.node_sizes.astype(float) + sb) - gammaln(1.0 + sb)).sum(axis=-1)
+
+        if beta_max != self.settings.beta_max:
+            return compute(beta_max)
+        own = self.__dict__.get("_own_log_norms")
+        if own is None:
+            own = compute(beta_max)
+            object.__setattr__(self, "_own_log_norms", own)  # frozen: set once, never changed
+        return own
+
 
 def _settings_of(fit: Any) -> Any:
     import json
@@ -264,13 +280,9 @@ def log_prior_ratio(draws: PriorDraws, omega: float, beta_max: float) -> np.ndar
     src = draws.settings
     out = np.zeros(draws.n_draws)
     if beta_max != src.beta_max:
-        d = draws.node_sizes.astype(float)
         s1, s0 = draws.rho * beta_max, draws.rho * src.beta_max  # [S, J]
-
-        def log_norm(s: np.ndarray) -> np.ndarray:  # Σ over the judge's boosted Dirichlets
-            return (gammaln(d[None, None, :] + s[..., None]) - gammaln(1.0 + s[..., None])).sum(axis=-1)
-
-        out += (log_norm(s1) - log_norm(s0) + (s1 - s0) * draws.boost_log).sum(axis=-1)
+        out += (draws.log_dirichlet_norms(beta_max) - draws.log_dirichlet_norms(src.beta_max)
+                + (s1 - s0) * draws.boost_log).sum(axis=-1)
     if omega != src.omega and draws.log_r is not None:
         J, K = draws.log_r.shape[1], draws.log_w.shape[1]
         for n, lx in ((J, draws.log_r), (K, draws.log_w)):
