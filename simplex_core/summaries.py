@@ -272,8 +272,8 @@ def posterior_predictive_check(fit: Any, counts: Any = None, seed: int = 0, max_
                 if agrees:
                     verdict = f"agrees (p = {p_value[j, k]:.2f})."
                 else:
-                    # a p of 0 is "no predictive draw as far off": below 0.001, not zero
-                    shown = "p < 0.001" if p_value[j, k] < 0.001 else f"p = {p_value[j, k]:.3f}"
+                    # a p of 0 is "none of the S replicates as far off": below 1/S, not zero
+                    shown = f"p < {max(1.0 / S, 0.001):.3g}" if p_value[j, k] < 1.0 / S else f"p = {p_value[j, k]:.3f}"
                     verdict = f"disagrees ({shown}): {detail}."
                 if not included[j, k]:
                     verdict = "excluded from the fit (self-family); " + verdict

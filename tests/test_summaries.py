@@ -156,8 +156,8 @@ def test_posterior_predictive_check_flags_the_pair_that_does_not_fit():
     assert not pair["agrees"].any()
     verdict = pair["verdict"].iloc[0]
     assert verdict.startswith("disagrees") and "observed 75% 'high' vs fitted 5%" in verdict
-    # no predictive draw is as far off: p is below what the draws can tell, not "p = 0.000"
-    assert pair["p_value"].iloc[0] == 0.0 and verdict.startswith("disagrees (p < 0.001)")
+    # no replicate of the 4 draws is as far off: p is below what they can tell (1/4), not "p = 0.000"
+    assert pair["p_value"].iloc[0] == 0.0 and verdict.startswith("disagrees (p < 0.25)")
     assert pair.set_index("level").loc["high", "outside"]
     good = ppc[(ppc.judge == "j0") & (ppc.candidate == "c1")]
     assert good["agrees"].all() and not good["outside"].any() and good["verdict"].iloc[0].startswith("agrees")
