@@ -488,7 +488,16 @@ def _read_jsonl_arrow(text: str, label: str = "upload", data: bytes | None = Non
         return None
     if any(pa.types.is_boolean(c.type) and c.null_count for c in table.columns):
         return None  # pandas gives NaN where pyarrow gives None
+    if any(pa.types.is_floating(c.type) and not _has_a_number(c) for c in table.columns):
+        return None  # only NaN (and nulls): pandas reads a column of nulls (object), pyarrow doubles
     return table.to_pandas()
+
+
+def _has_a_number(column) -> bool:
+    """Whether a floating-point Arrow column holds a value that is neither null nor NaN."""
+    import pyarrow.compute as pc
+
+    return bool(pc.any(pc.invert(pc.fill_null(pc.is_nan(column), True))).as_py())
 
 
 def _read_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
