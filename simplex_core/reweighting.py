@@ -34,6 +34,7 @@ the ω = 0 model, reached only by a real fit). Integrated fits (ω, β_max rando
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -167,17 +168,18 @@ class PriorDraws:
         """Per draw and judge ``[S, J]``, Σ over the judge's boosted Dirichlet nodes of
         log Γ(d + ρβ) − log Γ(1 + ρβ) at ``beta_max``. The source's own (at its fitted β_max) is
         kept: every reweighting of these draws needs it (the fine sweep 41 times)."""
-        def compute(b: float) -> np.ndarray:
-            sb = self.rho[..., None] * b
-            return (gammaln(self.node_sizes.astype(float) + sb) - gammaln(1.0 + sb)).sum(axis=-1)
+        if beta_max == self.settings.beta_max:
+            return self._own_log_dirichlet_norms
+        return _log_dirichlet_norms(self.rho, self.node_sizes, beta_max)
 
-        if beta_max != self.settings.beta_max:
-            return compute(beta_max)
-        own = self.__dict__.get("_own_log_norms")
-        if own is None:
-            own = compute(beta_max)
-            object.__setattr__(self, "_own_log_norms", own)  # frozen: set once, never changed
-        return own
+    @functools.cached_property
+    def _own_log_dirichlet_norms(self) -> np.ndarray:
+        return _log_dirichlet_norms(self.rho, self.node_sizes, self.settings.beta_max)
+
+
+def _log_dirichlet_norms(rho: np.ndarray, node_sizes: np.ndarray, beta_max: float) -> np.ndarray:
+    sb = rho[..., None] * beta_max
+    return (gammaln(node_sizes.astype(float) + sb) - gammaln(1.0 + sb)).sum(axis=-1)
 
 
 def _settings_of(fit: Any) -> Any:
