@@ -273,11 +273,6 @@ def cached_result(counts: Counts, settings: FitSettings) -> Any | None:
     return result
 
 
-def has_result(counts: Counts, settings: FitSettings) -> bool:
-    """Whether a finished fit is in memory or the disk cache (without reading it back)."""
-    return _memo().lookup(fit_key(counts, settings)) is not None or fit_manager().store.contains(counts, settings)
-
-
 def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main", submit: bool = True,
             priority: int = INTERACTIVE) -> FitView:
     """The fit of ``table`` at ``settings``: a result if there is one, else a queued job.
