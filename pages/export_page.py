@@ -144,6 +144,21 @@ with guard("preparing the baseline downloads"):
 
     csv_button(baseline_table, f"{label}-baselines", label="Baselines CSV", key="dl-x-baselines")
 
+    truth = da.truth_ranks(table, da.table_key(table))
+    if truth is not None:
+        def evaluation_table() -> pd.DataFrame:
+            """Every method against the truth: Spearman, coverage and its price (interval width, interval
+            score), over how many candidates; the Bayesian row when this setting's fit is ready."""
+            from simplex_core.evaluation import evaluate_results
+
+            methods = dict(da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0])
+            if view is not None and view.current and view.result is not None:
+                methods = {"bayesian": results.bayesian_method_result(view.result, view.result_key)} | methods
+            return evaluate_results(methods, truth)
+
+        csv_button(evaluation_table, f"{label}-evaluation", label="Evaluation against the truth CSV",
+                   key="dl-x-evaluation")
+
 st.subheader("Figures for slides and papers")
 st.caption("The main figures at a fixed page size, with a title and a caption naming the dataset, the setting and the "
            "likelihood. Reproduce the paper's figure types (simplex with posterior judge triangles, rank boxes by method "

@@ -85,7 +85,14 @@ st.markdown(
     "(resampling items), not doubt about the judges; simple average and single judge are points. PPI uses some gold "
     "labels and is marked so: it is not a label-free competitor.\n"
     "- With ground truth, **Spearman** measures how well a point ranking matches the truth and **coverage** the share of "
-    "candidates whose true rank falls inside the method's interval (a 95% interval should cover about 95%).")
+    "candidates whose true rank falls inside the method's interval (a 95% interval should cover about 95%).\n"
+    "- Coverage has a price: an interval spanning every rank always covers and says nothing. Read coverage beside the "
+    "**interval width** (mean number of ranks an interval admits; a point rank has width 1) and the **interval "
+    "score** (width plus 40 per rank by which the interval misses the truth; lower is better), which rewards the "
+    "narrowest intervals that still cover.\n"
+    "- A method that ranks only part of the candidates (a single judge whose own family's candidates are excluded) "
+    "is scored over those it ranks, against their true order among themselves, and the count is shown (\"over 3 "
+    "of 9\").")
 
 st.header("Sensitivity: ω and β_max", anchor="sensitivity")
 st.markdown(

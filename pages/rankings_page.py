@@ -230,14 +230,30 @@ if truth is not None and methods:
         ev = evaluate_results(methods, truth)
         ev["method"] = [m + (" (uses labels)" if u else "") + (" (approximate)" if m == "bayesian" and approximate_shown else "")
                         for m, u in zip(ev["method"], ev["uses_labels"])]
-        shown_ev = ev.drop(columns="uses_labels").assign(spearman=numbers_as_text(ev["spearman"], ".3f", "n/a"),
-                                                         coverage=numbers_as_text(ev["coverage"], ".2f", "n/a"))
+        partial = ev["ranked"] < ev["candidates"]
+        over = ["" if not p else f" (over {r} of {c})" for p, r, c in zip(partial, ev["ranked"], ev["candidates"])]
+        shown_ev = pd.DataFrame({
+            "method": ev["method"],
+            "spearman": [t + o for t, o in zip(numbers_as_text(ev["spearman"], ".3f", "n/a"), over)],
+            "coverage": [t + o for t, o in zip(numbers_as_text(ev["coverage"], ".2f", "n/a"), over)],
+            "width": [t if s != s else f"{t} ({s:.0%})" for t, s in
+                      zip(numbers_as_text(ev["width"], ".1f", "n/a"), ev["width_share"])],
+            "interval_score": numbers_as_text(ev["interval_score"], ".1f", "n/a"),
+        })
         st.dataframe(shown_ev, hide_index=True, width="stretch",
-                     column_config={"spearman": "Spearman with the truth", "coverage": "Coverage of the true rank"})
+                     column_config={"spearman": "Spearman with the truth", "coverage": "Coverage of the true rank",
+                                    "width": st.column_config.TextColumn(
+                                        "Interval width", help="Mean width of the 95% rank intervals, in ranks "
+                                        "(and as a share of the candidates ranked); a point rank has width 1."),
+                                    "interval_score": st.column_config.TextColumn(
+                                        "Interval score", help="Width plus 40 per rank by which an interval misses "
+                                        "the true rank (Gneiting & Raftery, α = 0.05); lower is better.")})
         st.caption("Spearman: agreement of the point ranking with the true ranking (mean true_score). Coverage: share "
                    "of candidates whose true rank is inside the method's 95% interval (a method without intervals covers "
-                   "a candidate only when its point rank is exactly right). n/a: the method leaves a candidate "
-                   "unranked (e.g. a single judge whose own family's candidates are all excluded), and a partial ranking "
-                   "is not comparable with the true one. PPI uses gold labels: not a label-free competitor. "
+                   "a candidate only when its point rank is exactly right). Coverage has a price: wide intervals cover "
+                   "more and say less, so read it with the width; the interval score weighs both (lower is better). "
+                   "A method that ranks only part of the candidates (a single judge whose own family's candidates are "
+                   "excluded) is scored over those it ranks, against their true order among themselves (\"over 3 of 9\"). "
+                   "PPI uses gold labels: not a label-free competitor. "
                    "Intervals for these figures: `python -m simplex_core evaluate`.")
         csv_button(ev, f"{file_label}-evaluation", label="Evaluation CSV", key="dl-evaluation")

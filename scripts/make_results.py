@@ -244,6 +244,15 @@ def _ci(row, col) -> str:
     return f"{point} [{_fmt(lo, 2)}, {_fmt(hi, 2)}]"
 
 
+def _over(row) -> str:
+    """" (over 3 of 9)" for a method that ranks only part of the candidates (CSVs from before the
+    count was written have none)."""
+    ranked, total = row.get("ranked"), row.get("candidates")
+    if ranked is None or pd.isna(ranked) or pd.isna(total) or int(ranked) == int(total):
+        return ""
+    return f" (over {int(ranked)} of {int(total)})"
+
+
 def _dataset_rows(work: Path, name: str, crit: str) -> pd.DataFrame | None:
     """Every method's row for one dataset: Bayesian with intervals if available, else point."""
     parts = []
@@ -274,11 +283,14 @@ def _collapse_single(df: pd.DataFrame) -> pd.DataFrame:
     rest = df[~df["method"].str.startswith("single_judge:")]
     if single.empty:
         return rest
-    # A judge whose own family's candidates are all excluded cannot rank them (NaN Spearman): the
-    # Spearman mean is over the judges that rank every candidate, the coverage mean over all judges.
+    # A judge whose own family's candidates are excluded is scored over the candidates it ranks (CSVs
+    # written before that rule have NaN there): the means are over the judges with a figure.
+    full = (single["ranked"] == single["candidates"]) if "ranked" in single else single["spearman"].notna()
     row = {"method": "single judge (mean)", "uses_labels": False,
            "spearman": single["spearman"].mean(), "coverage": single["coverage"].mean(),
-           "resamples": 0, "n_single": len(single), "n_single_ranked": int(single["spearman"].notna().sum())}
+           **({"width": single["width"].mean(), "interval_score": single["interval_score"].mean()}
+              if "width" in single else {}),
+           "resamples": 0, "n_single": len(single), "n_single_ranked": int(full.sum())}
     return pd.concat([rest, pd.DataFrame([row])], ignore_index=True)
 
 
@@ -526,9 +538,9 @@ def render(args) -> None:
                      if m in d.index else "…" for m in MAIN_ORDER]
             w(f"| {_label(*k)} | " + " | ".join(cells) + " |")
         w("")
-        w("`…` = not run yet / not available. `single judge (mean)`: coverage averaged over every judge; Spearman "
-          "averaged over the judges that rank every candidate — with self-family exclusion a judge cannot rank its "
-          "own family's candidates, so its Spearman is undefined:")
+        w("`…` = not run yet / not available. `single judge (mean)`: Spearman and coverage averaged over the judges; "
+          "with self-family exclusion a judge cannot rank its own family's candidates and is scored over the others "
+          "(tables written before that rule averaged Spearman over the judges that rank every candidate only):")
         w("")
         for k, d in collapsed.items():
             if "single judge (mean)" in d.index and "n_single" in d.columns:
@@ -564,10 +576,13 @@ def render(args) -> None:
             continue
         w(f"#### {_label(name, crit)} (`{name}`, criterion `{crit}`)")
         w("")
-        w("| method | uses labels | Spearman [95% CI] | coverage [95% CI] | resamples | converged (full data; resamples) |")
-        w("|---|---|---|---|---|---|")
+        w("| method | uses labels | Spearman [95% CI] | coverage [95% CI] | width [95% CI] | interval score [95% CI] "
+          "| resamples | converged (full data; resamples) |")
+        w("|---|---|---|---|---|---|---|---|")
         for _, r in df.iterrows():
-            w(f"| {r['method']} | {'yes' if r['uses_labels'] else 'no'} | {_ci(r, 'spearman')} | {_ci(r, 'coverage')} | "
+            w(f"| {r['method']}{_over(r)} | {'yes' if r['uses_labels'] else 'no'} | {_ci(r, 'spearman')} | "
+              f"{_ci(r, 'coverage')} | {_ci(r, 'width') if 'width' in r else '…'} | "
+              f"{_ci(r, 'interval_score') if 'interval_score' in r else '…'} | "
               f"{int(r['resamples'])} | {_converged_text(r)} |")
         w("")
 

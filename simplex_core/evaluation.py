@@ -6,7 +6,11 @@ performance evaluation"; appendix D, E):
 - the true ranking (:func:`true_ranks`): mean ``true_score`` per candidate, rank 1 = best;
 - Spearman correlation of a method's point ranking with the truth (:func:`spearman`);
 - coverage: the share of candidates whose true rank lies inside the method's 95% rank interval
-  (:func:`coverage`);
+  (:func:`coverage`), and its price: the intervals' mean width (:func:`interval_width`) and mean
+  interval score (:func:`interval_score`, Gneiting & Raftery 2007), which rewards narrow intervals and
+  charges 2/α per rank by which one misses the truth;
+- every figure over the candidates a method ranks (a single judge whose own family's candidates were
+  excluded is scored over the others, and the count is reported: ``ranked`` of ``candidates``);
 - 95% intervals for both by resampling items and recomputing every method
   (:func:`evaluate_methods`);
 - the long table of rank draws per method for the rankings figure (:func:`method_rank_draws`).
@@ -47,6 +51,12 @@ __all__ = [
     "spearman",
     "coverage",
     "covered",
+    "interval_width",
+    "interval_score",
+    "INTERVAL_ALPHA",
+    "ranked_truth",
+    "ranked_count",
+    "candidate_interval_scores",
     "resample_items",
     "resampled_views",
     "method_stream",
@@ -65,8 +75,27 @@ EVALUATION_COLUMNS = (
     "coverage",
     "coverage_lo",
     "coverage_hi",
+    "width",
+    "width_lo",
+    "width_hi",
+    "width_share",
+    "interval_score",
+    "interval_score_lo",
+    "interval_score_hi",
+    "ranked",
+    "candidates",
 )
-"""Columns of :func:`evaluate_methods` (and of ``python -m simplex_core evaluate --out``)."""
+"""Columns of :func:`evaluate_methods` (and of ``python -m simplex_core evaluate --out``): each
+figure with its item-resample interval; ``width_share`` is ``width`` over the number of candidates
+ranked; ``ranked`` of ``candidates`` says over how many of the candidates with a true rank the figures
+are taken."""
+
+INTERVAL_ALPHA = 0.05
+"""The α of the 95% rank intervals every method reports; the interval score charges 2/α = 40 per rank
+by which an interval misses the true rank."""
+
+POINT_FIGURES = ("spearman", "coverage", "width", "width_share", "interval_score", "ranked", "candidates")
+"""The columns of :func:`evaluate_results`, after ``method`` and ``uses_labels``."""
 
 
 class NoTruthError(ValueError):
@@ -116,51 +145,104 @@ def rank_correlation(a: Sequence[float], b: Sequence[float]) -> float:
     return spearman(pd.Series(np.asarray(a, dtype=float)), pd.Series(np.asarray(b, dtype=float)))
 
 
-def spearman(point_ranks: pd.Series, true_ranks: pd.Series) -> float:
-    """Spearman correlation between a method's point ranks and the true ranks.
+def ranked_truth(point_ranks: pd.Series, true_ranks: pd.Series) -> pd.Series:
+    """The true ranks of the candidates a method ranks, ranked again among themselves (1 = best).
 
-    Candidates are matched by name over those with a true rank. Ties are ranked by their average
-    rank (``scipy.stats.spearmanr``). NaN when the method leaves one of these candidates without a
-    rank (a partial ranking is not comparable with full ones: e.g. a single judge whose own family's
-    candidates were all excluded), when fewer than two candidates have a true rank, or when either
-    side is constant.
+    A method that leaves some candidates unranked (a single judge whose own family's candidates were
+    excluded) ranks the others 1..n among themselves; its figures are taken over those candidates,
+    against their true order among themselves, so it is neither blank nor charged for the shift.
     """
     truth = true_ranks.dropna()
     ranks = point_ranks.reindex(truth.index)
-    if ranks.isna().any() or len(truth) < 2 or ranks.nunique() < 2 or truth.nunique() < 2:
+    kept = truth[ranks.notna().to_numpy()]
+    if len(kept) == len(truth):
+        return kept
+    return pd.Series(stats.rankdata(kept.to_numpy(dtype=float), method="average"), index=kept.index,
+                     name=truth.name)
+
+
+def spearman(point_ranks: pd.Series, true_ranks: pd.Series) -> float:
+    """Spearman correlation between a method's point ranks and the true ranks.
+
+    Candidates are matched by name over those with a true rank that the method ranks (see
+    :func:`ranked_truth`; the count is :func:`ranked_count`). Ties are ranked by their average rank
+    (``scipy.stats.spearmanr``). NaN when fewer than two such candidates remain or when either side is
+    constant.
+    """
+    truth = ranked_truth(point_ranks, true_ranks)
+    ranks = point_ranks.reindex(truth.index)
+    if len(truth) < 2 or ranks.nunique() < 2 or truth.nunique() < 2:
         return float("nan")
     return float(stats.spearmanr(ranks.to_numpy(dtype=float), truth.to_numpy(dtype=float)).statistic)
 
 
+def ranked_count(result: MethodResult, true_ranks: pd.Series) -> tuple[int, int]:
+    """``(ranked, candidates)``: how many of the candidates with a true rank the method ranks, of how
+    many (shown as "over 10 of 12" beside a partial method's figures)."""
+    truth = true_ranks.dropna()
+    return int(result.ranks.reindex(truth.index).notna().sum()), int(len(truth))
+
+
+def _interval_ends(result: MethodResult, truth: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Each candidate's inclusive rank interval; a method without intervals stands at its point rank."""
+    if result.has_intervals:
+        return result.rank_lo.reindex(truth.index), result.rank_hi.reindex(truth.index)
+    point = result.ranks.reindex(truth.index)
+    return point, point
+
+
 def covered(result: MethodResult, true_ranks: pd.Series) -> pd.Series:
-    """Per candidate (those with a true rank): whether the method's interval covers the true rank.
+    """Per candidate the method ranks (among those with a true rank): whether its interval covers the
+    true rank among those candidates (:func:`ranked_truth`).
 
     With intervals: ``rank_lo <= true_rank <= rank_hi`` (inclusive). Without intervals (single
     judge, simple average): covered only when the point rank equals the true rank exactly -- our
-    convention, consistent with the paper's figures for such methods. A candidate the method gave no
-    rank (NaN) is not covered.
+    convention, consistent with the paper's figures for such methods.
     """
-    truth = true_ranks.dropna()
-    if result.has_intervals:
-        lo = result.rank_lo.reindex(truth.index)
-        hi = result.rank_hi.reindex(truth.index)
-        inside = (lo <= truth) & (truth <= hi)
-    else:
-        inside = result.ranks.reindex(truth.index) == truth
+    truth = ranked_truth(result.ranks, true_ranks)
+    lo, hi = _interval_ends(result, truth)
+    inside = (lo <= truth) & (truth <= hi)
     return inside.fillna(False).astype(bool).rename("covered")
 
 
 def coverage(result: MethodResult, true_ranks: pd.Series) -> float:
-    """Share of candidates whose true rank lies inside the method's 95% interval (see :func:`covered`
-    for the inclusive rule and the no-interval convention). NaN when no candidate has a true rank,
-    or when the method leaves one of them unranked: as for :func:`spearman`, a partial ranking is not
-    comparable (its candidates are ranked 1..n−1 against true ranks 1..n, and a single judge whose
-    own family was excluded read coverage 0.000 for that shift alone)."""
+    """Share of the candidates the method ranks whose true rank lies inside its 95% interval (see
+    :func:`covered` for the inclusive rule and the no-interval convention). NaN when no candidate with
+    a true rank is ranked."""
     inside = covered(result, true_ranks)
-    truth = true_ranks.dropna()
-    if not len(inside) or result.ranks.reindex(truth.index).isna().any():
-        return float("nan")
-    return float(inside.mean())
+    return float(inside.mean()) if len(inside) else float("nan")
+
+
+def candidate_interval_scores(result: MethodResult, true_ranks: pd.Series,
+                              alpha: float = INTERVAL_ALPHA) -> pd.DataFrame:
+    """Per candidate the method ranks: ``width`` and ``interval_score`` of its rank interval.
+
+    A rank interval is a set of whole ranks, so its width is the number of ranks it admits,
+    ``hi - lo + 1``: [1, K] has width K, a point rank width 1. The interval score (Gneiting & Raftery
+    2007, eq. 43) adds to the width ``2/alpha`` times the distance by which the true rank falls
+    outside: ``width + (2/alpha) * (max(lo - r, 0) + max(r - hi, 0))``. Lower is better; a method
+    without intervals is scored at its point rank.
+    """
+    truth = ranked_truth(result.ranks, true_ranks)
+    lo, hi = _interval_ends(result, truth)
+    lo, hi, r = (x.to_numpy(dtype=float) for x in (lo, hi, truth))
+    width = hi - lo + 1.0
+    miss = np.maximum(lo - r, 0.0) + np.maximum(r - hi, 0.0)
+    return pd.DataFrame({"width": width, "interval_score": width + (2.0 / alpha) * miss}, index=truth.index)
+
+
+def interval_width(result: MethodResult, true_ranks: pd.Series) -> float:
+    """Mean width in ranks of the method's 95% rank intervals over the candidates it ranks (see
+    :func:`candidate_interval_scores`); NaN when it ranks none."""
+    scores = candidate_interval_scores(result, true_ranks)
+    return float(scores["width"].mean()) if len(scores) else float("nan")
+
+
+def interval_score(result: MethodResult, true_ranks: pd.Series, alpha: float = INTERVAL_ALPHA) -> float:
+    """Mean interval score of the method's rank intervals over the candidates it ranks (see
+    :func:`candidate_interval_scores`); NaN when it ranks none."""
+    scores = candidate_interval_scores(result, true_ranks, alpha)
+    return float(scores["interval_score"].mean()) if len(scores) else float("nan")
 
 
 def resample_items(view: pd.DataFrame, positions: np.ndarray) -> pd.DataFrame:
@@ -218,20 +300,34 @@ def method_generators(rng: RngLike | None, ci_resamples: int, stream: str) -> li
     return [method_generator(base_seed, stream, r) for r in range(ci_resamples + 1)]
 
 
+def _point_figures(res: MethodResult, truth: pd.Series) -> dict[str, float]:
+    scores = candidate_interval_scores(res, truth)
+    ranked, candidates = ranked_count(res, truth)
+    width = float(scores["width"].mean()) if len(scores) else float("nan")
+    return {
+        "spearman": spearman(res.ranks, truth),
+        "coverage": coverage(res, truth),
+        "width": width,
+        "width_share": width / ranked if ranked else float("nan"),
+        "interval_score": float(scores["interval_score"].mean()) if len(scores) else float("nan"),
+        "ranked": ranked,
+        "candidates": candidates,
+    }
+
+
 def evaluate_results(results: Mapping[str, MethodResult], truth: pd.Series) -> pd.DataFrame:
-    """Point figures for already computed results: columns ``method, uses_labels, spearman, coverage``."""
+    """Point figures for already computed results: columns ``method, uses_labels`` and
+    :data:`POINT_FIGURES` (Spearman, coverage, its price in width and interval score, and over how
+    many candidates)."""
     return pd.DataFrame(
-        [
-            {
-                "method": name,
-                "uses_labels": bool(res.uses_labels),
-                "spearman": spearman(res.ranks, truth),
-                "coverage": coverage(res, truth),
-            }
-            for name, res in results.items()
-        ],
-        columns=["method", "uses_labels", "spearman", "coverage"],
+        [{"method": name, "uses_labels": bool(res.uses_labels), **_point_figures(res, truth)}
+         for name, res in results.items()],
+        columns=["method", "uses_labels", *POINT_FIGURES],
     )
+
+
+RESAMPLED_FIGURES = ("spearman", "coverage", "width", "interval_score")
+"""The figures :func:`evaluate_methods` gives item-resample intervals (``<figure>_lo``, ``_hi``)."""
 
 
 def evaluate_methods(
@@ -244,7 +340,8 @@ def evaluate_methods(
     level: float = 0.95,
     progress: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
-    """Spearman and coverage of each method, with intervals from resampling items.
+    """Spearman, coverage, interval width and interval score of each method, with intervals from
+    resampling items.
 
     Point figures: every method run once on the full data, compared with :func:`true_ranks` of the
     full data. Intervals: ``ci_resamples`` times, draw the items with replacement
@@ -314,17 +411,17 @@ def evaluate_methods(
         return out
 
     table = evaluate_results(run(view, 0), truth)
-    rho = np.full((ci_resamples, len(methods)), np.nan)
-    cov = np.full((ci_resamples, len(methods)), np.nan)
+    resampled_figures = {col: np.full((ci_resamples, len(methods)), np.nan) for col in RESAMPLED_FIGURES}
     for r, positions in enumerate(plan):
         resampled = resample_items(view, positions)
         figures = evaluate_results(run(resampled, r + 1), truth_of(resampled))
-        rho[r], cov[r] = figures["spearman"].to_numpy(), figures["coverage"].to_numpy()
+        for col, values in resampled_figures.items():
+            values[r] = figures[col].to_numpy(dtype=float)
         if progress is not None and ((r + 1) % max(1, ci_resamples // 10) == 0 or r + 1 == ci_resamples):
             progress(f"item resample {r + 1} of {ci_resamples} done "  # about ten lines per evaluation
                      f"({len(methods)} method{'s' if len(methods) != 1 else ''})")
     alpha = (1.0 - level) / 2.0
-    for col, values in (("spearman", rho), ("coverage", cov)):
+    for col, values in resampled_figures.items():
         lo = np.full(len(methods), np.nan)
         hi = np.full(len(methods), np.nan)
         for m in range(len(methods)):

@@ -12,11 +12,16 @@ from simplex_core.baselines import MethodResult, bootstrap_ranks, rank_scores
 from simplex_core.evaluation import (
     EVALUATION_COLUMNS,
     NoTruthError,
+    candidate_interval_scores,
     coverage,
     covered,
     evaluate_methods,
+    evaluate_results,
     figure_order,
+    interval_score,
+    interval_width,
     method_rank_draws,
+    ranked_count,
     resample_items,
     spearman,
     true_ranks,
@@ -75,10 +80,15 @@ def test_spearman_by_hand():
     assert spearman(series([4, 3, 2, 1]), series([1, 2, 3, 4])) == pytest.approx(-1.0)
 
 
-def test_spearman_matches_candidates_by_name_and_refuses_partial_rankings():
+def test_spearman_matches_candidates_by_name_and_takes_partial_rankings_over_what_they_rank():
     reordered = series([1, 2, 3, 4]).iloc[::-1]
     assert spearman(reordered, series([1, 2, 3, 4])) == pytest.approx(1.0)
-    assert math.isnan(spearman(series([1, np.nan, 2, 3]), series([1, 2, 3, 4])))
+    # b unranked: a, c, d ranked 1, 2, 3 among themselves, in their true order -> 1 over those three
+    assert spearman(series([1, np.nan, 2, 3]), series([1, 2, 3, 4])) == pytest.approx(1.0)
+    # ... and against their true order: c, a, d ranked 1, 2, 3 vs true 1, 3, 4 -> (2, 1, 3) vs (1, 2, 3): 0.5
+    assert spearman(series([2, np.nan, 1, 3]), series([1, 2, 3, 4])) == pytest.approx(0.5)
+    # one ranked candidate cannot be correlated
+    assert math.isnan(spearman(series([1, np.nan, np.nan, np.nan]), series([1, 2, 3, 4])))
     # a candidate without a true rank is simply left out
     assert spearman(series([1, 2, 3, 4]), series([1, 2, np.nan, 3])) == pytest.approx(1.0)
     assert math.isnan(spearman(series([1, 1, 1, 1]), series([1, 2, 3, 4])))
@@ -99,9 +109,41 @@ def test_coverage_without_intervals_needs_exact_point_rank():
     res = result([1, 2.5, 3, 4.0])
     assert covered(res, truth).tolist() == [True, True, False, True]
     assert coverage(res, truth) == 0.75
-    # an unranked candidate is not covered, and a partial ranking has no coverage (as no Spearman)
-    assert covered(result([1, 2, np.nan, 3]), series([1, 2, 3, 4])).tolist() == [True, True, False, False]
-    assert np.isnan(coverage(result([1, 2, np.nan, 3]), series([1, 2, 3, 4])))
+    # a partial ranking is scored over the candidates it ranks, against their true order among
+    # themselves: a, b, d ranked 1, 2, 3 are exactly right (d's true rank 4 is 3 among the three)
+    assert covered(result([1, 2, np.nan, 3]), series([1, 2, 3, 4])).tolist() == [True, True, True]
+    assert coverage(result([1, 2, np.nan, 3]), series([1, 2, 3, 4])) == 1.0
+    assert ranked_count(result([1, 2, np.nan, 3]), series([1, 2, 3, 4])) == (3, 4)
+    assert np.isnan(coverage(result([np.nan] * 4), series([1, 2, 3, 4])))
+
+
+def test_interval_width_and_score_exact_small_cases():
+    truth = series([1, 2, 3, 4])
+    # [1, K] has width K and, covering everything, score K
+    everything = result([1, 2, 3, 4], lo=[1, 1, 1, 1], hi=[4, 4, 4, 4])
+    assert interval_width(everything, truth) == 4 and interval_score(everything, truth) == 4
+    # an interval missing the true rank by one adds 2 / 0.05 = 40 to its width
+    off_by_one = result([2, 2, 3, 4], lo=[2, 2, 3, 4], hi=[3, 2, 3, 4])
+    per = candidate_interval_scores(off_by_one, truth)
+    assert per["width"].tolist() == [2, 1, 1, 1]
+    assert per["interval_score"].tolist() == [42, 1, 1, 1]
+    assert interval_score(off_by_one, truth) == pytest.approx(45 / 4)
+    # a point rank equal to the truth scores 1, one two ranks off scores 1 + 80
+    assert candidate_interval_scores(result([1, 2, 3, 4]), truth)["interval_score"].tolist() == [1, 1, 1, 1]
+    assert candidate_interval_scores(result([3, 2, 1, 4]), truth)["interval_score"].tolist() == [81, 1, 81, 1]
+    # a lower miss counts as an upper one
+    above = result([1, 2, 3, 4], lo=[1, 2, 1, 1], hi=[4, 4, 1, 2])
+    assert candidate_interval_scores(above, truth)["interval_score"].tolist() == [4, 3, 1 + 80, 2 + 80]
+
+
+def test_evaluate_results_reports_price_and_count():
+    truth = series([1, 2, 3, 4])
+    table = evaluate_results({"wide": result([1, 2, 3, 4], lo=[1] * 4, hi=[4] * 4),
+                              "partial": result([1, 2, np.nan, 3])}, truth).set_index("method")
+    assert table.loc["wide", "width"] == 4 and table.loc["wide", "width_share"] == 1.0
+    assert table.loc["wide", "coverage"] == 1.0 and table.loc["wide", "ranked"] == 4
+    assert table.loc["partial", "width"] == 1 and table.loc["partial", "width_share"] == pytest.approx(1 / 3)
+    assert (table.loc["partial", "ranked"], table.loc["partial", "candidates"]) == (3, 4)
 
 
 def ranks_of_truth(view: pd.DataFrame, rng: np.random.Generator) -> MethodResult:
@@ -121,7 +163,9 @@ def test_evaluate_methods_point_figures_without_resampling():
     assert list(table.columns) == list(EVALUATION_COLUMNS)
     oracle = table.set_index("method").loc["oracle"]
     assert oracle["spearman"] == pytest.approx(1.0) and oracle["coverage"] == 1.0 and not oracle["uses_labels"]
-    assert all(math.isnan(oracle[c]) for c in ("spearman_lo", "spearman_hi", "coverage_lo", "coverage_hi"))
+    assert all(math.isnan(oracle[c]) for c in ("spearman_lo", "spearman_hi", "coverage_lo", "coverage_hi",
+                                               "width_lo", "width_hi", "interval_score_lo", "interval_score_hi"))
+    assert oracle["width"] == 1 and oracle["interval_score"] == 1
     # the reversed ranking: true (1, 2.5, 2.5, 4) -> reverse (4, 2.5, 2.5, 1): Spearman -1;
     # intervals [r - 0.5, r + 0.5] contain the truth only for the tied pair b, c -> coverage 0.5
     reverse = table.set_index("method").loc["reverse"]

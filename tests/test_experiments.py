@@ -289,11 +289,14 @@ def test_evaluate_cli_baselines_only(tiny_files, tmp_path, capsys):
     ok = table["spearman_lo"].notna()
     assert (table.loc[ok, "spearman_lo"] <= table.loc[ok, "spearman_hi"]).all()
     # each single judge is its own family's only judge here, so with self-exclusion its own family's
-    # candidate has no score: a partial ranking, with neither Spearman nor coverage (its ranks 1..n−1
-    # against true ranks 1..n would read as misses)
+    # candidate has no score: a partial ranking, scored over the candidates it ranks and saying so
     singles = table[~whole]
-    assert singles["spearman"].isna().all() and singles["coverage"].isna().all()
+    assert singles["spearman"].notna().all() and singles["coverage"].between(0, 1).all()
+    assert (singles["ranked"] == singles["candidates"] - 1).all()
+    assert (table.loc[whole, "ranked"] == table.loc[whole, "candidates"]).all()
+    assert (table["width"] >= 1).all() and (table["interval_score"] >= table["width"]).all()
     printed = capsys.readouterr().out
+    assert f"(over {int(singles['ranked'].iloc[0])} of {int(singles['candidates'].iloc[0])})" in printed
     assert "simple_average" in printed
     assert "Note: --ci-resamples 3: too few item resamples for a 95% interval" in printed
 

@@ -3,8 +3,10 @@
 ``python -m simplex_core evaluate DATA --out table.csv [--methods ...] [--ci-resamples 50]
 [--bayes-ci-resamples N] [--seed 0] [--chains 2 --draws 500 --tune 500]`` runs the baselines and
 the Bayesian model on DATA, compares each method's ranking with the true ranking (mean
-``true_score``), and writes one row per method with columns ``method, uses_labels, spearman,
-spearman_lo, spearman_hi, coverage, coverage_lo, coverage_hi``; a readable table goes to stdout.
+``true_score``), and writes one row per method with the columns of
+:data:`simplex_core.evaluation.EVALUATION_COLUMNS` (Spearman, coverage of the 95% rank intervals, their
+mean width and interval score, each with its item-resample interval, and over how many candidates);
+a readable table goes to stdout.
 
 ``python -m simplex_core experiment self-preference|priors DATA --out FILE.csv`` runs the paper's
 stress experiments (appendix E): the same columns plus ``setting`` (and a few extra columns, see
@@ -250,13 +252,20 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
 def format_table(df: pd.DataFrame) -> str:
     """The evaluation table as aligned text (figures with intervals)."""
 
-    def fmt(v, lo, hi):
+    def fmt(v, lo, hi, digits=3):
         if pd.isna(v):
             return "n/a"
-        s = f"{v:.3f}"
+        s = f"{v:.{digits}f}"
         if not pd.isna(lo):
-            s += f" [{lo:.2f}, {hi:.2f}]"
+            s += f" [{lo:.{min(digits, 2)}f}, {hi:.{min(digits, 2)}f}]"
         return s
+
+    def over(r) -> str:
+        """" (over 10 of 12)" for a method that ranks only part of the candidates."""
+        ranked, total = r.get("ranked"), r.get("candidates")
+        if ranked is None or pd.isna(ranked) or pd.isna(total) or int(ranked) == int(total):
+            return ""
+        return f" (over {int(ranked)} of {int(total)})"
 
     rows = []
     for _, r in df.iterrows():
@@ -264,8 +273,13 @@ def format_table(df: pd.DataFrame) -> str:
         if "setting" in df.columns:
             row["setting"] = r["setting"]
         row["method"] = r["method"] + (" (uses labels)" if r["uses_labels"] else "")
-        row["spearman [95% CI]"] = fmt(r["spearman"], r["spearman_lo"], r["spearman_hi"])
-        row["coverage [95% CI]"] = fmt(r["coverage"], r["coverage_lo"], r["coverage_hi"])
+        row["spearman [95% CI]"] = fmt(r["spearman"], r["spearman_lo"], r["spearman_hi"]) + over(r)
+        row["coverage [95% CI]"] = fmt(r["coverage"], r["coverage_lo"], r["coverage_hi"]) + over(r)
+        if "width" in df.columns:  # coverage's price: how wide the intervals are, and the interval score
+            share = "" if pd.isna(r["width_share"]) else f" ({r['width_share']:.0%} of ranks)"
+            row["width [95% CI]"] = fmt(r["width"], r["width_lo"], r["width_hi"], 1) + share
+            row["interval score [95% CI]"] = fmt(r["interval_score"], r["interval_score_lo"],
+                                                 r["interval_score_hi"], 1)
         if "resamples" in df.columns:
             row["resamples"] = str(int(r["resamples"]))
         if "converged" in df.columns:
