@@ -9,23 +9,17 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "simplex_core"
 
-#: The core's layers, lowest first (docs/ARCHITECTURE.md's picture). A module imports only from its
-#: own layer or a lower one, function-level and type-checking imports included; a new module is
-#: placed here. ``simplex_core.cli`` sits above them all (and only it and ``__main__`` import it).
+#: The core's layers, lowest first: one folder (package) per layer, as docs/ARCHITECTURE.md draws
+#: them. A module imports only from its own folder, a folder of its own layer, or a lower layer,
+#: function-level and type-checking imports included; a new folder is placed here.
+#: ``simplex_core.cli`` sits above them all (and only it and ``__main__`` import it).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # foundations: levels, settings and the model's density, geometry, the cluster, status types, style, spreadsheet-safe CSV
-    ("text", "spreadsheet", "scale", "patterns", "geometry", "distributed", "priors", "model", "fast_density", "jobs.status",
-     "figures.style"),
-    # the data: tables and counts, built-in datasets, gold labels, simulated data, a fit's identity
-    ("data", "datasets", "gold", "simulate", "labelling", "fit_identity"),
-    # ranking methods and fitting: baselines, the engines, prior reweighting, the fit cache, one job
-    ("baselines", "reweighting", "fast_engine", "mode_mass", "tempering", "inference", "fit_cache", "jobs.book",
-     "jobs.worker"),
-    # what a fit is read into: tables, scores, the leaderboard, figures
-    ("summaries", "evaluation", "leaderboard", "figures", "figures.simplex", "figures.results",
-     "figures.geometry_lab", "calibration_figures"),
-    # studies and long-lived programs
-    ("experiments", "sensitivity", "posterior_views", "calibration", "jobs", "jobs.manager", "figures.slides"),
+    ("data",),  # the table and its contract, scales, patterns, built-in datasets, gold labels, text and CSV helpers
+    ("model",),  # settings and the PyMC graph, priors, the numba density, simulation, geometry, the rank rule
+    ("inference",),  # fitting and its engines, reweighting, a fit's identity and cache, the cluster
+    ("methods", "figures"),  # the baselines and what to label next; Plotly figures that take tables
+    ("summaries",),  # what a fit is read into: tables, result.json, the leaderboard, scores against the truth
+    ("studies", "jobs"),  # studies of many fits; fits for a long-lived program
 )
 
 
@@ -72,7 +66,7 @@ def _graph() -> dict[str, set[str]]:
 
 def test_core_import_graph_has_no_cycle():
     graph = _graph()
-    assert "simplex_core.inference" in graph and "simplex_core.reweighting" in graph["simplex_core.inference"]
+    assert "simplex_core.inference" in graph and "simplex_core.model" in graph["simplex_core.inference"]
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     path: list[str] = []
 
@@ -101,24 +95,55 @@ def _layer_of() -> dict[str, int]:
     return out
 
 
+def test_every_module_lives_in_a_layer_folder():
+    loose = [p.name for p in CORE.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert not loose, f"modules outside the layer folders: {loose}"
+    folders = {p.name for p in CORE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == {name for names in LAYERS for name in names} | {"cli"}
+
+
 def test_no_module_imports_from_a_higher_layer():
     layer = _layer_of()
     undeclared, upward = [], []
     for path in sorted(CORE.rglob("*.py")):
         module = _module_of(path)
-        if module in ("simplex_core", "simplex_core.__main__") or _unit(module) == "simplex_core.cli":
+        unit = _unit(module)
+        if module in ("simplex_core", "simplex_core.__main__") or unit == "simplex_core.cli":
             continue
-        if module not in layer:
+        if unit not in layer:
             undeclared.append(module)
             continue
         for imported in sorted(_imports(path)):
-            if imported not in layer:  # e.g. ``simplex_core.cli``: the test below
+            target = _unit(imported)
+            if target not in layer:  # e.g. ``simplex_core.cli``: the test below
                 continue
-            if layer.get(imported, -1) > layer[module]:
-                upward.append(f"{module} (layer {layer[module]}) imports {imported} (layer {layer[imported]})")
-    assert not undeclared, f"modules missing from LAYERS: {undeclared}"
+            if layer[target] > layer[unit]:
+                upward.append(f"{module} (layer {layer[unit]}) imports {imported} (layer {layer[target]})")
+    assert not undeclared, f"modules in no layer folder: {undeclared}"
     assert not upward, "imports running up the layers:\n" + "\n".join(upward)
-    assert len(layer) == sum(len(names) for names in LAYERS)
+
+
+def test_modules_import_no_circle_within_their_folders():
+    graph: dict[str, set[str]] = {}
+    for path in CORE.rglob("*.py"):
+        module = _module_of(path)
+        graph[module] = {m for m in _imports(path) if m != module and _unit(m) == _unit(module)
+                         and not path.name == "__init__.py"}
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nb in sorted(graph.get(node, ())):
+            if state.get(nb) == 1:
+                raise AssertionError("import circle: " + " → ".join(path[path.index(nb):] + [node, nb])
+                                     if nb in path else f"import circle through {node} → {nb}")
+            if nb in graph and state.get(nb) is None:
+                visit(nb, path + [node])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if state.get(node) is None:
+            visit(node, [])
 
 
 def test_only_the_command_line_imports_the_command_line_and_nothing_imports_the_app():

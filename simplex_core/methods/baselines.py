@@ -44,10 +44,11 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-from .scale import Scale
+from simplex_core.data.scale import Scale
+from simplex_core.model.ranks import rank_interval, rank_scores, ranks_from_scores
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .data import JudgmentTable
+    from simplex_core.data.table import JudgmentTable
 
 __all__ = [
     "TRUE_SCORE",
@@ -155,54 +156,6 @@ def _as_generator(rng: RngLike | None) -> np.random.Generator:
     return np.random.default_rng(0 if rng is None else rng)
 
 
-def rank_scores(scores: np.ndarray, *, nan_last: bool = False) -> np.ndarray:
-    """Ranks of ``scores`` along the last axis: 1 = largest, ties get average ranks.
-
-    Parameters
-    ----------
-    scores
-        Array ``[..., K]``.
-    nan_last
-        When True, NaN scores are ranked below every finite score (ties among them averaged);
-        when False, NaN scores get NaN ranks and the others are ranked among themselves.
-    """
-    scores = np.asarray(scores, dtype=float)
-    if nan_last:
-        return stats.rankdata(-np.where(np.isnan(scores), -np.inf, scores), method="average", axis=-1)
-    if scores.ndim == 1:
-        out = np.full(scores.shape, np.nan)
-        ok = ~np.isnan(scores)
-        out[ok] = stats.rankdata(-scores[ok], method="average")
-        return out
-    return np.apply_along_axis(rank_scores, -1, scores)
-
-
-def ranks_from_scores(scores: np.ndarray) -> np.ndarray:
-    """Rank of each candidate per draw: 1 + number of candidates with a strictly larger score.
-
-    ``scores`` is ``[..., K]``; the result has the same shape (int64), rank 1 = best.
-    """
-    scores = np.asarray(scores, dtype=float)
-    return 1 + (scores[..., None, :] > scores[..., :, None]).sum(axis=-1).astype(np.int64)
-
-
-def rank_interval(draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Inclusive integer rank interval from replicate ranks.
-
-    For each column of ``draws`` (``[n_replicates, K]``), the lower end is numpy's ``lower``
-    quantile at ``(1 - level) / 2`` and the upper end numpy's ``higher`` quantile at
-    ``(1 + level) / 2`` -- i.e. the order statistics at the floor / ceil of the position
-    ``q (n - 1)`` -- so each end is a rank that actually occurred and the interval is never narrower
-    than the interpolated one. Half-integer ranks (from ties) are then rounded outward: floor for the
-    lower end, ceil for the upper. A candidate's rank r lies in the interval when ``lo <= r <= hi``.
-    """
-    draws = np.asarray(draws, dtype=float)
-    alpha = (1.0 - level) / 2.0
-    lo = np.floor(np.quantile(draws, alpha, axis=0, method="lower"))
-    hi = np.ceil(np.quantile(draws, 1.0 - alpha, axis=0, method="higher"))
-    return lo, hi
-
-
 def judge_columns(view: pd.DataFrame) -> list[str]:
     """The judge columns of an item view (every column except ``true_score``)."""
     return [c for c in view.columns if c != TRUE_SCORE]
@@ -240,7 +193,7 @@ def _check_view(view: pd.DataFrame) -> None:
     if names != ["item", "candidate"]:
         raise ValueError(
             f"The item view must be indexed by (item, candidate); its index levels are {names}. "
-            "Build it with simplex_core.data.item_view(table)."
+            "Build it with simplex_core.data.table.item_view(table)."
         )
     if view.index.has_duplicates:
         dup = view.index[view.index.duplicated()][:5].tolist()
@@ -750,8 +703,8 @@ def _power_tuning_lambda(
 def ppi_labelled_items(n_items: int, labelled_fraction: float, rng: RngLike | None) -> np.ndarray:
     """Boolean mask ``[I]`` of the labelled items: ``max(1, round(fraction * I))`` items chosen by
     ``rng.permutation(n_items)`` (the first ones). The draw lives in
-    :func:`simplex_core.gold.labelled_item_mask`, shared with the Bayesian gold methods."""
-    from .gold import labelled_item_mask
+    :func:`simplex_core.data.gold.labelled_item_mask`, shared with the Bayesian gold methods."""
+    from simplex_core.data.gold import labelled_item_mask
 
     return labelled_item_mask(n_items, labelled_fraction, _as_generator(rng))
 
@@ -919,7 +872,7 @@ def table_baseline_methods(table: "JudgmentTable", *, self_exclusion: bool = Tru
     """:func:`baseline_methods` for a ``JudgmentTable``: its item view, its scale, and its self-family
     pairs (``table.self_family_pairs``: judge and candidate have the same family) excluded when
     ``self_exclusion`` (the default, as in the model)."""
-    from .data import item_view
+    from simplex_core.data.table import item_view
 
     excluded = frozenset(table.self_family_pairs) if self_exclusion else frozenset()
     return baseline_methods(item_view(table), table.scale, excluded=excluded, **options)
