@@ -4,7 +4,7 @@ The app itself is ``app.py`` (``streamlit run app.py`` works too). This launcher
 Streamlit's ASGI ``st.App`` so that the server, as soon as it starts, imports the page modules and
 loads the default dataset, its precomputed posterior and its baselines into the shared caches
 (:mod:`app_support.warmup`): the first visitor then sees the ranking as fast as every later one
-(measured with ``bench/open_app.py``; see the README).
+(measured with ``bench/open_app.py``; see docs/BENCHMARKS.md).
 
 The server listens on 127.0.0.1 only (``.streamlit/config.toml``): nobody else can connect until
 you open it on purpose, with ``streamlit run serve.py --server.address 0.0.0.0`` or

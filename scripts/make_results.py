@@ -382,7 +382,7 @@ DISCUSSION = r"""
 
 **Where it differs from the paper, and why.**
 
-- *The likelihood.* These rows use the shared-truth likelihood, the project's default (README,
+- *The likelihood.* These rows use the shared-truth likelihood, the project's default (docs/MODEL.md,
   "Model"), not the paper's per-judge one: every judge looks at the same answer, whose true level is
   one latent variable, so the judges' joint score patterns identify their confusion matrices. With the
   paper's likelihood (this page's earlier version, 2 × 500 draws) TriviaQA V2 ranked worse than every
@@ -429,7 +429,7 @@ def render(args) -> None:
 
     likelihood = FitSettings().likelihood
     w(f"> The Bayesian rows on this page use the project's default model: the {likelihood} likelihood "
-      "(README, \"Model\"), engine 'fast', the default fit size unless the command below says otherwise. "
+      "(docs/MODEL.md), engine 'fast', the default fit size unless the command below says otherwise. "
       "More shared-truth figures (calibration on simulated data, gold labels, SBC, speed) are in "
       "[RESULTS-shared-truth.md](RESULTS-shared-truth.md), with the commands that print them.")
     w("")

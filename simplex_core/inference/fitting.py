@@ -13,7 +13,7 @@ Engines (``FitSettings.engine``)
     setting. Before sampling, a few L-BFGS runs locate the posterior's modes and the chains start
     there (dealt over the modes that hold non-negligible Laplace mass, so a real second mode shows in
     R-hat instead of hiding). It implements every judge prior, with fixed ω and β_max or in
-    integrated mode. Chosen by measurement (``bench/speed.py``, README "Engine").
+    integrated mode. Chosen by measurement (``bench/speed.py``, docs/BENCHMARKS.md "Engine and speed").
 ``'nutpie'``
     nutpie's Rust NUTS sampler driving a log density (and gradient) compiled by PyTensor's C
     backend. Compiling takes seconds (PyTensor caches the C modules on disk, across processes);
