@@ -35,7 +35,6 @@ import gzip
 import io
 import json
 import math
-import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -722,7 +721,7 @@ def convert_hanna(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "## What is in it",
         criteria_table(criteria, HANNA_DEFAULT_CRITERION),
         "",
-        f"- **Items**: the 96 WritingPrompts prompts, `item` = `p00`..`p95` (position in the raw lists).",
+        "- **Items**: the 96 WritingPrompts prompts, `item` = `p00`..`p95` (position in the raw lists).",
         "- **Candidates** (raw `Model` rows): " + ", ".join(f"`{s}`" for s in systems) + " (`Human` = the reference story).",
         "- **Judges**: " + ", ".join(f"`{j}` ({HANNA_JUDGE_MODELS[j]})" for j in HANNA_JUDGES)
         + ". In the `-by-prompt` criteria the judges are `<LLM>/p1`..`<LLM>/p4`: the four Eval-Prompts of Chhun et al. (2024).",
@@ -1244,7 +1243,7 @@ def convert_wildbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "same-family preference), or read its position as unknown.",
         "",
         "## Conversion decisions",
-        f"1. **Models both judges scored.** The snapshot has score files for: "
+        "1. **Models both judges scored.** The snapshot has score files for: "
         + "; ".join(f"{j} {v}: {len(ms)} models" for (j, v), ms in all_cells.items())
         + f". Only models scored by both judges are used ({len(candidates)}), so that every candidate is seen by the same judges. "
         "Unused rows: " + "; ".join(f"{j} {v}: {r.rows} rows ({r.models})" for (j, v), r in unused_summary.iterrows()) + ".",

@@ -473,8 +473,8 @@ def render(args) -> None:
       "`bayesian` = base setting ω = 0, β_max = 5. Whether each fit met the convergence thresholds (R-hat ≤ 1.01, "
       "bulk ESS ≥ 400, no divergences) is in the convergence table below and in each table's `converged` column; "
       "independent fits ran on Dask (a LocalCluster of one worker per core).")
-    w(f"- Baselines: single judge (one method per judge; the tables show the mean over judges), simple average, "
-      f"bootstrap (1000 item resamples), Bradley–Terry with ties (200 bootstrap resamples), PPI 5% / 10% (300 resamples, uses gold labels). "
+    w("- Baselines: single judge (one method per judge; the tables show the mean over judges), simple average, "
+      "bootstrap (1000 item resamples), Bradley–Terry with ties (200 bootstrap resamples), PPI 5% / 10% (300 resamples, uses gold labels). "
       "Self-family pairs excluded, as for the model.")
     w(f"- Intervals of Spearman and coverage: items resampled with replacement, every method re-run, 2.5%/97.5% quantiles. "
       f"Baselines: {args.baseline_resamples} resamples on every dataset. Bayesian: the number of resamples is in the "
@@ -652,7 +652,7 @@ def render(args) -> None:
     # -- priors
     w("## Prior specification comparison")
     w("")
-    w(f"The Bayesian method under each judge prior; label switching = a judge whose posterior mean "
+    w("The Bayesian method under each judge prior; label switching = a judge whose posterior mean "
       "says P(top level | true bottom) > P(top level | true top). `label_switch_share` = share of fits (full data + "
       "resamples) with at least one switched judge; `row_separation` = mean over judges of the L1 distance between "
       "the true-bottom and true-top rows of Θ (full-data fit).")

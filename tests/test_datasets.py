@@ -8,7 +8,6 @@ that folder is absent: users of the app do not have it; CI and developers do.
 from __future__ import annotations
 
 import ast
-import gzip
 import importlib.util
 import json
 import math
@@ -22,7 +21,7 @@ import pandas as pd
 import pytest
 
 from simplex_core.data import datasets as D
-from simplex_core.data.table import ValidationError, collapse_levels, count_tensor, load_table
+from simplex_core.data.table import ValidationError, collapse_levels, count_tensor
 from simplex_core.data.scale import Scale
 
 REPO = Path(__file__).resolve().parent.parent

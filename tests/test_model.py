@@ -437,7 +437,7 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
     assert f"scores answers {mean_judge_offset(five, 5.0):.2f} above their true score" in note and "0.88" in note
     # the note follows the model asked for: its β_max, integrated mode's range, no note under another prior
     counts = count_tensor(load_table(frame, scale=five))
-    assert f"β_max = 20) expects" in judge_prior_note(counts, FitSettings(beta_max=20.0))
+    assert "β_max = 20) expects" in judge_prior_note(counts, FitSettings(beta_max=20.0))
     assert f"{mean_judge_offset(five, 20.0):.2f} above" in judge_prior_note(counts, FitSettings(beta_max=20.0))
     assert "a larger β_max" in judge_prior_note(counts, FitSettings(beta_max=5.0))
     assert "a larger β_max" not in judge_prior_note(counts, FitSettings(beta_max=20.0))  # the top of its range

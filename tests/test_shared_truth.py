@@ -10,7 +10,6 @@ scores, excluded pairs and gold labels.
 
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pytest

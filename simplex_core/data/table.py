@@ -1119,7 +1119,6 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
                                           f"(about 15 significant digits): it would be read as {int(as_read)}."),
                                 rows=_rows(at), value=first, expected="scores that are the scale's levels (e.g. 1 to 5)",
                                 fix="write the levels with fewer digits (e.g. number them 1, 2, 3), and name them if need be."))
-    score_missing = score.isna() & ~score_bad & ~infinite
     if score.notna().sum() == 0 and not score_bad.any() and not infinite.any():
         problems.append(Problem("score", f"every score is blank ({len(score):,} row{'s' if len(score) != 1 else ''}): there is nothing to rank.",
                                 expected="a score on most rows", fix="fill in the score column (a blank cell is a missing judgment)."))

@@ -603,7 +603,6 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     rounds ran; :func:`longest_chains_factor` the most it can be). Divergent transitions make it
     sample afresh with smaller steps (:data:`DIVERGENCE_RETRY_ACCEPT`); a retry free of them that
     has still not converged gets the extra rounds, at the retry's acceptance target."""
-    import arviz as az
 
     t0 = time.perf_counter() if started is None else started  # from the import of fast_density on
     reused = _FAST_LOADED.is_set()

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from simplex_core.data.scale import Scale
 from simplex_core.model.ranks import rank_interval, rank_scores, ranks_from_scores

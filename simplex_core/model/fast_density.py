@@ -66,7 +66,7 @@ normalisers of the judge prior always are, since they depend on ρ_j β_max).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np

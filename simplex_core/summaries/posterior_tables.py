@@ -14,18 +14,13 @@ import json
 import math
 import platform
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from simplex_core.model.ranks import INTERVAL, rank_interval, rank_quantile
 from simplex_core.inference.fit_identity import counts_hash, data_hash
-
-if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.inference.fitting import FitResult
-
-#: Probability mass of the reported intervals.
 
 CANDIDATE_COLUMNS = (
     "candidate",
