@@ -273,7 +273,6 @@ def test_triviaqa_v1_human_accuracy_after_deduplication():
 @pytest.mark.parametrize("version", ["V1", "V2"])
 def test_triviaqa_verdicts_equal_raw(version):
     raw = _raw_triviaqa(version)
-    human = "HumanJudgement" if version == "V1" else "Human-Eval"
     judges = ["GPT-4", "Llama3-70B", "Llama3-8B", "Llama-70B", "Llama-13B", "Llama-7B", "Mistral-7B", "Gemma-2B", "JudgeLM"]
     qid = {q: f"q{i:03d}" for i, q in enumerate(pd.unique(raw["question"]))}
     kept = raw[~(raw[judges] == "").all(axis=1)]  # rows with no verdict at all are not judgments
