@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("baselines", "reweighting", "fast_engine", "mode_mass", "tempering", "inference", "fit_cache", "jobs.book",
      "jobs.worker"),
     # what a fit is read into: tables, scores, the leaderboard, figures
-    ("summaries", "evaluation", "leaderboard", "figures", "figures.simplex", "figures.results",
+    ("summaries", "evaluation", "judge_diagnostics", "leaderboard", "figures", "figures.simplex", "figures.results",
      "figures.geometry_lab", "calibration_figures"),
     # studies and long-lived programs
     ("experiments", "sensitivity", "posterior_views", "calibration", "jobs", "jobs.manager", "figures.slides"),
