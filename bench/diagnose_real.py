@@ -10,7 +10,8 @@ label-free baselines run on the same data view. Prints:
    convergence, and the figures that explain a loss — PPC misfits (judge × candidate pairs with
    posterior predictive p < 0.05), judge × candidate bias (spread of each judge's error over
    candidates once its overall leniency is removed) and whether judges share it (mean correlation
-   across judges), judges left per candidate after self-family exclusion, the most near-constant
+   across judges), conditional dependence (judges' scores correlated across answers of one true
+   level: the shared-truth likelihood assumes 0), judges left per candidate after self-family exclusion, the most near-constant
    judge (share of its modal level), where E_k sits against the true means (slope, offset, share of
    true means inside the 95% E_k interval), and ω, β_max of the integrated fit;
 2. per dataset-criterion, a per-judge block (Spearman alone, leniency, bias spread, modal share,
@@ -99,6 +100,8 @@ def diagnose_pair(pair: str, cache, integrated: bool) -> tuple[str, list[str]]:
     # (b) judge x candidate bias and errors shared across judges
     errors = JD.judge_errors(view)
     dec = JD.error_decomposition(errors)
+    # (b') errors shared answer by answer, given the truth (the likelihood assumes none)
+    cond_dep = JD.conditional_dependence(view, table.scale.true_values)
     # (c) judges per candidate after exclusion
     per_cand = np.asarray(counts.included).sum(axis=0)
     # (d) near-constant judges
@@ -125,6 +128,7 @@ def diagnose_pair(pair: str, cache, integrated: bool) -> tuple[str, list[str]]:
         _f(ev.loc["bayesian", "coverage"]), _conv(d),
         f"{len(misfit)}/{len(inc)}",
         f"{_f(float(dec['interaction_sd'].mean()))} / {_f(dec['shared_corr'])}",
+        _f(cond_dep),
         f"{int(per_cand.min())}",
         f"{_f(float(modal.max()))} ({modal.idxmax()})",
         f"{_f(shr['slope'])} / {_f(shr['offset'], 2)} / {_f(shr['covered'])}",
@@ -180,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# load before: {uptime()}")
     print()
     header = ["data", "K×J×n", "excl", "ρ default", "ρ simple avg", "ρ BT", "ρ single judges (their candidates)", "coverage",
-              "converged (R-hat/ESS/div)", "PPC misfit pairs", "bias SD / shared r", "min judges per cand",
+              "converged (R-hat/ESS/div)", "PPC misfit pairs", "bias SD / shared r", "cond. dep. r", "min judges per cand",
               "max modal share", "E_k slope / offset / E-cov"]
     if integrated:
         header += ["integrated ρ / cov / converged", "ω [95%]", "β_max [95%]"]

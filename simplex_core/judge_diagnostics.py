@@ -7,6 +7,8 @@ feed ``bench/diagnose_real.py`` and ``docs/DIAGNOSIS-real-data.md``:
 - :func:`judge_errors`: each judge's mean error (score − true score) per candidate, over the answers
   it scored; :func:`error_decomposition` splits it into the judge's overall leniency and the
   candidate-dependent part (judge × candidate bias), and measures whether judges share that part;
+- :func:`conditional_dependence`: whether judges err together answer by answer, given the truth
+  (the shared-truth likelihood assumes they do not);
 - :func:`modal_share`: how near-constant each judge is;
 - :func:`empirical_confusion`: a judge's confusion matrix against the (rounded) truth, to set beside
   the posterior's Θ_j (:func:`balanced_accuracy` reads either);
@@ -80,6 +82,30 @@ def error_decomposition(errors: pd.DataFrame) -> dict[str, object]:
         "shared_corr": float(np.mean(corrs)) if corrs else float("nan"),
         "consensus": inter.mean(axis=0),
     }
+
+
+def conditional_dependence(view: pd.DataFrame, true_levels: Sequence[float]) -> float:
+    """Mean correlation of two judges' scores over answers of the same (rounded) true level.
+
+    The shared-truth likelihood assumes judges err independently given an answer's true level
+    (Dawid–Skene): then this is near 0. Positive values mean judges share errors answer by answer
+    (they agree with each other more than the truth explains), which the model reads as evidence
+    about the truth. Per pair of judges and true level: Pearson correlation over the answers both
+    scored (skipped when fewer than 10 or either side is constant); averaged with weights = answers.
+    """
+    judges = _judges(view)
+    t = pd.Series(round_to_levels(view[TRUE_SCORE].to_numpy(dtype=float), true_levels), index=view.index)
+    total, weight = 0.0, 0
+    for a in range(len(judges)):
+        for b in range(a + 1, len(judges)):
+            pair = view[[judges[a], judges[b]]].astype(float)
+            for tv in true_levels:
+                sub = pair[np.isclose(t, tv)].dropna()
+                if len(sub) < 10 or sub.iloc[:, 0].std() == 0 or sub.iloc[:, 1].std() == 0:
+                    continue
+                total += len(sub) * float(np.corrcoef(sub.iloc[:, 0], sub.iloc[:, 1])[0, 1])
+                weight += len(sub)
+    return total / weight if weight else float("nan")
 
 
 def modal_share(view: pd.DataFrame) -> pd.Series:

@@ -93,3 +93,18 @@ def test_follows_names_the_judge_the_ranking_is_closest_to():
     assert f["same"] == pytest.approx(1.0) and f["reversed"] == pytest.approx(-1.0)
     assert f["partial"] == pytest.approx(-0.5)  # over w, x, y only
     assert np.isnan(JD.spearman_with(pd.Series([1.0, 1.0, 1.0], index=list("abc")), pd.Series([1.0, 2.0, 3.0], index=list("abc"))))
+
+
+def test_conditional_dependence_is_zero_for_independent_judges_and_high_for_copies():
+    rng = np.random.default_rng(0)
+    n = 4000
+    truth = rng.integers(0, 2, n).astype(float)
+    flip = lambda: np.where(rng.random(n) < 0.2, 1 - truth, truth)  # noqa: E731  20% errors, independent
+    idx = pd.MultiIndex.from_arrays([np.arange(n).astype(str), np.repeat("c", n)], names=["item", "candidate"])
+    indep = pd.DataFrame({"a": flip(), "b": flip(), "true_score": truth}, index=idx)
+    assert abs(JD.conditional_dependence(indep, [0, 1])) < 0.05
+    shared = flip()
+    copies = pd.DataFrame({"a": shared, "b": np.where(rng.random(n) < 0.05, 1 - shared, shared), "true_score": truth}, index=idx)
+    assert JD.conditional_dependence(copies, [0, 1]) > 0.6
+    # too few answers per true level: undefined rather than a number from noise
+    assert np.isnan(JD.conditional_dependence(VIEW, [1, 2, 3, 4]))
