@@ -7,7 +7,9 @@ label-free baselines run on the same data view. Prints:
 
 1. one summary row per dataset-criterion: Spearman with the true ranking (default, integrated,
    simple average, Bradley–Terry, the single judges' range), coverage of the 95% rank intervals,
-   convergence, and the figures that explain a loss — PPC misfits (judge × candidate pairs with
+   the candidates missed and how many of those misses overlap the truth's own 95% rank interval
+   (items resampled: a truth from few items or noisy raters cannot rank near-tied candidates), the
+   mean width of that interval, convergence, and the figures that explain a loss — PPC misfits (judge × candidate pairs with
    posterior predictive p < 0.05), judge × candidate bias (spread of each judge's error over
    candidates once its overall leniency is removed) and whether judges share it (mean correlation
    across judges), conditional dependence (judges' scores correlated across answers of one true
@@ -102,6 +104,8 @@ def diagnose_pair(pair: str, cache, integrated: bool) -> tuple[str, list[str]]:
     dec = JD.error_decomposition(errors)
     # (b') errors shared answer by answer, given the truth (the likelihood assumes none)
     cond_dep = JD.conditional_dependence(view, table.scale.true_values)
+    # how sure the truth is of its own ranking (items resampled): a miss inside that is no clear miss
+    tri = JD.truth_rank_intervals(item_view(table), n_boot=1000, seed=0)
     # (c) judges per candidate after exclusion
     per_cand = np.asarray(counts.included).sum(axis=0)
     # (d) near-constant judges
@@ -119,13 +123,18 @@ def diagnose_pair(pair: str, cache, integrated: bool) -> tuple[str, list[str]]:
     hyper = hyperparameter_records(ifit) if ifit is not None else {}
 
     k, jn, n = len(table.candidates), len(judges), len(table.items)
+    bay = results["bayesian"]
+    miss = [c for c in table.candidates if not (bay.rank_lo[c] <= truth[c] <= bay.rank_hi[c])]
+    n_miss = len(miss)
+    n_miss_amb = sum(1 for c in miss if bay.rank_lo[c] <= tri.loc[c, "rank_hi"] and tri.loc[c, "rank_lo"] <= bay.rank_hi[c])
     rho_j = [v for v in single.values() if np.isfinite(v)]
     d = fit.diagnostics
     row = [
         pair, f"{k}×{jn}×{n}", "on" if excl else "off",
         _f(ev.loc["bayesian", "spearman"]), _f(ev.loc["simple_average", "spearman"]), _f(ev.loc["bradley_terry", "spearman"]),
         f"{_f(min(rho_j))}–{_f(max(rho_j))}" if rho_j else "–",
-        _f(ev.loc["bayesian", "coverage"]), _conv(d),
+        _f(ev.loc["bayesian", "coverage"]), f"{n_miss} ({n_miss_amb})", _f(float((tri['rank_hi'] - tri['rank_lo']).mean()), 1),
+        _conv(d),
         f"{len(misfit)}/{len(inc)}",
         f"{_f(float(dec['interaction_sd'].mean()))} / {_f(dec['shared_corr'])}",
         _f(cond_dep),
@@ -153,15 +162,14 @@ def diagnose_pair(pair: str, cache, integrated: bool) -> tuple[str, list[str]]:
                      f"{_f(float(modal[j]))} | {_f(emp_ba[j])} | {_f(post_ba[j])} | {nm}/{ni} | {_f(float(foll[j]))} |")
     lines.append("")
     sa = results["simple_average"].scores
-    lines.append("| candidate | true mean | E_k [95%] | true rank | rank [95%] | covered | simple avg | consensus error | judges |")
+    lines.append("| candidate | true mean | E_k [95%] | true rank [truth's own 95%] | rank [95%] | covered | simple avg | consensus error | judges |")
     lines.append("|---|---|---|---|---|---|---|---|---|")
-    bay = results["bayesian"]
     for c_i, c in enumerate(table.candidates):
         tr = truth[c]
         lo, hi = bay.rank_lo[c], bay.rank_hi[c]
         lines.append(
             f"| {c} | {_f(float(tmeans[c]), 3)} | {_f(cs.loc[c, 'expected_score_mean'], 3)} [{_f(cs.loc[c, 'expected_score_lo'], 3)}, "
-            f"{_f(cs.loc[c, 'expected_score_hi'], 3)}] | {tr:g} | {bay.ranks[c]:g} [{lo:g}, {hi:g}] | {'yes' if lo <= tr <= hi else '**no**'} | "
+            f"{_f(cs.loc[c, 'expected_score_hi'], 3)}] | {tr:g} [{tri.loc[c, 'rank_lo']:g}, {tri.loc[c, 'rank_hi']:g}] | {bay.ranks[c]:g} [{lo:g}, {hi:g}] | {'yes' if lo <= tr <= hi else '**no**'} | "
             f"{_f(float(sa[c]), 3)} | {_f(float(dec['consensus'][c]), 3)} | {int(per_cand[c_i])} |")
     if len(misfit):
         worst = misfit.sort_values("p_value").head(3)
@@ -183,8 +191,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# bench.diagnose_real  {time.strftime('%Y-%m-%d %H:%M:%S')}")
     print(f"# load before: {uptime()}")
     print()
-    header = ["data", "K×J×n", "excl", "ρ default", "ρ simple avg", "ρ BT", "ρ single judges (their candidates)", "coverage",
-              "converged (R-hat/ESS/div)", "PPC misfit pairs", "bias SD / shared r", "cond. dep. r", "min judges per cand",
+    header = ["data", "K×J×n", "excl", "ρ default", "ρ simple avg", "ρ BT", "ρ single judges (their candidates)", "coverage", "missed (overlapping the truth's own interval)",
+              "truth's own rank interval width", "converged (R-hat/ESS/div)", "PPC misfit pairs", "bias SD / shared r", "cond. dep. r", "min judges per cand",
               "max modal share", "E_k slope / offset / E-cov"]
     if integrated:
         header += ["integrated ρ / cov / converged", "ω [95%]", "β_max [95%]"]

@@ -9,6 +9,7 @@ feed ``bench/diagnose_real.py`` and ``docs/DIAGNOSIS-real-data.md``:
   candidate-dependent part (judge × candidate bias), and measures whether judges share that part;
 - :func:`conditional_dependence`: whether judges err together answer by answer, given the truth
   (the shared-truth likelihood assumes they do not);
+- :func:`truth_rank_intervals`: how sure the truth itself is of its ranking (items resampled);
 - :func:`modal_share`: how near-constant each judge is;
 - :func:`empirical_confusion`: a judge's confusion matrix against the (rounded) truth, to set beside
   the posterior's Θ_j (:func:`balanced_accuracy` reads either);
@@ -106,6 +107,28 @@ def conditional_dependence(view: pd.DataFrame, true_levels: Sequence[float]) -> 
                 total += len(sub) * float(np.corrcoef(sub.iloc[:, 0], sub.iloc[:, 1])[0, 1])
                 weight += len(sub)
     return total / weight if weight else float("nan")
+
+
+def truth_rank_intervals(view: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """How sure the truth itself is of its ranking: 95% intervals of each candidate's true rank when
+    the items are resampled (with replacement; a candidate's mean over its resampled answers).
+
+    A truth measured on few items, or by noisy raters, cannot rank candidates whose true means are
+    closer than its own error: a method's interval "missing" such a true rank says little. Columns
+    ``rank_lo, rank_hi`` (rank 1 = best, ties averaged), in view order.
+    """
+    cands = list(pd.unique(view.index.get_level_values("candidate")))
+    grid = view[TRUE_SCORE].astype(float).unstack("candidate").reindex(columns=cands)  # items x candidates
+    vals = grid.to_numpy()
+    has = ~np.isnan(vals)
+    filled = np.where(has, vals, 0.0)
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(len(grid), np.full(len(grid), 1.0 / len(grid)), size=n_boot).astype(float)  # [B, items]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (w @ filled) / (w @ has)  # [B, K]
+    ranks = np.apply_along_axis(lambda m: stats.rankdata(-np.nan_to_num(m, nan=-np.inf)), 1, means)
+    lo, hi = np.quantile(ranks, [0.025, 0.975], axis=0)
+    return pd.DataFrame({"rank_lo": lo, "rank_hi": hi}, index=pd.Index(cands, name="candidate"))
 
 
 def modal_share(view: pd.DataFrame) -> pd.Series:

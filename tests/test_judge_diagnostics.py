@@ -108,3 +108,18 @@ def test_conditional_dependence_is_zero_for_independent_judges_and_high_for_copi
     assert JD.conditional_dependence(copies, [0, 1]) > 0.6
     # too few answers per true level: undefined rather than a number from noise
     assert np.isnan(JD.conditional_dependence(VIEW, [1, 2, 3, 4]))
+
+
+def test_truth_rank_intervals_are_wide_for_near_ties_and_narrow_for_clear_gaps():
+    rng = np.random.default_rng(1)
+    n = 300
+    items = [f"i{i}" for i in range(n)]
+    # a far ahead; b and c tied in truth (both 0/1 with p = 0.5)
+    rows = [(i, "a", {}, 1.0) for i in items] + [(i, c, {}, float(rng.random() < 0.5)) for i in items for c in ("b", "c")]
+    view = pd.DataFrame(
+        {"true_score": [t for *_, t in rows]},
+        index=pd.MultiIndex.from_tuples([(i, c) for i, c, _, _ in rows], names=["item", "candidate"]))
+    iv = JD.truth_rank_intervals(view, n_boot=400, seed=0)
+    assert iv.loc["a"].tolist() == [1.0, 1.0]
+    assert iv.loc["b", "rank_lo"] == 2.0 and iv.loc["b", "rank_hi"] == 3.0
+    assert iv.loc["c", "rank_lo"] == 2.0 and iv.loc["c", "rank_hi"] == 3.0
