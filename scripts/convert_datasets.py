@@ -1270,6 +1270,459 @@ def convert_wildbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
 
 
 # --------------------------------------------------------------------------------------------------
+# FaithBench (summary hallucinations, expert annotations)
+# --------------------------------------------------------------------------------------------------
+
+FAITHBENCH_LLM_JUDGES = ("gpt-3.5-turbo", "gpt-4-turbo", "gpt_4o")
+# Non-LLM detectors offered as extra judges in a separate criterion (binary as released, or a
+# consistency probability thresholded at 0.5).
+FAITHBENCH_DETECTORS = {"trueteacher": None, "true_nli": None, "hhem-2.1": 0.5}
+FAITHBENCH_DETECTOR_MODELS = {
+    "trueteacher": "google/t5_11b_trueteacher_and_anli (TrueTeacher, Gekhman et al. 2023)",
+    "true_nli": "google/t5_xxl_true_nli_mixture (TRUE, Honovich et al. 2022)",
+    "hhem-2.1": "vectara/hallucination_evaluation_model HHEM-2.1-Open (probability >= 0.5 -> consistent)",
+}
+FAITHBENCH_FAMILIES = {
+    "gpt-3.5-turbo": "openai", "gpt-4-turbo": "openai", "gpt_4o": "openai",
+    "trueteacher": "google", "true_nli": "google", "hhem-2.1": "vectara",
+}
+FAITHBENCH_VENDOR_FAMILY = {  # summarizer prefix (before "/") -> the project's family name
+    "openai": "openai", "anthropic": "anthropic", "google": "google", "meta-llama": "meta-llama",
+    "qwen": "qwen", "microsoft": "microsoft", "cohere": "cohere", "mistralai": "mistral",
+}
+# The repository's scripts/binarize.py: the worst label of all annotators decides.
+FAITHBENCH_SEVERITY = {"Benign": 1, "Questionable": 2, "Unwanted": 3, "Unwanted.Intrinsic": 3, "Unwanted.Extrinsic": 3}
+FAITHBENCH_SCALE = scale_dict([0, 1], ["hallucinated", "consistent"])
+FAITHBENCH_LICENCE_WARNING = (
+    "Non-commercial licence: FaithBench is released under CC BY-NC-SA 4.0, so this adaptation is too. Use it for "
+    "non-commercial (research) purposes only, credit Bao et al. (NAACL 2025), and share anything derived from it under "
+    "the same licence."
+)
+
+
+def faithbench_worst_severity(annotations: Sequence[dict]) -> int:
+    """0 = no annotation; else the highest severity among all labels of all annotators."""
+    worst = 0
+    for a in annotations:
+        for label in a["label"]:
+            if label not in FAITHBENCH_SEVERITY:
+                raise ValueError(f"FaithBench: unknown annotation label {label!r}")
+            worst = max(worst, FAITHBENCH_SEVERITY[label])
+    return worst
+
+
+def faithbench_truth(annotations: Sequence[dict]) -> float:
+    """1 = consistent (no annotation, or only Benign spans), 0 = hallucinated (a Questionable or Unwanted span)."""
+    return 1.0 if faithbench_worst_severity(annotations) <= 1 else 0.0
+
+
+def _faithbench_verdict(value: Any, threshold: float | None) -> float:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return float("nan")
+    v = float(value)
+    if threshold is not None:
+        return 1.0 if v >= threshold else 0.0
+    if v not in (0.0, 1.0):
+        raise ValueError(f"FaithBench: unexpected binary verdict {value!r}")
+    return v
+
+
+def read_faithbench_raw(raw_dir: Path) -> pd.DataFrame:
+    """One row per summary: batch, sample id, item, candidate, truth, severity and every judge's raw output."""
+    folder = raw_dir / "faithbench_hallucination"
+    files = sorted(folder.glob("batch_*.json"), key=lambda p: int(p.stem.split("_")[1]))
+    rows = []
+    for path in files:
+        batch = int(path.stem.split("_")[1])
+        for s in json.loads(path.read_text(encoding="utf-8"))["samples"]:
+            md = s["metadata"]
+            rows.append({
+                "batch": batch, "sample_id": int(s["sample_id"]),
+                # within a batch, samples 10k..10k+9 are the 10 summaries of one source
+                "item": f"b{batch:02d}-s{int(s['sample_id']) // 10}",
+                "source": s["source"], "candidate": md["summarizer"],
+                "severity": faithbench_worst_severity(s["annotations"]),
+                "true_score": faithbench_truth(s["annotations"]),
+                **{j: md.get(j) for j in FAITHBENCH_LLM_JUDGES + tuple(FAITHBENCH_DETECTORS)},
+            })
+    df = pd.DataFrame(rows)
+    if df.duplicated(["item", "candidate"]).any():
+        raise ValueError("FaithBench: a source has two summaries by the same summarizer")
+    if (df.groupby("item")["source"].nunique() != 1).any():
+        raise ValueError("FaithBench: the item key (batch, sample_id // 10) does not identify one source text")
+    return df
+
+
+def faithbench_long(df: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
+    rows = []
+    for rec in df.to_dict("records"):  # judge keys such as "gpt-3.5-turbo" are no Python identifiers
+        for j in judges:
+            threshold = FAITHBENCH_DETECTORS.get(j)
+            rows.append((rec["item"], rec["candidate"], j, _faithbench_verdict(rec[j], threshold), rec["true_score"]))
+    return pd.DataFrame(rows, columns=["item", "candidate", "judge", "score", "true_score"])
+
+
+def convert_faithbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
+    """FaithBench -> ``assets/datasets/faithbench/`` (binary consistency, expert truth)."""
+    name = "faithbench"
+    folder = fresh_folder(out_dir, name)
+    df = read_faithbench_raw(raw_dir)
+    df = df.sort_values(["batch", "sample_id"], kind="stable").reset_index(drop=True)
+    candidates = list(pd.unique(df["candidate"]))
+    n_items = df["item"].nunique()
+    detectors = tuple(FAITHBENCH_DETECTORS)
+
+    main = faithbench_long(df, FAITHBENCH_LLM_JUDGES)
+    f_main = write_table(main, folder, "consistency")
+    det = faithbench_long(df, FAITHBENCH_LLM_JUDGES + detectors)
+    f_det = write_table(det, folder, "consistency-with-detectors")
+    criteria = [
+        criterion_entry(
+            "consistency", "Factual consistency of the summary (3 GPT judges)",
+            "Is the summary free of hallucinations? Verdicts of three GPT judges (1 = consistent, 0 = hallucinated); "
+            "truth = expert span annotations, worst label pooled.",
+            main, f_main, FAITHBENCH_SCALE),
+        criterion_entry(
+            "consistency-with-detectors", "Factual consistency (3 GPT judges + 3 non-LLM detectors)",
+            "The same verdicts plus three trained hallucination detectors (TrueTeacher, TRUE NLI, HHEM-2.1 >= 0.5) as "
+            "judges 4-6; with them every candidate keeps judges under self-family exclusion.",
+            det, f_det, FAITHBENCH_SCALE),
+    ]
+    families = dict(FAITHBENCH_FAMILIES)
+    for c in candidates:
+        vendor = c.split("/", 1)[0].lower()
+        if vendor not in FAITHBENCH_VENDOR_FAMILY:
+            raise ValueError(f"FaithBench: no family for summarizer {c!r}")
+        families[c] = FAITHBENCH_VENDOR_FAMILY[vendor]
+    self_pairs = [(j, k) for j in FAITHBENCH_LLM_JUDGES + detectors for k in candidates if families[j] == families[k]]
+    self_llm = [(j, k) for j, k in self_pairs if j in FAITHBENCH_LLM_JUDGES]
+    fully_excluded = sorted({k for _, k in self_llm})
+
+    # Numbers for the card.
+    sev = df["severity"].value_counts().reindex([0, 1, 2, 3], fill_value=0)
+    n_cons = int((df["true_score"] == 1).sum())
+    human = df.groupby("candidate", sort=False)["true_score"].mean()
+    judge_rate = {j: float(pd.to_numeric(main.loc[main["judge"] == j, "score"]).mean()) for j in FAITHBENCH_LLM_JUDGES}
+    item_check = {}
+    for j in FAITHBENCH_LLM_JUDGES + detectors:
+        rows = det[det["judge"] == j].dropna(subset=["score"])
+        item_check[j] = (rows.loc[rows["score"] == 1, "true_score"].mean(), rows.loc[rows["score"] == 0, "true_score"].mean())
+    missing = det[det["score"].isna()].groupby("judge").size()
+
+    source = {
+        "repository": "https://github.com/vectara/FaithBench",
+        "commit": "cf89797d82812c23b5d5e5c121f1d9b8983bbbce",
+        "files": ["data_for_release/batch_{1..12,14..16}.json (annotator_name fields removed)"],
+        "paper": "Bao et al., 'FaithBench: A Diverse Hallucination Benchmark for Summarization by Modern LLMs', NAACL 2025 (short papers)",
+        "raw_folder": "faithbench_hallucination",
+    }
+    title = (f"FaithBench: {len(candidates)} LLM summarizers x {n_items} sources, 3 GPT judges, "
+             "expert hallucination annotations (binary)")
+    meta = {
+        "name": name,
+        "title": title,
+        "description": (
+            f"{len(candidates)} LLMs summarized {n_items} news-style passages; three GPT judges said whether each summary "
+            "is consistent with its source (1) or hallucinated (0); expert span annotations, pooled to the worst label, "
+            "are the truth. The items were chosen because hallucination detectors disagreed on them, so judges are "
+            "near chance per item. All judges are OpenAI models and two candidates are OpenAI models. "
+            "Non-commercial licence (CC BY-NC-SA 4.0)."
+        ),
+        "criteria": criteria,
+        "default_criterion": "consistency",
+        "families_file": "families.json",
+        "has_truth": True,
+        "licence": "CC BY-NC-SA 4.0 (LICENSE file in the source repository): non-commercial use, share alike, credit the authors.",
+        "licence_warning": FAITHBENCH_LICENCE_WARNING,
+        "source": source,
+        "reference_file": None,
+        "card": "CARD.md",
+        "n_candidates": criteria[0]["n_candidates"],
+        "n_judges": criteria[0]["n_judges"],
+        "n_items": criteria[0]["n_items"],
+    }
+    lines = [
+        f"# {title}",
+        "",
+        "> **NON-COMMERCIAL LICENCE.** " + FAITHBENCH_LICENCE_WARNING,
+        "",
+        "## Source",
+        f"- Repository `vectara/FaithBench`, commit `{source['commit']}` (data files last changed in commit "
+        "`abb6503bb2356da196260fbc4cb7837fb1742bb5`). The raw folder `faithbench_hallucination/` holds "
+        "`data_for_release/batch_*.json` (15 files; the release has no batch 13) with the `annotator_name` field of every "
+        "annotation removed; nothing else changed.",
+        f"- Paper: {source['paper']}.",
+        "- Converted by `scripts/convert_datasets.py` (`convert_faithbench`); re-run it to regenerate this folder.",
+        "",
+        "## Licence",
+        f"- {meta['licence']} This folder is an adaptation (tables derived from the release) and is shared under the same "
+        "licence; it may be redistributed for non-commercial purposes with credit to Bao et al. No source or summary text "
+        "and no annotator identifier is shipped here, only ids, verdicts and the binarized expert label.",
+        "",
+        "## What is in it",
+        criteria_table(criteria, "consistency"),
+        "",
+        f"- **Items**: {n_items} source passages (news and Wikipedia-style), `item` = `b<batch>-s<k>`: within batch `<batch>`, "
+        "samples 10k..10k+9 are the 10 summaries of one source (checked: one source text per item, every summarizer once).",
+        "- **Candidates** (summarizers, raw `metadata.summarizer`, names kept): " + ", ".join(f"`{c}`" for c in candidates) + ".",
+        "- **Judges**: `gpt-3.5-turbo`, `gpt-4-turbo`, `gpt_4o` (raw metadata keys kept as names; the judge prompt is not "
+        "in the release). In `consistency-with-detectors` also: "
+        + ", ".join(f"`{d}` ({FAITHBENCH_DETECTOR_MODELS[d]})" for d in detectors) + ".",
+        "- **Levels**: 0 = hallucinated, 1 = consistent, for judges and truth. The release does not state the judges' coding in "
+        "words; 1 = consistent follows the HHEM/TRUE convention and the data (GPT-4-turbo and GPT-4o say 1 more often when "
+        "the experts found no hallucination).",
+        f"- **Ground truth**: expert annotators mark hallucinated spans with labels Unwanted (Intrinsic / Extrinsic), "
+        "Questionable or Benign. As in the repository's own `scripts/binarize.py`, all labels of a summary are pooled and "
+        "the worst decides: **0** if it is Questionable or Unwanted, **1** if the summary has no annotation or only Benign "
+        f"spans. Result: {n_cons} consistent, {len(df) - n_cons} hallucinated. Worst-label counts: none {sev[0]}, "
+        f"Benign {sev[1]}, Questionable {sev[2]}, Unwanted {sev[3]}.",
+        "",
+        "### Consistent share per candidate",
+        markdown_table(["candidate", "summaries", "expert: consistent"] + [f"{j}: consistent" for j in FAITHBENCH_LLM_JUDGES],
+                       [[f"`{c}`", int((df['candidate'] == c).sum()), f"{human[c]:.3f}"]
+                        + [f"{pd.to_numeric(main.loc[(main['judge'] == j) & (main['candidate'] == c), 'score']).mean():.3f}"
+                           for j in FAITHBENCH_LLM_JUDGES] for c in candidates]),
+        "",
+        "## Families (for self-family exclusion)",
+        families_table(families, list(FAITHBENCH_LLM_JUDGES) + list(detectors), candidates),
+        "",
+        f"All three LLM judges are OpenAI models, as are {len(fully_excluded)} candidates ({', '.join(f'`{c}`' for c in fully_excluded)}). "
+        f"With self-family exclusion on (the default) **every judgment of those candidates is excluded in `consistency`** "
+        f"({len(self_llm)} pairs: {self_pairs_text(self_llm)}), and the fit refuses: switch exclusion off to rank them (at the "
+        "risk of same-vendor preference), or use `consistency-with-detectors`, where the detectors still judge them. "
+        "TrueTeacher and TRUE NLI are Google T5 models, so they are excluded on the Gemini candidate there.",
+        "",
+        "## Conversion decisions",
+        "1. **Truth binarized as the authors do** (worst pooled label; see Ground truth). A 4-level ordinal truth "
+        "(none / Benign / Questionable / Unwanted) is possible but the judges are binary, so the binary one is used.",
+        "2. **Judge verdicts as released**: `1` -> 1 (consistent), `0` -> 0 (hallucinated). HHEM-2.1's consistency probability "
+        "is thresholded at 0.5 (its documented decision threshold). HHEM v1 and HHEM-2.1-english are left out (one HHEM "
+        "model is enough, and v1 is superseded).",
+        "3. **Missing verdicts** kept as blank rows (the loader excludes and reports them): "
+        + ("; ".join(f"`{j}`: {int(n)}" for j, n in missing.items()) if len(missing) else "none") + ". "
+        "The LLM judges have a verdict on every summary.",
+        f"4. **Nothing left out**: all {len(df)} summaries of the release ({n_items} sources x {len(candidates)} summarizers, a "
+        "complete grid) are in both tables. Source texts, summaries, spans and notes are not shipped (not needed for scoring).",
+        "",
+        "## Caveats",
+        "- **Selection bias by design**: the authors kept summaries on which hallucination detectors *disagreed* (among them "
+        "GPT-4o, GPT-3.5-Turbo, TrueTeacher, TRUE NLI and HHEM-2.1), so every judge is near chance per item, and some judges "
+        "chose the items. Per item, P(expert: consistent | judge = 1) vs (| judge = 0): "
+        + "; ".join(f"{j} {a:.2f} vs {b:.2f}" for j, (a, b) in item_check.items())
+        + " (gpt-3.5-turbo is inverted).",
+        "- Judges are lenient: the share of summaries called consistent is "
+        + ", ".join(f"{j} {r:.2f}" for j, r in judge_rate.items())
+        + f", while the experts' pooled share is {n_cons / len(df):.2f}. The worst-label pooling is strict (one annotator's "
+        "Questionable span is enough).",
+        "- Same-vendor judging: all LLM judges are OpenAI models (see Families).",
+        "- Per the detailed annotation repository, 2-3 experts annotated each summary; the pooled label hides their disagreement.",
+    ]
+    return finish_dataset(folder, meta, families, "\n".join(lines))
+
+
+# --------------------------------------------------------------------------------------------------
+# Summary of a Haystack (insight coverage, human labels)
+# --------------------------------------------------------------------------------------------------
+
+SUMMHAY_JUDGE_KEYS = {  # judge name -> raw prediction key (all five share one zero-shot prompt)
+    "gpt-4o": "predictions_prompted_gpt-4o",
+    "claude3-opus": "predictions_prompted_claude3-opus",
+    "gemini-1.5-pro": "predictions_prompted_gemini-1.5-pro",
+    "gpt3.5": "predictions_prompted_gpt3.5",
+    "claude3-haiku": "predictions_prompted_claude3-haiku",
+}
+SUMMHAY_LEFT_OUT_KEYS = ("predictions_9fs_gpt-4o",)  # GPT-4o again, 9-shot: a prompt variant, not a sixth judge
+SUMMHAY_JUDGE_LEVEL = {"NO_COVERAGE": 0.0, "PARTIAL_COVERAGE": 1.0, "FULL_COVERAGE": 2.0}
+SUMMHAY_HUMAN_LEVEL = {"not_covered": 0.0, "partially_covered": 1.0, "fully_covered": 2.0}
+SUMMHAY_SCALE = scale_dict([0, 1, 2], ["not covered", "partially covered", "fully covered"])
+SUMMHAY_RETRIEVERS = {  # raw middle part of summkey -> short name used in item ids
+    "": "full", "random": "random", "vector": "vector", "keywords": "keywords", "dwzhu/e5-base-4k": "e5", "oracle": "oracle",
+}
+SUMMHAY_FAMILIES = {
+    "gpt-4o": "openai", "gpt4-turbo": "openai", "gpt3.5": "openai",
+    "claude3-opus": "anthropic", "claude3-sonnet": "anthropic", "claude3-haiku": "anthropic",
+    "gemini-1.5-pro": "google", "gemini-1.5-flash": "google", "command-r-plus": "cohere",
+}
+
+
+def summhay_split_key(summkey: str) -> tuple[str, str]:
+    """``summary_subtopic_[<retriever>_]<llm>`` -> (retriever short name, llm); no retriever = full context."""
+    prefix = "summary_subtopic_"
+    if not summkey.startswith(prefix):
+        raise ValueError(f"SummHay: unexpected summkey {summkey!r}")
+    retriever, _, llm = summkey[len(prefix):].rpartition("_")
+    if retriever not in SUMMHAY_RETRIEVERS:
+        raise ValueError(f"SummHay: unknown retrieval setting {retriever!r} in {summkey!r}")
+    return SUMMHAY_RETRIEVERS[retriever], llm
+
+
+def read_summhay_raw(raw_dir: Path) -> pd.DataFrame:
+    """One row per (summary, insight): ids, candidate, retriever, human level and every judge's level."""
+    records = json.loads((raw_dir / "summhay_coverage_judges" / "eval_benchmark_data.json").read_text(encoding="utf-8"))
+    subtopic_idx: dict[str, int] = {}
+    insight_idx: dict[tuple[str, str], int] = {}
+    rows = []
+    for summary_no, rec in enumerate(records):
+        st = rec["subtopic_id"]
+        s_no = subtopic_idx.setdefault(st, len(subtopic_idx))
+        for i, ins in enumerate(rec["reference_insights"]):
+            if insight_idx.setdefault((st, ins["insight_id"]), i) != i:
+                raise ValueError(f"SummHay: insight order differs between summaries of subtopic {st}")
+        retriever, llm = summhay_split_key(rec["summkey"])
+        preds = {j: {p["insight_id"]: p["coverage"] for p in rec[key]} for j, key in SUMMHAY_JUDGE_KEYS.items()}
+        for a in rec["annotation"]:
+            iid = a["insight_id"]
+            row = {
+                "summary": summary_no, "subtopic": s_no, "insight": insight_idx[(st, iid)], "retriever": retriever,
+                # one (insight, retrieval setting) is one item: a candidate has at most one summary per
+                # subtopic and setting, so every (item, candidate) is one summary and one human label
+                "item": f"s{s_no:02d}-i{insight_idx[(st, iid)]}-{retriever}",
+                "candidate": llm, "true_score": SUMMHAY_HUMAN_LEVEL[a["coverage"]],
+            }
+            for j in SUMMHAY_JUDGE_KEYS:
+                v = preds[j].get(iid)
+                row[j] = float("nan") if v is None else SUMMHAY_JUDGE_LEVEL[v]
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    if df.duplicated(["item", "candidate"]).any():
+        raise ValueError("SummHay: an (item, candidate) pair has two summaries")
+    return df
+
+
+def convert_summhay(raw_dir: Path, out_dir: Path) -> DatasetOutput:
+    """SummHay auto-eval benchmark -> ``assets/datasets/summhay/`` (3-level coverage, human truth)."""
+    name = "summhay"
+    folder = fresh_folder(out_dir, name)
+    df = read_summhay_raw(raw_dir)
+    judges = list(SUMMHAY_JUDGE_KEYS)
+    long = df.melt(id_vars=["summary", "item", "candidate", "true_score"], value_vars=judges, var_name="judge", value_name="score")
+    long = long.sort_values(["summary", "item", "judge"], key=lambda s: s.map({j: i for i, j in enumerate(judges)}) if s.name == "judge" else s,
+                            kind="stable")[["item", "candidate", "judge", "score", "true_score"]].reset_index(drop=True)
+    f = write_table(long, folder, "coverage")
+    criteria = [criterion_entry(
+        "coverage", "Insight coverage of the summary (5 LLM judges, 3 levels)",
+        "Does the summary cover a reference insight? Not / partially / fully covered, by five LLM judges with one prompt; "
+        "truth = the authors' manual label.",
+        long, f, SUMMHAY_SCALE)]
+    candidates = list(pd.unique(long["candidate"]))
+    families = {m: SUMMHAY_FAMILIES[m] for m in judges + candidates}
+    self_pairs = [(j, k) for j in judges for k in candidates if families[j] == families[k]]
+    judges_left = {k: sum(families[j] != families[k] for j in judges) for k in candidates}
+
+    # Numbers for the card.
+    n_summaries = df["summary"].nunique()
+    per_cand = df.groupby("candidate", sort=False).agg(summaries=("summary", "nunique"), rows=("item", "size"), human=("true_score", "mean"))
+    judge_means = long.groupby(["candidate", "judge"], sort=False)["score"].mean().unstack()[judges]
+    retr = df.drop_duplicates("summary")["retriever"].value_counts()
+    human_dist = df["true_score"].value_counts().reindex([0.0, 1.0, 2.0], fill_value=0)
+    judge_dist = {j: long.loc[long["judge"] == j, "score"].value_counts().reindex([0.0, 1.0, 2.0], fill_value=0) for j in judges}
+    items_per_cand = df.groupby("item")["candidate"].nunique()
+
+    source = {
+        "repository": "https://github.com/salesforce/summary-of-a-haystack",
+        "commit": "43531729bc39fdc301bcc9ff7b26c5e6ce3fbf57",
+        "files": ["data/eval_benchmark_data.json", "LICENSE"],
+        "paper": "Laban, Fabbri, Xiong & Wu, 'Summary of a Haystack: A Challenge to Long-Context LLMs and RAG Systems', EMNLP 2024, arXiv:2407.01370",
+        "raw_folder": "summhay_coverage_judges",
+    }
+    title = (f"Summary of a Haystack: {len(candidates)} LLM summarizers x {df['item'].nunique()} (insight, retrieval) items, "
+             "5 LLM judges, human coverage labels (3 levels)")
+    meta = {
+        "name": name,
+        "title": title,
+        "description": (
+            f"{len(candidates)} LLMs wrote {n_summaries} query-focused summaries of synthetic document haystacks; for each reference "
+            "insight, five LLM judges and a human annotator said whether the summary covers it (not / partially / fully). "
+            "Unbalanced design: each subtopic was summarized by only some candidates. Every judge model is also a candidate."
+        ),
+        "criteria": criteria,
+        "default_criterion": "coverage",
+        "families_file": "families.json",
+        "has_truth": True,
+        "licence": "Apache-2.0 (LICENSE file in the source repository; shipped in the project's raw data folder).",
+        "licence_warning": None,
+        "source": source,
+        "reference_file": None,
+        "card": "CARD.md",
+        "n_candidates": criteria[0]["n_candidates"],
+        "n_judges": criteria[0]["n_judges"],
+        "n_items": criteria[0]["n_items"],
+    }
+    lines = [
+        f"# {title}",
+        "",
+        "## Source",
+        f"- Repository `salesforce/summary-of-a-haystack`, commit `{source['commit']}`, file `data/eval_benchmark_data.json` "
+        "(the paper's auto-evaluation benchmark: manual coverage labels and evaluator predictions), copied byte-for-byte "
+        "into the project's raw data folder `summhay_coverage_judges/` with the repository's `LICENSE`.",
+        f"- Paper: {source['paper']} (sections 4.2-4.3, Table 1).",
+        "- Converted by `scripts/convert_datasets.py` (`convert_summhay`); re-run it to regenerate this folder.",
+        "",
+        "## Licence",
+        f"- {meta['licence']} Apache-2.0 allows redistribution with the licence and a notice of changes: this folder holds "
+        "tables derived from the file (ids and labels only, no summary or insight text).",
+        "",
+        "## What is in it",
+        criteria_table(criteria, "coverage"),
+        "",
+        f"- **Rows**: one per (summary, reference insight) and judge: {len(df)} (summary, insight) pairs from {n_summaries} summaries "
+        f"of {df['subtopic'].nunique()} subtopics (5-10 insights each).",
+        "- **Items**: `item` = `s<subtopic>-i<insight>-<retrieval setting>`: subtopic number (order of first appearance in the file), "
+        "the insight's position in the subtopic's reference list, and the retrieval setting of the summary (`full` = full "
+        "context, `random`, `vector`, `keywords`, `e5` = dwzhu/e5-base-4k, `oracle`). Summaries per setting: "
+        + ", ".join(f"{k} {int(v)}" for k, v in retr.items()) + ".",
+        "- **Candidates** (summarizer = last `_`-separated token of `summkey`, as in the authors' notebook): "
+        + ", ".join(f"`{c}`" for c in candidates) + ".",
+        "- **Judges** (raw key `predictions_prompted_<judge>`, all with the zero-shot prompt `prompts/eval_summhay.txt`): "
+        + ", ".join(f"`{j}`" for j in judges) + ".",
+        "- **Levels**: 0 = not covered, 1 = partially covered, 2 = fully covered, for judges (`NO_` / `PARTIAL_` / `FULL_COVERAGE`) "
+        "and truth (`not_covered` / `partially_covered` / `fully_covered`). The paper scores them 0 / 50 / 100: the same order "
+        "and spacing.",
+        "- **Ground truth**: the authors' manual label (one consolidated label per summary and insight, no annotator ids).",
+        "",
+        "### Level counts",
+        markdown_table(["who", "0 not", "1 partial", "2 full"],
+                       [["human"] + [int(x) for x in human_dist.values]] + [[j] + [int(x) for x in judge_dist[j].values] for j in judges]),
+        "",
+        "### Mean level per candidate (0-2)",
+        markdown_table(["candidate", "summaries", "rows", "human"] + judges,
+                       [[f"`{c}`", int(per_cand.loc[c, 'summaries']), int(per_cand.loc[c, 'rows']), f"{per_cand.loc[c, 'human']:.3f}"]
+                        + [f"{judge_means.loc[c, j]:.3f}" for j in judges] for c in candidates]),
+        "",
+        "## Families (for self-family exclusion)",
+        families_table(families, judges, candidates),
+        "",
+        f"Every judge is also a candidate. {len(self_pairs)} (judge, candidate) pairs share a family and are excluded by default: "
+        + self_pairs_text(self_pairs) + ". Judges left per candidate after exclusion: "
+        + ", ".join(f"{k} {n}" for k, n in judges_left.items()) + ".",
+        "",
+        "## Conversion decisions",
+        "1. **Item = (insight, retrieval setting).** A candidate can summarize one subtopic several times with different "
+        "retrieval settings; keying items by insight alone would give one (item, candidate) several summaries and several "
+        "truths. With the setting in the key, every (item, candidate) is exactly one summary and one human label, which the "
+        "shared-truth model needs. Nothing is averaged.",
+        f"2. **Unbalanced grid kept as is.** Each subtopic and setting was summarized by only some candidates (1-"
+        f"{int(items_per_cand.max())} candidates per item, median {int(items_per_cand.median())}); absent (item, candidate) pairs "
+        "were never meant to exist and are not blank rows.",
+        f"3. **The 9-shot GPT-4o predictions left out** (`predictions_9fs_gpt-4o`, {len(df)} labels): the same model as the "
+        "judge `gpt-4o` with another prompt, i.e. a prompt variant, not an independent sixth judge.",
+        "4. **Bullet links not used**: the judges' `bullet_id` and the annotators' `candidate_id` (which bullet covers the "
+        "insight) are not coverage labels; the SummHay citation score is not part of this dataset.",
+        f"5. **No missing values**: every summary has all five judges' labels for each annotated insight "
+        f"({int(long['score'].isna().sum())} blank scores).",
+        "",
+        "## Caveats",
+        f"- **Unbalanced, small per candidate**: `gpt3.5` has {int(per_cand.loc['gpt3.5', 'summaries'])} summaries "
+        f"({int(per_cand.loc['gpt3.5', 'rows'])} rows); the retrieval setting is confounded with the candidate mix.",
+        f"- **Lenient judge**: `claude3-haiku` says `NO_COVERAGE` on {int(judge_dist['claude3-haiku'][0.0])} of {len(df)} pairs "
+        "(near-constant). Judges credit coverage more than the annotators for almost every candidate.",
+        "- **Self-judging**: every judge model is a candidate, and same-vendor overlap is wider (see Families).",
+        "- The haystack documents are synthetic (LLM-written); they are not shipped and not needed for scoring.",
+    ]
+    return finish_dataset(folder, meta, families, "\n".join(lines))
+
+
+# --------------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------------
 
@@ -1279,6 +1732,8 @@ CONVERTERS: dict[str, Callable[[Path, Path], DatasetOutput]] = {
     "hanna": convert_hanna,
     "topical-chat": convert_topical_chat,
     "wildbench-v2": convert_wildbench,
+    "faithbench": convert_faithbench,
+    "summhay": convert_summhay,
 }
 
 

@@ -74,15 +74,15 @@ def test_every_page_runs_without_exception_on_the_default_dataset(page):
     assert at.title and at.title[0].value  # the page drew its title, not only the sidebar
 
 
-@pytest.mark.parametrize("dataset", ["hanna", "topical-chat", "wildbench-v2", "triviaqa-v2"])
+@pytest.mark.parametrize("dataset", ["hanna", "topical-chat", "wildbench-v2", "triviaqa-v2", "faithbench", "summhay"])
 @pytest.mark.parametrize("page", ["data", "simplex", "rankings"])
 def test_pages_run_on_the_other_builtin_datasets(dataset, page):
     at = new_app({"data": dataset})
     assert at.session_state["w_dataset"] == dataset
     at.switch_page(f"pages/{page}_page.py").run()
-    if dataset == "wildbench-v2" and page != "data":
-        # WildBench's gpt-3.5 answers are judged only by GPT-4-family judges: with self-family exclusion on
-        # (the default) the model has nothing to go on, and the page says so and what to do.
+    if dataset in ("wildbench-v2", "faithbench") and page != "data":
+        # WildBench's gpt-3.5 answers (FaithBench's OpenAI summaries) are judged only by OpenAI judges: with
+        # self-family exclusion on (the default) the model has nothing to go on, and the page says so and what to do.
         assert not at.exception
         assert len(at.error) == 1 and "switch self-family exclusion off" in plain(at.error[0].value)
     else:

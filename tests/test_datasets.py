@@ -31,7 +31,9 @@ needs_raw = pytest.mark.skipif(
     reason=f"raw data folder {RAW} not found (only CI and the project's developers have ../shared); "
     "the shipped datasets are still tested through the registry",
 )
-EXPECTED = ("triviaqa-v1", "triviaqa-v2", "hanna", "topical-chat", "wildbench-v2")
+EXPECTED = ("triviaqa-v1", "triviaqa-v2", "hanna", "topical-chat", "wildbench-v2", "faithbench", "summhay")
+# Criteria whose every judge shares a family with some candidate: the fit needs self-family exclusion off.
+FULLY_SELF_FAMILY = {("wildbench-v2", "overall"), ("faithbench", "consistency")}
 
 
 def _load_converter():
@@ -64,7 +66,7 @@ def test_registry_lists_every_builtin_with_default_first():
 
 
 def test_unknown_dataset_error_lists_valid_names():
-    with pytest.raises(ValueError, match=r"No built-in dataset 'nope'\. Valid names: triviaqa-v1, triviaqa-v2, hanna, topical-chat, wildbench-v2\."):
+    with pytest.raises(ValueError, match=r"No built-in dataset 'nope'\. Valid names: triviaqa-v1, triviaqa-v2, hanna, topical-chat, wildbench-v2, faithbench, summhay\."):
         D.get_dataset("nope")
     with pytest.raises(ValueError, match=r"No built-in dataset '\.\./hanna'"):
         D.load_dataset("../hanna")
@@ -81,7 +83,7 @@ def test_metadata_shape_matches_the_brief():
     shapes = {d.name: (d.n_candidates, d.n_judges, d.n_items) for d in D.list_datasets()}
     assert shapes == {
         "triviaqa-v1": (9, 9, 400), "triviaqa-v2": (8, 9, 400), "hanna": (11, 5, 96),
-        "topical-chat": (6, 1, 60), "wildbench-v2": (6, 2, 1024),
+        "topical-chat": (6, 1, 60), "wildbench-v2": (6, 2, 1024), "faithbench": (10, 3, 75), "summhay": (9, 5, 828),
     }
     hanna = D.get_dataset("hanna")
     assert set(hanna.criterion_names) == {f"{c}{s}" for c in ("relevance", "coherence", "empathy", "surprise", "engagement", "complexity") for s in ("", "-by-prompt")}
@@ -91,13 +93,19 @@ def test_metadata_shape_matches_the_brief():
     assert tc.criterion("coherence").scale.values == (1.0, 2.0, 3.0)
     assert tc.criterion("coherence-by-prompt").n_judges == 7
     assert D.get_dataset("triviaqa-v1").criterion("correctness-with-lexical").n_judges == 11
-    assert [d.has_truth for d in D.list_datasets()] == [True, True, True, True, False]
+    assert D.get_dataset("faithbench").criterion("consistency-with-detectors").n_judges == 6
+    assert D.get_dataset("summhay").criterion("coverage").scale.values == (0.0, 1.0, 2.0)
+    assert [d.has_truth for d in D.list_datasets()] == [True, True, True, True, False, True, True]
 
 
-def test_licence_warning_only_for_topical_chat_and_shown_by_loader_and_line():
+def test_licence_warning_only_for_topical_chat_and_faithbench_and_shown_by_loader_and_line():
     warnings = {d.name: d.licence_warning for d in D.list_datasets()}
     assert warnings["topical-chat"] and "no LICENSE" in warnings["topical-chat"]
-    assert all(w is None for n, w in warnings.items() if n != "topical-chat")
+    assert warnings["faithbench"] and "CC BY-NC-SA 4.0" in warnings["faithbench"]
+    assert all(w is None for n, w in warnings.items() if n not in ("topical-chat", "faithbench"))
+    assert "[NON-COMMERCIAL LICENCE: research use only]" in D.dataset_line(D.get_dataset("faithbench"))
+    assert D.load_dataset("faithbench").notes[0].startswith("Licence warning: Non-commercial licence")
+    assert D.get_dataset("faithbench").card_text().splitlines()[2].startswith("> **NON-COMMERCIAL LICENCE.**")
     table = D.load_dataset("topical-chat")
     assert table.notes[0].startswith("Licence warning: No licence")
     assert "NO LICENCE" in D.dataset_line(D.get_dataset("topical-chat"))
@@ -172,9 +180,9 @@ def test_every_criterion_loads_into_a_valid_table(name, criterion):
         assert ts.min() >= crit.scale.true_values[0] and ts.max() <= crit.scale.true_values[-1]
         assert (table.frame.groupby(["item", "candidate"])["true_score"].nunique() == 1).all()
     assert any("prompts of ONE model" in n for n in table.notes) == crit.judges_are_prompts_of_one_model
-    # No judge loses every judgment to self-family exclusion; WildBench's OpenAI candidate is scored
-    # only by OpenAI judges, so there exclusion must be switched off (tested below).
-    counts = count_tensor(table, self_exclusion=name != "wildbench-v2")
+    # No judge loses every judgment to self-family exclusion; where OpenAI candidates are scored only
+    # by OpenAI judges (WildBench, FaithBench's LLM judges), exclusion must be switched off (tested below).
+    counts = count_tensor(table, self_exclusion=(name, criterion) not in FULLY_SELF_FAMILY)
     assert counts.N.sum() == crit.n_judgments
 
 
@@ -197,6 +205,19 @@ def test_wildbench_openai_candidate_is_fully_self_family():
     assert count_tensor(table, self_exclusion=False).included.all()
     ref = D.get_dataset("wildbench-v2").reference()
     assert sorted(ref["candidate"]) == sorted(table.candidates)
+
+
+def test_faithbench_openai_candidates_need_the_detectors_or_exclusion_off():
+    table = D.load_dataset("faithbench")
+    with pytest.raises(ValidationError, match=r"every judgment of candidates 'openai/GPT-3.5-Turbo', 'openai/gpt-4o' is excluded as self-family"):
+        count_tensor(table)
+    assert count_tensor(table, self_exclusion=False).included.all()
+    # With the detectors, the OpenAI candidates keep the 3 non-OpenAI judges; Gemini loses the 2 Google T5s.
+    det = D.load_dataset("faithbench", criterion="consistency-with-detectors")
+    excluded = {(k, j) for j, k in det.self_family_pairs}
+    assert {j for k, j in excluded if k == "openai/gpt-4o"} == {"gpt-3.5-turbo", "gpt-4-turbo", "gpt_4o"}
+    assert {j for k, j in excluded if k == "google/gemini-1.5-flash-001"} == {"trueteacher", "true_nli"}
+    assert int((~count_tensor(det).included).sum()) == 3 * 2 + 2  # (judge, candidate) pairs left out
 
 
 def test_resolve_data_accepts_names_and_files(tmp_path):
@@ -242,6 +263,25 @@ def test_topical_reduce_rule_steps():
     # Groundedness 0/1 with fractional replies: median 0.75 -> 1; median 0.2 -> 0.
     assert r([0.75] * 11 + [0.5] * 9, (0, 1)).score == 1.0
     assert r([0.2] * 11 + [1] * 9, (0, 1)).score == 0.0
+
+
+def test_faithbench_truth_takes_the_worst_label():
+    ann = lambda *labels: [{"label": list(x)} for x in labels]  # noqa: E731
+    assert conv.faithbench_truth([]) == 1.0  # no span marked: consistent
+    assert conv.faithbench_truth(ann(["Benign"], ["Benign"])) == 1.0
+    assert conv.faithbench_truth(ann(["Benign"], ["Questionable"])) == 0.0  # one Questionable span is enough
+    assert conv.faithbench_truth(ann(["Unwanted", "Unwanted.Extrinsic"])) == 0.0
+    assert conv.faithbench_worst_severity(ann(["Benign"], ["Unwanted.Intrinsic"], ["Questionable"])) == 3
+    with pytest.raises(ValueError, match="unknown annotation label 'Bad'"):
+        conv.faithbench_truth(ann(["Bad"]))
+
+
+def test_summhay_key_split():
+    assert conv.summhay_split_key("summary_subtopic_gpt-4o") == ("full", "gpt-4o")
+    assert conv.summhay_split_key("summary_subtopic_dwzhu/e5-base-4k_gemini-1.5-pro") == ("e5", "gemini-1.5-pro")
+    assert conv.summhay_split_key("summary_subtopic_oracle_claude3-haiku") == ("oracle", "claude3-haiku")
+    with pytest.raises(ValueError, match="unknown retrieval setting 'bm25'"):
+        conv.summhay_split_key("summary_subtopic_bm25_gpt3.5")
 
 
 # -- conversion checks against the raw files -----------------------------------------------------------
@@ -386,6 +426,57 @@ def test_wildbench_counts_and_scores_equal_raw():
     ref = D.get_dataset("wildbench-v2").reference().set_index("candidate")
     for c in both:
         assert ref.loc[c, "arena_elo_hard_en_2024_07_16"] == float(stat[c]["Arena Elo (hard-en) - 2024-07-16"])
+
+
+@needs_raw
+def test_faithbench_truth_and_verdicts_equal_raw():
+    """Recomputed from the raw JSON independently of the converter: truth shares and every verdict."""
+    rows = []
+    for path in sorted((RAW / "faithbench_hallucination").glob("batch_*.json")):
+        b = int(path.stem.split("_")[1])
+        for smp in json.loads(path.read_text())["samples"]:
+            labels = {lab for a in smp["annotations"] for lab in a["label"]}
+            bad = any(lab.startswith("Unwanted") or lab == "Questionable" for lab in labels)
+            md = smp["metadata"]
+            rows.append({"item": f"b{b:02d}-s{smp['sample_id'] // 10}", "candidate": md["summarizer"], "truth": 0.0 if bad else 1.0,
+                         **{j: md[j] for j in ("gpt-3.5-turbo", "gpt-4-turbo", "gpt_4o")}, "hhem": md["hhem-2.1"]})
+    raw = pd.DataFrame(rows)
+    assert len(raw) == 750 and (raw["truth"] == 1).sum() == 239  # the counts SOURCE.md states
+    shares = raw.groupby("candidate")["truth"].mean()
+    assert shares["openai/GPT-3.5-Turbo"] == pytest.approx(34 / 75) and shares["cohere/command-r-08-2024"] == pytest.approx(14 / 75)
+    stored = _stored("faithbench", "consistency-with-detectors")
+    assert len(stored) == 750 * 6
+    long = raw.melt(id_vars=["item", "candidate", "truth"], value_vars=["gpt-3.5-turbo", "gpt-4-turbo", "gpt_4o"], var_name="judge", value_name="v")
+    merged = long.merge(stored, on=["item", "candidate", "judge"], validate="one_to_one")
+    assert len(merged) == 2250
+    assert (merged["v"].astype(float) == merged["score"]).all() and (merged["truth"] == merged["true_score"]).all()
+    hhem = raw.merge(stored[stored["judge"] == "hhem-2.1"], on=["item", "candidate"], validate="one_to_one")
+    assert ((hhem["hhem"] >= 0.5).astype(float) == hhem["score"]).all()
+    main = _stored("faithbench", "consistency")
+    pd.testing.assert_frame_equal(main, stored[stored["judge"].isin(["gpt-3.5-turbo", "gpt-4-turbo", "gpt_4o"])].reset_index(drop=True), check_dtype=False)
+
+
+@needs_raw
+def test_summhay_every_raw_label_is_one_row():
+    records = json.loads((RAW / "summhay_coverage_judges" / "eval_benchmark_data.json").read_text())
+    level = {"not_covered": 0, "partially_covered": 1, "fully_covered": 2, "NO_COVERAGE": 0, "PARTIAL_COVERAGE": 1, "FULL_COVERAGE": 2}
+    judges = ["gpt-4o", "claude3-opus", "gemini-1.5-pro", "gpt3.5", "claude3-haiku"]
+    expected = []
+    for r in records:
+        cand = r["summkey"].split("_")[-1]
+        for a in r["annotation"]:
+            for j in judges:
+                pred = {p["insight_id"]: p["coverage"] for p in r[f"predictions_prompted_{j}"]}[a["insight_id"]]
+                expected.append((cand, j, level[pred], level[a["coverage"]]))
+    exp = pd.DataFrame(expected, columns=["candidate", "judge", "score", "true_score"])
+    stored = _stored("summhay", "coverage")
+    assert len(stored) == len(exp) == 1419 * 5
+    # Same multiset of (candidate, judge, score, truth) rows, and per-candidate human means as SOURCE.md (0-1 scale x 2).
+    key = ["candidate", "judge", "score", "true_score"]
+    assert exp.groupby(key).size().sort_index().equals(stored.astype({"score": int, "true_score": int}).groupby(key).size().sort_index())
+    human = stored[stored["judge"] == "gpt-4o"].groupby("candidate")["true_score"].mean() / 2
+    assert human["claude3-opus"] == pytest.approx(0.650, abs=5e-4) and human["gpt3.5"] == pytest.approx(0.308, abs=5e-4)
+    assert not stored.duplicated(["item", "candidate", "judge"]).any()
 
 
 @needs_raw

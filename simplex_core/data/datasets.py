@@ -347,7 +347,8 @@ def dataset_line(info: DatasetInfo) -> str:
     ]
     line = "  ".join(parts)
     if info.licence_warning:
-        line += "  [NO LICENCE: research use only]"
+        # the warning's opening words name the restriction ("No licence", "Non-commercial licence")
+        line += f"  [{info.licence_warning.split(':', 1)[0].upper()}: research use only]"
     return line
 
 
