@@ -17,7 +17,7 @@ from simplex_core import datasets
 from simplex_core.data import (JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution,
                                score_distribution_wide)
 from simplex_core.datasets import CriterionInfo, DatasetInfo
-from simplex_core.scale import Scale, format_level, paper_three_level_mapping, scale_from_options
+from simplex_core.scale import Scale, format_level, paper_three_level_mapping, parse_true_levels, scale_from_options
 
 
 @st.cache_resource(show_spinner=False)
@@ -104,14 +104,13 @@ def load_uploaded(data: bytes, filename: str, criterion: str | None, levels: str
 
     ``families`` is JSON text typed by the visitor: the loader never reads it as a path."""
     frame = read_upload(data, filename)
-    scale = None
-    if levels.strip() or true_levels.strip():
-        if not levels.strip():
-            raw = load_table(frame, name=filename, criterion=criterion or None)
-            scale = scale_from_options(None, true_levels, raw.frame["score"].tolist())
-        else:
-            scale = _scale(levels, true_levels)
-    return load_table(frame, scale=scale, families=_families(families), criterion=criterion or None, name=filename)
+    scale, alone = None, None
+    if levels.strip():
+        scale = _scale(levels, true_levels)
+    elif true_levels.strip():  # true levels alone: the loader adds the observed levels it reads from the scores
+        alone = parse_true_levels(true_levels)
+    return load_table(frame, scale=scale, families=_families(families), criterion=criterion or None, name=filename,
+                      true_levels=alone)
 
 
 def upload_criteria(data: bytes, filename: str) -> list[str]:

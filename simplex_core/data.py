@@ -24,12 +24,12 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .scale import Scale, ScaleError, collapse_scale
+from .scale import Scale, ScaleError, collapse_scale, covering_levels, levels_text
 from .text import shorten
 from .patterns import NO_SCORE, ScorePatterns, patterns_from_answers
 
@@ -87,7 +87,8 @@ class Problem:
     to change in words of the data; ``setting`` names the input setting that can also fix it
     (``'data'``, ``'levels'``, ``'true_levels'``, ``'criterion'``, ``'families'``,
     ``'self_exclusion'``), which each front end phrases in its own words (a flag, a widget) through
-    :meth:`describe`.
+    :meth:`describe`. ``suggestion``, when known, is the declaration that fixes it, as
+    ``(setting, value)`` pairs in the settings' syntax (e.g. ``(("levels", "1,2,3,4,5"),)``).
     """
 
     column: str | None
@@ -97,9 +98,12 @@ class Problem:
     expected: str | None = None
     fix: str | None = None
     setting: str | None = None
+    suggestion: tuple[tuple[str, str], ...] = ()
 
-    def describe(self, advice: Mapping[str, str] | None = None) -> str:
-        """The problem in one paragraph, with the front end's ``advice[setting]`` after the fix; an
+    def describe(self, advice: Mapping[str, str] | None = None,
+                 suggest: Callable[[tuple[tuple[str, str], ...]], str] | None = None) -> str:
+        """The problem in one paragraph, with the front end's ``advice[setting]`` after the fix (or,
+        with a ``suggestion``, ``suggest(suggestion)``: the front end's words for that declaration); an
         echoed name or value of any length is cut to :data:`MAX_MESSAGE_CHARS` (a 100 MB cell must not
         become a 100 MB message)."""
         message = shorten(self.message, MAX_MESSAGE_CHARS, say_how_many=True)
@@ -108,7 +112,9 @@ class Problem:
             parts.append(f"Expected {self.expected}.")
         if self.fix:
             parts.append(f"Fix: {self.fix}")
-        if advice and self.setting in advice:
+        if self.suggestion and suggest is not None:
+            parts.append(suggest(self.suggestion))
+        elif advice and self.setting in advice:
             parts.append(advice[self.setting])
         return " ".join(parts)
 
@@ -123,11 +129,12 @@ class ValidationError(ValueError):
         self.problems = list(problems)
         super().__init__(self.describe())
 
-    def describe(self, advice: Mapping[str, str] | None = None) -> str:
+    def describe(self, advice: Mapping[str, str] | None = None,
+                 suggest: Callable[[tuple[tuple[str, str], ...]], str] | None = None) -> str:
         """Every problem, one per line (:meth:`Problem.describe` with the front end's ``advice``)."""
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in the input:"
-        return "\n".join([head] + [f"- {p.describe(advice)}" for p in self.problems])
+        return "\n".join([head] + [f"- {p.describe(advice, suggest)}" for p in self.problems])
 
 
 # -- the validated table ---------------------------------------------------------------------------
@@ -964,6 +971,51 @@ def _to_bool(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     return value.astype(bool), bad
 
 
+def _two_level_suggestion(distinct: Sequence[float]) -> tuple[tuple[str, str], ...]:
+    """A scale for scores that all have one value: 0/1 for a 0 or a 1, 1..5 for a whole number in it."""
+    if len(distinct) != 1:
+        return ()
+    v = float(distinct[0])
+    if v in (0.0, 1.0):
+        return (("levels", "0,1"),)
+    if v.is_integer() and 1 <= v <= 5:
+        return (("levels", "1,2,3,4,5"),)
+    return ()
+
+
+def _off_scale_suggestion(scale: Scale, off: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+    """The declared levels widened by the scores that are not on them (labels kept), when few."""
+    extra = sorted({float(v) for v in off if isinstance(v, (int, float, np.number)) and math.isfinite(float(v))})
+    if not extra or scale.n_levels + len(extra) > 100:
+        return ()
+    labels = dict(zip(scale.values, scale.labels))
+    labels.update({v: _num(v) for v in extra})
+    values = sorted(labels)
+    out = [("levels", levels_text(values, [labels[v] for v in values]))]
+    if not scale.is_square:
+        out.append(("true_levels", levels_text(scale.true_values)))
+    return tuple(out)
+
+
+def _truth_range_suggestion(scale: Scale, low: float, high: float) -> tuple[tuple[str, str], ...]:
+    """The declaration that makes a truth from ``low`` to ``high`` fit ``scale``: more true levels
+    when the truth stays within the observed levels, else observed levels reaching it (and, on a
+    non-square scale, true levels reaching it too)."""
+    values = scale.values
+    if low >= values[0] - 1e-9 and high <= values[-1] + 1e-9:
+        below = max(v for v in values if v <= low + 1e-9)
+        above = min(v for v in values if v >= high - 1e-9)
+        true = sorted(set(scale.true_values) | {below, above})
+        return (("true_levels", levels_text(true)),)
+    wider, labels = covering_levels(scale, low, high)
+    out = [("levels", levels_text(wider, labels))]
+    if not scale.is_square:
+        below = max(v for v in wider if v <= low + 1e-9)
+        above = min(v for v in wider if v >= high - 1e-9)
+        out.append(("true_levels", levels_text(sorted(set(scale.true_values) | {below, above}))))
+    return tuple(out)
+
+
 def load_table(
     source: Any,
     *,
@@ -972,6 +1024,7 @@ def load_table(
     criterion: str | None = None,
     name: str | None = None,
     note_unused_families: bool = True,
+    true_levels: Sequence[float] | None = None,
 ) -> JudgmentTable:
     """Read and validate a judgment table.
 
@@ -981,6 +1034,9 @@ def load_table(
         A path (CSV, CSV.gz, TSV, JSONL, Parquet), bytes, an uploaded file object or a DataFrame.
     scale
         The declared scale; without it the observed levels are the sorted distinct scores.
+    true_levels
+        True level values for a scale read from the scores (``scale`` not given): the command
+        line's ``--true-levels`` alone.
     families
         {model: family} mapping, a JSON file (``Path``) or JSON text (``str``, never read as a
         path); overrides family columns in the table.
@@ -999,14 +1055,15 @@ def load_table(
     label = name or (str(source) if isinstance(source, (str, Path)) else getattr(source, "name", "table"))
     try:
         return _load_table(source, label, scale=scale, families=families, criterion=criterion, name=name,
-                           note_unused_families=note_unused_families)
+                           note_unused_families=note_unused_families, true_levels=true_levels)
     except MemoryError:  # past the byte and row caps, e.g. values that decode far larger than stored
         raise ValidationError([Problem(None, f"{shorten(label, 200, say_how_many=True)!r} needs more memory than this machine has once its "
                                              "values are decoded.", fix="split the table, or shorten its longest names.")]) from None
 
 
 def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mapping[str, str] | str | Path | None,
-                criterion: str | None, name: str | None, note_unused_families: bool) -> JudgmentTable:
+                criterion: str | None, name: str | None, note_unused_families: bool,
+                true_levels: Sequence[float] | None = None) -> JudgmentTable:
     raw = read_source(source, name=name)
     problems: list[Problem] = []
     notes: list[str] = []
@@ -1128,16 +1185,18 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
         if len(distinct) > MAX_IMPLICIT_LEVELS:
             problems.append(Problem("score", f"{len(distinct)} distinct values ({_fmt_values(distinct)}): too many to be scoring levels.",
                                     value=tuple(distinct), expected=f"at most {MAX_IMPLICIT_LEVELS} levels, e.g. integers 1..5",
-                                    fix="round or map the scores to levels, or declare the scale's levels.", setting="levels"))
+                                    fix="round or map the scores to levels, or declare the scale's levels.", setting="levels",
+                                    suggestion=(("levels", levels_text(distinct)),) if len(distinct) <= 100 else ()))
         elif len(distinct) < 2 and not problems:
             problems.append(Problem("score", f"only {len(distinct)} distinct value{'s' if len(distinct) != 1 else ''} ({_fmt_values(distinct)}).",
                                     value=tuple(distinct), expected="at least 2 levels",
-                                    fix="declare the scale's levels (e.g. 0:incorrect, 1:correct).", setting="levels"))
+                                    fix="declare the scale's levels (e.g. 0:incorrect, 1:correct).", setting="levels",
+                                    suggestion=_two_level_suggestion(distinct)))
         elif len(distinct) >= 2:
             try:
-                scale = Scale(tuple(distinct))
+                scale = Scale(tuple(distinct), (), tuple(true_levels or ()))
             except ScaleError as exc:
-                problems.append(Problem("score", str(exc)))
+                problems.append(Problem("score", str(exc), setting=exc.setting or "levels", suggestion=exc.suggestion))
             else:
                 notes.extend(_odd_levels(score, distinct))
     if scale is not None:
@@ -1145,7 +1204,8 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
         if off.any():
             problems.append(Problem("score", f"value{'s' if off.sum() > 1 else ''} {_fmt_values(score[off])} in {_fmt_rows(_rows(off))} {'are' if off.sum() > 1 else 'is'} not on the scale.",
                                     rows=_rows(off), value=_distinct(score[off]), expected=f"one of {', '.join(_num(v) for v in scale.values)}",
-                                    fix="correct the scores, or declare the scale's levels (e.g. 1,2,3,4,5).", setting="levels"))
+                                    fix="correct the scores, or declare the scale's levels (e.g. 1,2,3,4,5).", setting="levels",
+                                    suggestion=_off_scale_suggestion(scale, _distinct(score[off]))))
     raw["score"] = score
 
     # Ground truth.
@@ -1167,9 +1227,14 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
             lo, hi = scale.true_values[0], scale.true_values[-1]
             out = ts.notna() & ((ts < lo - 1e-9) | (ts > hi + 1e-9))
             if out.any():
+                suggestion = _truth_range_suggestion(scale, float(ts.min()), float(ts.max()))
                 problems.append(Problem("true_score", f"value{'s' if out.sum() > 1 else ''} {_fmt_values(ts[out])} in {_fmt_rows(_rows(out))} outside the true scale's range.",
                                         rows=_rows(out), value=_distinct(ts[out]), expected=f"a number from {_num(lo)} to {_num(hi)}",
-                                        fix="rescale the ground truth to the true levels, or declare the true levels.", setting="true_levels"))
+                                        fix=("rescale the ground truth to the true levels, or declare the true levels that reach it."
+                                             if suggestion[0][0] == "true_levels" else
+                                             "rescale the ground truth to the scale, or declare the scale's levels down and up to the truth's "
+                                             "(a level no judge gave is still a level)."),
+                                        setting=suggestion[0][0], suggestion=suggestion))
         if ts.isna().all() and not ts_bad.any() and not ts_inf.any():
             notes.append("The true_score column is empty: the table has no ground truth.")
             raw = raw.drop(columns=["true_score"])

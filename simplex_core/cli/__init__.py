@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..data import JudgmentTable, ValidationError, load_table
-from ..scale import ScaleError, scale_from_options
+from ..scale import ScaleError, levels_text, parse_true_levels, scale_from_options
 
 
 class UsageError(Exception):
@@ -42,12 +42,19 @@ SETTING_FLAGS = {"omega": "--omega", "beta_max": "--beta-max", "chains": "--chai
                  "tune": "--tune", "seed": "--seed", "extra_rounds": "--extra-rounds"}
 
 
+def suggested_flags(suggestion: Sequence[tuple[str, str]]) -> str:
+    """A core suggestion (``(setting, value)`` pairs) as the flags to add: ``Use --levels=1,2,3,4,5.``"""
+    return "Use " + " ".join(f"{FLAGS.get(name, '--' + name.replace('_', '-'))}={value}" for name, value in suggestion) + "."
+
+
 def usage_message(exc: BaseException, setting_flags: dict[str, str] | None = None) -> str:
     """A core error in the command line's words: validation problems with the flag that fixes them,
     a scale error with the flag it came from, a fit setting (``- seed must …``) by its flag
     (``setting_flags`` overrides, e.g. ``{"seed": "--fit-seed"}`` where ``--seed`` means another seed)."""
     if isinstance(exc, ValidationError):
-        return exc.describe(ADVICE)
+        return exc.describe(ADVICE, suggested_flags)
+    if isinstance(exc, ScaleError) and exc.suggestion:
+        return f"{exc} {suggested_flags(exc.suggestion)}"
     if isinstance(exc, ScaleError) and exc.setting in FLAGS:
         return f"{exc} ({FLAGS[exc.setting]})"
     text = str(exc)
@@ -84,26 +91,25 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
 
     data = args.data
     try:
-        # --true-levels alone is completed below from the data's observed levels
-        scale = None if (args.true_levels and not args.levels) else scale_from_options(args.levels, args.true_levels)
+        # --true-levels alone: the loader completes it with the observed levels it reads from the scores
+        alone = bool(args.true_levels and not args.levels)
+        scale = None if alone else scale_from_options(args.levels, args.true_levels)
+        true_levels = parse_true_levels(args.true_levels) if alone else None
     except ScaleError as exc:
         raise UsageError(usage_message(exc)) from None
-    def with_true_levels(load) -> None:
-        """--true-levels without --levels: read once to learn the observed levels."""
-        nonlocal scale
-        if scale is None and args.true_levels:
-            scale = scale_from_options(None, args.true_levels, load().frame["score"].tolist())
 
     try:
         if Path(data).exists():
-            with_true_levels(lambda: load_table(data, criterion=args.criterion))
-            return load_table(data, scale=scale, families=_families_path(args), criterion=args.criterion)
+            return load_table(data, scale=scale, families=_families_path(args), criterion=args.criterion,
+                              true_levels=true_levels)
         names = [d.name for d in datasets.list_datasets()]
         if data in names:
-            with_true_levels(lambda: datasets.load_dataset(data, criterion=args.criterion))
             options = {}
             if scale is not None:
                 options["scale"] = scale
+            elif true_levels is not None:  # the built-in's declared scale, with these true levels
+                base = datasets.load_dataset(data, criterion=args.criterion).scale
+                options["scale"] = scale_from_options(levels_text(base.values, base.labels), args.true_levels)
             if args.families:
                 options["families"] = _families_path(args)
             return datasets.load_dataset(data, criterion=args.criterion, **options)
