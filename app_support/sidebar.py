@@ -257,6 +257,10 @@ def build_context(dataset: DatasetInfo | None = None, criterion: str | None = No
     else:
         label = ss.get(K.UPLOAD_NAME) or "your file"
     ctx = AnalysisContext(dataset=dataset, criterion=criterion, source_label=label, self_exclusion=self_exclusion)
+    prefilled = ss.get(K.LEVELS_PREFILLED)
+    if state is None and prefilled and prefilled[2] == ss.get(K.LEVELS) and prefilled[:2] != (ss.get(K.UPLOAD_NAME), criterion):
+        # levels the Data page read from another criterion's scores, left as they were: read this one's afresh
+        ss[K.LEVELS] = ""
     levels, true_levels, families = (str(ss.get(K.LEVELS, "")), str(ss.get(K.TRUE_LEVELS, "")), str(ss.get(K.FAMILIES, "")))
     try:
         if dataset is not None:

@@ -79,6 +79,7 @@ class K:
     # non-widget state
     UPLOAD_BYTES = "upload_bytes"
     UPLOAD_NAME = "upload_name"
+    LEVELS_PREFILLED = "levels_prefilled"  # (file name, criterion, text) the 'Observed levels' box was filled with from the data
     COLLAPSE_MAP = "collapse_map"  # {str(table key): {old value: new value}} for the analysis
     SIMPLEX_MAP = "simplex_map"  # {str(table key): {old value: new value}} for the Simplex page
     URL_LOADED = "url_loaded"

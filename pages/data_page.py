@@ -14,7 +14,7 @@ from app_support.guide_links import guide_link
 from app_support.sidebar import context
 from app_support.state import UPLOAD, K
 from app_support.safe_text import md
-from simplex_core.scale import level_mapping_text, parse_level_mapping
+from simplex_core.scale import level_mapping_text, levels_text, parse_level_mapping
 
 #: Longer lists of families or self-family pairs are shown as tables, not as a line of text.
 LONG_LIST = 8
@@ -45,7 +45,9 @@ def _store_upload() -> None:
         # another file: the reading boxes were written for the last one (its levels would be read as
         # this file's scale, "values 0 are not on the scale 1, 2, 3"); a new version of the same file keeps them
         boxes = {K.LEVELS: "Observed levels", K.TRUE_LEVELS: "True levels", K.FAMILIES: "Families"}
-        cleared = [label for key, label in boxes.items() if str(ss.get(key) or "").strip()]
+        prefilled = (ss.get(K.LEVELS_PREFILLED) or (None, None, None))[2]
+        cleared = [label for key, label in boxes.items() if str(ss.get(key) or "").strip()
+                   and not (key == K.LEVELS and ss.get(key) == prefilled)]  # read from the last file, not written by hand
         for key in boxes:
             ss[key] = ""
         ss[BOXES_CLEARED] = (up.name, cleared) if cleared else None
@@ -117,10 +119,16 @@ with right:
             st.button("Forget the file", key="forget-upload", on_click=_clear_upload)
 
 if ctx.dataset is None:
+    if ctx.raw_table is not None and not str(ss.get(K.LEVELS) or "").strip():
+        # the levels read from the scores, written out so they can be edited (a level no judge gave added);
+        # declared as read they are the same scale, so the table and its hash do not change
+        ss[K.LEVELS] = levels_text(ctx.raw_table.scale.values, ctx.raw_table.scale.labels)
+        ss[K.LEVELS_PREFILLED] = (ss.get(K.UPLOAD_NAME), ctx.criterion, ss[K.LEVELS])
     with st.expander("How to read the file: scale and families", expanded=ctx.table_error is not None):
         c1, c2 = st.columns(2)
         c1.text_input("Observed levels (optional)", key=K.LEVELS, persist_state="session", placeholder="-1:incorrect, 0:unsure, 1:correct",
-                      help="Ascending values, each with an optional label: V[:LABEL],... Without it the levels are the distinct scores.")
+                      help="Ascending values, each with an optional label: V[:LABEL],... Filled with the distinct scores "
+                           "once the file is read; edit it to add a level no judge gave (a 1 on a 1–5 rubric).")
         c2.text_input("True levels (optional)", key=K.TRUE_LEVELS, persist_state="session", placeholder="-1, 1",
                       help="A subset of the observed values; leave empty when every level can be a true score.")
         st.text_area("Families (optional JSON)", key=K.FAMILIES, persist_state="session", height=80,

@@ -157,6 +157,8 @@ class JudgmentTable:
     notes: tuple[str, ...] = ()
     source: str = "table"
     criterion: str | None = None
+    #: (role, name) of each candidate / judge left out by choice (:func:`simplex_core.selection.select_models`)
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def has_truth(self) -> bool:
@@ -1560,7 +1562,7 @@ def collapse_levels(table: JudgmentTable, mapping: Mapping[float, float], labels
         frame["true_score"] = np.interp(frame["true_score"].to_numpy(dtype=float), xs, ys)
     return JudgmentTable(frame=frame, scale=new_scale, families=table.families, candidates=table.candidates,
                          judges=table.judges, items=table.items, notes=tuple(notes), source=table.source,
-                         criterion=table.criterion)
+                         criterion=table.criterion, left_out=table.left_out)
 
 
 def template_frame() -> pd.DataFrame:

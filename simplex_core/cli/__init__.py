@@ -24,7 +24,8 @@ class UsageError(Exception):
 
 #: The flag of each input setting a core message can name (``Problem.setting``, ``ScaleError.setting``).
 FLAGS = {"levels": "--levels", "true_levels": "--true-levels", "criterion": "--criterion", "families": "--families",
-         "self_exclusion": "--no-self-exclusion"}
+         "self_exclusion": "--no-self-exclusion", "candidates": "--candidates", "drop_candidates": "--drop-candidates",
+         "judges": "--judges", "drop_judges": "--drop-judges"}
 
 #: How to fix a problem on the command line, after the core's words of what is wrong and expected.
 ADVICE = {
@@ -34,6 +35,10 @@ ADVICE = {
     "criterion": "Use --criterion C.",
     "families": "Use --families FILE.json.",
     "self_exclusion": "Use --no-self-exclusion.",
+    "candidates": "Check --candidates (names as `describe` lists them, comma-separated).",
+    "drop_candidates": "Check --drop-candidates (names as `describe` lists them, comma-separated).",
+    "judges": "Check --judges (names as `describe` lists them, comma-separated).",
+    "drop_judges": "Check --drop-judges (names as `describe` lists them, comma-separated).",
 }
 
 
@@ -83,10 +88,40 @@ def add_data_options(parser: argparse.ArgumentParser, with_data: bool = True) ->
     parser.add_argument("--true-levels", metavar="V,...", help="ordered true levels, a subset of the observed ones, e.g. --true-levels=-1,1")
     parser.add_argument("--families", metavar="FILE.json", help="flat JSON object {model name: family} for self-family exclusion")
     parser.add_argument("--criterion", metavar="C", help="criterion/aspect of a multi-criterion dataset (see `datasets`)")
+    g = parser.add_argument_group("choosing candidates and judges (names as `describe` lists them, comma-separated)")
+    g.add_argument("--candidates", metavar="A,B,...", help="keep only these candidates")
+    g.add_argument("--drop-candidates", metavar="A,B,...", help="leave these candidates out (e.g. a human reference answer)")
+    g.add_argument("--judges", metavar="J,K,...", help="keep only these judges")
+    g.add_argument("--drop-judges", metavar="J,K,...", help="leave these judges out (e.g. a near-constant one)")
+
+
+def selection_options(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """The four choice flags as :func:`simplex_core.selection.select_models`' keywords."""
+    from ..selection import SETTINGS, split_names
+
+    return {name: split_names(getattr(args, name, None)) for name in SETTINGS}
+
+
+def selection_flags(args: argparse.Namespace) -> list[str]:
+    """The choice flags given, as a command line writes them (``--drop-judges=a,b``)."""
+    from ..selection import SETTINGS
+
+    return [f"{FLAGS[name]}={getattr(args, name)}" for name in SETTINGS if getattr(args, name, None)]
 
 
 def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
-    """Resolve DATA (a file, or a built-in name) with the data options; UsageError on any problem."""
+    """Resolve DATA (a file, or a built-in name) with the data options, narrowed to the candidates and
+    judges chosen; UsageError on any problem."""
+    from ..selection import select_models
+
+    try:
+        table = _load_file_or_builtin(args)
+        return select_models(table, **selection_options(args))
+    except ValidationError as exc:
+        raise UsageError(usage_message(exc)) from None
+
+
+def _load_file_or_builtin(args: argparse.Namespace) -> JudgmentTable:
     from .. import datasets
 
     data = args.data
