@@ -125,6 +125,16 @@ def upload_criteria(data: bytes, filename: str) -> list[str]:
     return [str(c) for c in pd.unique(frame[cols["criterion"]].astype(str))]
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def select(_table: JudgmentTable, table_key: str, drop_candidates: tuple[str, ...] = (),
+           drop_judges: tuple[str, ...] = ()) -> JudgmentTable:
+    """The table without the candidates and judges the Data page leaves out
+    (:func:`simplex_core.selection.select_models`; the same table when none is)."""
+    from simplex_core.selection import select_models
+
+    return select_models(_table, drop_candidates=drop_candidates, drop_judges=drop_judges)
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def collapse(_table: JudgmentTable, table_key: str, mapping: tuple[tuple[float, float], ...],
              labels: tuple[tuple[float, str], ...] = ()) -> JudgmentTable:

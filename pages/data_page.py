@@ -136,6 +136,20 @@ if ctx.dataset is None:
                      help="{model name: family} for judges and candidates; replaces family columns. "
                           "Judgments of a model by its own family are left out when self-family exclusion is on.")
 
+if ctx.loaded_table is not None:
+    # drawn before the validation stops the page: a choice that leaves too little is undone here
+    chosen = bool(ss.get(K.DROP_CANDIDATES) or ss.get(K.DROP_JUDGES))
+    with st.expander("Candidates and judges: leave some out", expanded=chosen):
+        c1, c2 = st.columns(2)
+        c1.multiselect("Candidates left out", list(ctx.loaded_table.candidates), key=K.DROP_CANDIDATES,
+                       persist_state="session", placeholder="none",
+                       help="A row that is no competitor (a human reference answer) leaves every page, figure, "
+                            "table and export, which say so. Kept in the page's link.")
+        c2.multiselect("Judges left out", list(ctx.loaded_table.judges), key=K.DROP_JUDGES,
+                       persist_state="session", placeholder="none",
+                       help="A judge you do not want in the analysis (one that says “correct” to nearly everything). "
+                            "Kept in the page's link.")
+
 # -- validation ------------------------------------------------------------------------------------
 if ctx.table_error is not None:
     show_error(ctx.table_error, "reading the data")

@@ -142,8 +142,8 @@ def selection_record(table: JudgmentTable) -> dict[str, list[str]]:
 
 
 def selection_text(table: JudgmentTable) -> str:
-    """One line for captions and figure subtitles: ``"without candidates a, b; judges c"``, or ``""``."""
+    """One line for captions and figure subtitles: ``"without candidates a, b; judge c"``, or ``""``."""
     record = selection_record(table)
-    parts = [f"{what} {', '.join(shorten(n, 40) for n in names)}"
-             for what, names in (("candidates", record["candidates_left_out"]), ("judges", record["judges_left_out"])) if names]
+    parts = [f"{what}{'s' if len(names) > 1 else ''} {', '.join(shorten(n, 40) for n in names)}"
+             for what, names in (("candidate", record["candidates_left_out"]), ("judge", record["judges_left_out"])) if names]
     return ("without " + "; ".join(parts)) if parts else ""

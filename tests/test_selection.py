@@ -52,7 +52,7 @@ def test_dropping_a_reference_row_and_a_judge_narrows_every_view_and_says_so(tmp
     note = narrowed.notes[-1]
     assert "human-ref (24 judgments)" in note and "always-yes (36 judgments)" in note and "other 2 candidates and 1 judge" in note
     assert selection_record(narrowed) == {"candidates_left_out": ["human-ref"], "judges_left_out": ["always-yes"]}
-    assert selection_text(narrowed) == "without candidates human-ref; judges always-yes"
+    assert selection_text(narrowed) == "without candidate human-ref; judge always-yes"
     assert narrowed.data_hash() != table.data_hash()
 
 
