@@ -269,6 +269,10 @@ def build_context(dataset: DatasetInfo | None = None, criterion: str | None = No
         # levels the Data page read from another criterion's scores, left as they were: read this one's afresh
         ss[K.LEVELS] = ""
     levels, true_levels, families = (str(ss.get(K.LEVELS, "")), str(ss.get(K.TRUE_LEVELS, "")), str(ss.get(K.FAMILIES, "")))
+    if prefilled and prefilled[2] == levels:
+        # the levels the Data page wrote out from the scores, unedited: read the file as before (with
+        # the loader's notes on levels that look like typos, which a declared scale would not get)
+        levels = ""
     try:
         if dataset is not None:
             ctx.raw_table = da.load_builtin(dataset.name, criterion)
