@@ -716,6 +716,55 @@ def _parser_error(exc: Exception, label: str, fmt: str) -> ValidationError:
     return _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.")
 
 
+def _mapped_columns(raw: pd.DataFrame, columns: Mapping[str, str], notes: list[str]) -> pd.DataFrame:
+    """The file's columns read as the contract's names ``columns`` gives them. A name that is no
+    contract column, a file column that is not there (with its close matches) or is given twice are
+    problems; a file column that already bears a mapped name is left unused, in a note."""
+    import difflib
+
+    known = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+    in_file = [str(c) for c in raw.columns]
+    problems: list[Problem] = []
+    source: dict[str, Any] = {}
+    for want, col in columns.items():
+        if want not in known:
+            problems.append(Problem(None, f"The column mapping names {want!r}, which is no column of the contract.",
+                                    value=want, expected=f"one of {', '.join(known)}", fix="write contract=column pairs, e.g. item=question_id.",
+                                    setting="columns"))
+            continue
+        exact = [c for c in raw.columns if str(c) == col] or [c for c in raw.columns if str(c).strip().lower() == str(col).strip().lower()]
+        if not exact:
+            close = difflib.get_close_matches(str(col), in_file, n=3, cutoff=0.6)
+            problems.append(Problem(None, f"The column mapping reads {want} from {shorten(str(col), 200, say_how_many=True)!r}, "
+                                          f"but the file has no such column"
+                                          + (f"; close match{'es' if len(close) > 1 else ''}: {', '.join(repr(c) for c in close)}." if close else "."),
+                                    value=col, expected=f"one of the file's columns: {_fmt_values(in_file)}",
+                                    fix="write the column's name as the file's header has it.", setting="columns"))
+            continue
+        source[want] = exact[0]
+    twice = {c for c in source.values() if list(source.values()).count(c) > 1}
+    for c in twice:
+        problems.append(Problem(None, f"The column mapping reads {' and '.join(w for w, s in source.items() if s == c)} from the same column {str(c)!r}.",
+                                value=str(c), expected="each contract column from a column of its own", fix="map each to its own column.",
+                                setting="columns"))
+    if problems:
+        raise ValidationError(problems)
+    used = set(source.values())
+    unused = [c for c in raw.columns if c not in used and _contract_column(c) in source]
+    out = pd.DataFrame({want: raw[c].to_numpy() for want, c in source.items()})
+    for c in raw.columns:  # the rest as before: contract names still read, others ignored
+        if c not in used and c not in unused and str(c) not in out.columns:
+            out[c] = raw[c].to_numpy()
+    out.attrs = dict(raw.attrs)
+    renamed = [f"{want} ← {str(c)!r}" for want, c in source.items() if str(c) != want]
+    said = (["Columns read as: " + ", ".join(renamed) + "."] if renamed else []) + (
+        [f"The file's own {', '.join(repr(str(c)) for c in unused)} column{'s' if len(unused) > 1 else ''} "
+         f"{'is' if len(unused) == 1 else 'are'} not used."] if unused else [])
+    if said:
+        notes.append(" ".join(said))
+    return out
+
+
 def _contract_column(name: Any) -> str | None:
     """The contract's name for a column name (case and surrounding spaces ignored, nothing fuzzier),
     or ``None`` for a column the contract does not know (ignored)."""
@@ -1027,6 +1076,7 @@ def load_table(
     name: str | None = None,
     note_unused_families: bool = True,
     true_levels: Sequence[float] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> JudgmentTable:
     """Read and validate a judgment table.
 
@@ -1039,6 +1089,10 @@ def load_table(
     true_levels
         True level values for a scale read from the scores (``scale`` not given): the command
         line's ``--true-levels`` alone.
+    columns
+        {contract name: the file's column}, e.g. ``{"item": "question_id", "score": "rating"}``: the
+        file's columns read as the contract's (:func:`simplex_core.column_mapping.parse_columns` reads
+        the command line's ``--columns``); said in a note.
     families
         {model: family} mapping, a JSON file (``Path``) or JSON text (``str``, never read as a
         path); overrides family columns in the table.
@@ -1057,7 +1111,7 @@ def load_table(
     label = name or (str(source) if isinstance(source, (str, Path)) else getattr(source, "name", "table"))
     try:
         return _load_table(source, label, scale=scale, families=families, criterion=criterion, name=name,
-                           note_unused_families=note_unused_families, true_levels=true_levels)
+                           note_unused_families=note_unused_families, true_levels=true_levels, columns=columns)
     except MemoryError:  # past the byte and row caps, e.g. values that decode far larger than stored
         raise ValidationError([Problem(None, f"{shorten(label, 200, say_how_many=True)!r} needs more memory than this machine has once its "
                                              "values are decoded.", fix="split the table, or shorten its longest names.")]) from None
@@ -1065,7 +1119,7 @@ def load_table(
 
 def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mapping[str, str] | str | Path | None,
                 criterion: str | None, name: str | None, note_unused_families: bool,
-                true_levels: Sequence[float] | None = None) -> JudgmentTable:
+                true_levels: Sequence[float] | None = None, columns: Mapping[str, str] | None = None) -> JudgmentTable:
     raw = read_source(source, name=name)
     problems: list[Problem] = []
     notes: list[str] = []
@@ -1073,6 +1127,9 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
     if raw.shape[1] == 0 or len(raw) == 0:
         raise ValidationError([Problem(None, f"{label!r} is empty: it has column names but no data rows." if raw.shape[1] else f"{label!r} is empty.",
                                        fix="give one row per (item, candidate, judge) with columns item, candidate, judge, score.")])
+
+    if columns:
+        raw = _mapped_columns(raw, columns, notes)
 
     # Column names: tolerate case and surrounding spaces, nothing fuzzier; ignore other columns.
     by_name: dict[str, list[Any]] = {}
@@ -1084,22 +1141,27 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
     if clashes:
         raise ValidationError([Problem(n, f"{len(cs)} columns are named {n!r} once case and spaces are ignored: "
                                           f"{', '.join(repr(str(c)) for c in cs)}.",
-                                       expected=f"one {n} column", fix="rename or delete the extra column.") for n, cs in clashes.items()])
+                                       expected=f"one {n} column", fix="rename or delete the extra column, or say which one is meant.",
+                                       setting="columns", suggestion=(("columns", f"{n}={cs[0]}"),)) for n, cs in clashes.items()])
     missing = [c for c in REQUIRED_COLUMNS if c not in by_name]
     if missing:
         found = [str(c) for c in raw.attrs.get("columns_in_file", raw.columns)]
         # a suggestion, never a silent rename: 'grader' may be a judge or something else entirely
-        hints = []
+        hints, guessed = [], {}
         for want in missing:
             like = [c for c in found if c.strip().lower().replace(" ", "_").replace("-", "_") in COLUMN_HINTS[want]
-                    and not _contract_column(c)]
+                    and not _contract_column(c) and c not in guessed.values()]
             if like:
-                hints.append(f"{like[0]!r} looks like the {want} column: if it is, rename it {want!r}.")
+                guessed[want] = like[0]
+                hints.append(f"{like[0]!r} looks like the {want} column: if it is, rename it {want!r}, or read it as {want}.")
+        # every missing column guessed: the mapping that would read the file, offered, never applied unasked
+        offer = ",".join(f"{want}={col}" for want, col in guessed.items()) if len(guessed) == len(missing) else ""
         raise ValidationError([Problem(
             None, f"Missing required column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}; "
                   f"found {_fmt_values(found)}." + "".join(" " + h for h in hints),
             expected="columns item, candidate, judge, score (optional: true_score, candidate_family, judge_family, criterion)",
-            fix="rename your columns to these names (the app's Data page offers a template CSV).")])
+            fix="rename your columns to these names (the app's Data page offers a template CSV), or say which column is which.",
+            setting="columns", suggestion=(("columns", offer),) if offer and "," not in "".join(guessed.values()) else ())])
     changed = [f"{str(cs[0])!r}→{n!r}" for n, cs in by_name.items() if cs[0] != n]
     if changed:
         notes.append(f"Column names normalised: {', '.join(changed)}.")

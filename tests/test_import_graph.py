@@ -17,7 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("text", "spreadsheet", "scale", "patterns", "geometry", "distributed", "priors", "model", "fast_density", "jobs.status",
      "figures.style"),
     # the data: tables and counts, built-in datasets, gold labels, simulated data, a fit's identity
-    ("data", "datasets", "gold", "simulate", "labelling", "fit_identity", "selection"),
+    ("data", "datasets", "gold", "simulate", "labelling", "fit_identity", "selection", "column_mapping"),
     # ranking methods and fitting: baselines, the engines, prior reweighting, the fit cache, one job
     ("baselines", "reweighting", "fast_engine", "mode_mass", "tempering", "inference", "fit_cache", "jobs.book",
      "jobs.worker"),

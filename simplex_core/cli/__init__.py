@@ -25,7 +25,7 @@ class UsageError(Exception):
 #: The flag of each input setting a core message can name (``Problem.setting``, ``ScaleError.setting``).
 FLAGS = {"levels": "--levels", "true_levels": "--true-levels", "criterion": "--criterion", "families": "--families",
          "self_exclusion": "--no-self-exclusion", "candidates": "--candidates", "drop_candidates": "--drop-candidates",
-         "judges": "--judges", "drop_judges": "--drop-judges"}
+         "judges": "--judges", "drop_judges": "--drop-judges", "columns": "--columns"}
 
 #: How to fix a problem on the command line, after the core's words of what is wrong and expected.
 ADVICE = {
@@ -35,6 +35,7 @@ ADVICE = {
     "criterion": "Use --criterion C.",
     "families": "Use --families FILE.json.",
     "self_exclusion": "Use --no-self-exclusion.",
+    "columns": "Use --columns, e.g. --columns item=question_id,candidate=model,judge=grader,score=rating.",
     "candidates": "Check --candidates (names as `describe` lists them, comma-separated).",
     "drop_candidates": "Check --drop-candidates (names as `describe` lists them, comma-separated).",
     "judges": "Check --judges (names as `describe` lists them, comma-separated).",
@@ -88,6 +89,9 @@ def add_data_options(parser: argparse.ArgumentParser, with_data: bool = True) ->
     parser.add_argument("--true-levels", metavar="V,...", help="ordered true levels, a subset of the observed ones, e.g. --true-levels=-1,1")
     parser.add_argument("--families", metavar="FILE.json", help="flat JSON object {model name: family} for self-family exclusion")
     parser.add_argument("--criterion", metavar="C", help="criterion/aspect of a multi-criterion dataset (see `datasets`)")
+    parser.add_argument("--columns", metavar="item=COL,candidate=COL,...",
+                        help="which of the file's columns are the contract's, e.g. --columns item=question_id,candidate=model,"
+                             "judge=grader,score=rating[,true_score=human] (others: gold, candidate_family, judge_family, criterion)")
     g = parser.add_argument_group("choosing candidates and judges (names as `describe` lists them, comma-separated)")
     g.add_argument("--candidates", metavar="A,B,...", help="keep only these candidates")
     g.add_argument("--drop-candidates", metavar="A,B,...", help="leave these candidates out (e.g. a human reference answer)")
@@ -125,21 +129,26 @@ def _load_file_or_builtin(args: argparse.Namespace) -> JudgmentTable:
     from .. import datasets
 
     data = args.data
+    from ..column_mapping import parse_columns
+
     try:
         # --true-levels alone: the loader completes it with the observed levels it reads from the scores
         alone = bool(args.true_levels and not args.levels)
         scale = None if alone else scale_from_options(args.levels, args.true_levels)
         true_levels = parse_true_levels(args.true_levels) if alone else None
+        columns = parse_columns(getattr(args, "columns", None)) or None
     except ScaleError as exc:
+        raise UsageError(usage_message(exc)) from None
+    except ValidationError as exc:
         raise UsageError(usage_message(exc)) from None
 
     try:
         if Path(data).exists():
             return load_table(data, scale=scale, families=_families_path(args), criterion=args.criterion,
-                              true_levels=true_levels)
+                              true_levels=true_levels, columns=columns)
         names = [d.name for d in datasets.list_datasets()]
         if data in names:
-            options = {}
+            options = {"columns": columns} if columns else {}
             if scale is not None:
                 options["scale"] = scale
             elif true_levels is not None:  # the built-in's declared scale, with these true levels

@@ -200,7 +200,7 @@ def _line_progress(args: argparse.Namespace):
 
 def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> str:
     parts = ["python", "-m", "simplex_core", command, args.data]
-    for opt in ("levels", "true_levels", "families", "criterion"):
+    for opt in ("levels", "true_levels", "families", "criterion", "columns"):
         value = getattr(args, opt, None)
         if value is not None:
             parts.append(f"--{opt.replace('_', '-')}={value}")
