@@ -23,12 +23,17 @@ ADVICE = {
     "true_levels": "Use the 'True levels' box of the upload on the Data page.",
     "criterion": "Use the 'Criterion' selector in the sidebar.",
     "families": "Use the 'Families (optional JSON)' box on the Data page.",
+    "columns": "Use the 'Columns' box under “How to read the file” on the Data page, e.g. item=question_id, candidate=model.",
+    "candidates": "Change 'Candidates left out' on the Data page.",
+    "drop_candidates": "Change 'Candidates left out' on the Data page.",
+    "judges": "Change 'Judges left out' on the Data page.",
+    "drop_judges": "Change 'Judges left out' on the Data page.",
     "self_exclusion": "Use the 'Exclude self-family judgments' switch in the sidebar.",
 }
 
 
 #: The Data page's box for each setting a core suggestion names.
-BOXES = {"levels": "Observed levels", "true_levels": "True levels"}
+BOXES = {"levels": "Observed levels", "true_levels": "True levels", "columns": "Columns"}
 
 
 def suggested_boxes(suggestion) -> str:

@@ -167,7 +167,7 @@ def render_sidebar() -> AnalysisContext:
             criteria = [c.name for c in dataset.criteria]
             default_criterion = dataset.default_criterion
         elif ss.get(K.UPLOAD_BYTES):
-            criteria = da.upload_criteria(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"))
+            criteria = da.upload_criteria(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"), str(ss.get(K.COLUMNS) or ""))
             default_criterion = criteria[0] if criteria else None
         if criteria:
             if ss.get(K.CRITERION) not in criteria:
@@ -238,6 +238,7 @@ def render_sidebar() -> AnalysisContext:
         "integrated": True if ss.get(K.INTEGRATED) else None,
         "likelihood": ss.get(K.LIKELIHOOD) if ss.get(K.LIKELIHOOD, FitSettings().likelihood) != FitSettings().likelihood else None,
         "self_exclusion": False if not ss.get(K.SELF_EXCLUSION, True) else None,
+        "columns": (str(ss.get(K.COLUMNS) or "").strip() or None) if ss.get(K.DATASET) == UPLOAD else None,
         "drop_candidates": list(ss.get(K.DROP_CANDIDATES) or []) or None,
         "drop_judges": list(ss.get(K.DROP_JUDGES) or []) or None,
     })
@@ -278,7 +279,7 @@ def build_context(dataset: DatasetInfo | None = None, criterion: str | None = No
             ctx.raw_table = da.load_builtin(dataset.name, criterion)
         elif ss.get(K.UPLOAD_BYTES) is not None:  # an empty upload too: it gets its message
             ctx.raw_table = da.load_uploaded(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"), criterion,
-                                             levels, true_levels, families)
+                                             levels, true_levels, families, str(ss.get(K.COLUMNS) or ""))
         elif ss.get(K.DATASET) == UPLOAD:
             ctx.table_error = None
         else:

@@ -64,6 +64,7 @@ class K:
     LEVELS = "w_levels"
     TRUE_LEVELS = "w_true_levels"
     FAMILIES = "w_families"
+    COLUMNS = "w_columns"  # which of the upload's columns are the contract's: item=question_id, ...
     COLLAPSE_ON = "w_collapse_on"
     DROP_CANDIDATES = "w_drop_candidates"  # names left out of the analysis (multiselect)
     DROP_JUDGES = "w_drop_judges"
@@ -81,6 +82,7 @@ class K:
     # non-widget state
     UPLOAD_BYTES = "upload_bytes"
     UPLOAD_NAME = "upload_name"
+    COLUMNS_GUESSED = "columns_guessed"  # (file name, guess): the column box is filled with a guess once per file
     LEVELS_PREFILLED = "levels_prefilled"  # (file name, criterion, text) the 'Observed levels' box was filled with from the data
     COLLAPSE_MAP = "collapse_map"  # {str(table key): {old value: new value}} for the analysis
     SIMPLEX_MAP = "simplex_map"  # {str(table key): {old value: new value}} for the Simplex page
@@ -115,6 +117,7 @@ DEFAULTS: dict[str, Any] = {
     K.LEVELS: "",
     K.TRUE_LEVELS: "",
     K.FAMILIES: "",
+    K.COLUMNS: "",
     K.COLLAPSE_ON: False,
     K.DROP_CANDIDATES: [],
     K.DROP_JUDGES: [],
@@ -160,6 +163,7 @@ _URL_KEYS = {
     "integrated": K.INTEGRATED,
     "likelihood": K.LIKELIHOOD,
     "self_exclusion": K.SELF_EXCLUSION,
+    "columns": K.COLUMNS,
     "drop_candidates": K.DROP_CANDIDATES,
     "drop_judges": K.DROP_JUDGES,
 }
@@ -234,6 +238,8 @@ def load_url_state(choices: UrlChoices) -> None:
                 value = "custom"
         elif name in ("integrated", "self_exclusion"):
             value = _parse_bool(raw)
+        elif name == "columns":
+            value = raw  # checked when the file is read, with every problem said there
         elif name in ("drop_candidates", "drop_judges"):
             from simplex_core.selection import split_names
 

@@ -41,13 +41,15 @@ def _store_upload() -> None:
     up = ss.get(K.UPLOADER)
     if up is None:
         return
-    if up.name != ss.get(K.UPLOAD_NAME):
+    if ss.get(K.UPLOAD_NAME) is not None and up.name != ss.get(K.UPLOAD_NAME):
         # another file: the reading boxes were written for the last one (its levels would be read as
-        # this file's scale, "values 0 are not on the scale 1, 2, 3"); a new version of the same file keeps them
-        boxes = {K.LEVELS: "Observed levels", K.TRUE_LEVELS: "True levels", K.FAMILIES: "Families"}
-        prefilled = (ss.get(K.LEVELS_PREFILLED) or (None, None, None))[2]
+        # this file's scale, "values 0 are not on the scale 1, 2, 3"); a new version of the same file keeps
+        # them, and so does a first file (boxes a link filled, or typed before it)
+        boxes = {K.LEVELS: "Observed levels", K.TRUE_LEVELS: "True levels", K.FAMILIES: "Families", K.COLUMNS: "Columns"}
+        filled = {K.LEVELS: (ss.get(K.LEVELS_PREFILLED) or (None, None, None))[2],
+                  K.COLUMNS: (ss.get(K.COLUMNS_GUESSED) or (None, None))[1]}
         cleared = [label for key, label in boxes.items() if str(ss.get(key) or "").strip()
-                   and not (key == K.LEVELS and ss.get(key) == prefilled)]  # read from the last file, not written by hand
+                   and ss.get(key) != filled.get(key)]  # filled from the last file, not written by hand
         for key in boxes:
             ss[key] = ""
         ss[BOXES_CLEARED] = (up.name, cleared) if cleared else None
@@ -60,6 +62,8 @@ def _store_upload() -> None:
 def _clear_upload() -> None:
     for key in (K.UPLOAD_BYTES, K.UPLOAD_NAME):
         ss.pop(key, None)
+    for key in (K.LEVELS, K.TRUE_LEVELS, K.FAMILIES, K.COLUMNS):  # how to read the file forgotten
+        ss[key] = ""
 
 
 def _store_mapping(text_key: str, table_key: str, scale, default_labels, default_mapping) -> None:
@@ -118,13 +122,27 @@ with right:
                 st.button("Analyse this file", key="use-upload", on_click=lambda: ss.update({K.DATASET: UPLOAD}))
             st.button("Forget the file", key="forget-upload", on_click=_clear_upload)
 
+if (ctx.dataset is None and ss.get(K.UPLOAD_BYTES) is not None
+        and (ss.get(K.COLUMNS_GUESSED) or (None,))[0] != ss.get(K.UPLOAD_NAME)):
+    # once per file: a header lacking the contract's columns gets the mapping its names suggest, shown
+    # in the box (editable) and, once read, in the notes ("Columns read as: …"); never a silent rename
+    guess = da.guessed_columns(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"))
+    ss[K.COLUMNS_GUESSED] = (ss.get(K.UPLOAD_NAME), guess)
+    if guess and not str(ss.get(K.COLUMNS) or "").strip():
+        ss[K.COLUMNS] = guess
+        st.rerun()
 if ctx.dataset is None:
     if ctx.raw_table is not None and not str(ss.get(K.LEVELS) or "").strip():
         # the levels read from the scores, written out so they can be edited (a level no judge gave added);
         # declared as read they are the same scale, so the table and its hash do not change
         ss[K.LEVELS] = levels_text(ctx.raw_table.scale.values, ctx.raw_table.scale.labels)
         ss[K.LEVELS_PREFILLED] = (ss.get(K.UPLOAD_NAME), ctx.criterion, ss[K.LEVELS])
-    with st.expander("How to read the file: scale and families", expanded=ctx.table_error is not None):
+    with st.expander("How to read the file: columns, scale and families",
+                     expanded=ctx.table_error is not None or bool(str(ss.get(K.COLUMNS) or "").strip())):
+        st.text_input("Columns (optional)", key=K.COLUMNS, persist_state="session",
+                      placeholder="item=question_id, candidate=model, judge=grader, score=rating, true_score=human",
+                      help="Which of the file's columns are the contract's, as contract=column pairs; filled with a guess "
+                           "when the file's header lacks them. Kept in the page's link.")
         c1, c2 = st.columns(2)
         c1.text_input("Observed levels (optional)", key=K.LEVELS, persist_state="session", placeholder="-1:incorrect, 0:unsure, 1:correct",
                       help="Ascending values, each with an optional label: V[:LABEL],... Filled with the distinct scores "

@@ -72,3 +72,32 @@ def test_a_choice_that_leaves_one_candidate_is_refused_and_can_be_undone():
     assert any("the choice keeps 1 candidate ('b')" in plain(e.value) for e in at.error)
     at.multiselect(key="w_drop_candidates").set_value([]).run()
     assert_clean(at)
+
+
+OTHER_TOOL = "\n".join(["question_id,model,grader,rating,human"] + [
+    f"q{i},{m},{g},{1 + (i + k + len(g)) % 5},{1 + (i + k) % 5}" for i in range(4) for k, m in enumerate(("a", "b"))
+    for g in ("g1", "g22")])
+
+
+def test_an_upload_with_other_column_names_is_read_through_the_guessed_editable_mapping_kept_in_the_link():
+    at = _upload(new_app(), "other-tool.csv", OTHER_TOOL)
+    assert_clean(at)
+    assert at.text_input(key="w_columns").value == "item=question_id,candidate=model,judge=grader,score=rating"
+    shown = texts(at)
+    assert "Columns read as: item ← 'question_id', candidate ← 'model', judge ← 'grader', score ← 'rating'." in shown
+    assert "Ground truth" in [m.label for m in at.metric] and at.metric[4].value == "no"
+    at.text_input(key="w_columns").set_value(at.text_input(key="w_columns").value + ", true_score=human").run()
+    assert_clean(at)
+    assert at.metric[4].value == "yes"
+    assert at.query_params["columns"] == "item=question_id,candidate=model,judge=grader,score=rating, true_score=human"
+
+    # a link's mapping reads the same file the same way (the file itself cannot travel in a link)
+    linked = new_app({"data": "__upload__", "columns": "item=question_id,candidate=model,judge=grader,score=rating,true_score=human"})
+    linked = _upload(linked, "other-tool.csv", OTHER_TOOL)
+    assert_clean(linked)
+    assert linked.metric[4].value == "yes"
+
+    # a column that is not there is named with its close match, and the box's label
+    at.text_input(key="w_columns").set_value("item=question,candidate=model,judge=grader,score=rating").run()
+    errors = [plain(e.value) for e in at.error]
+    assert any("close match: 'question_id'" in e and "'Columns' box" in e for e in errors), errors
