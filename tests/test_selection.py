@@ -147,3 +147,11 @@ def test_the_commands_the_export_page_shows_carry_the_choice():
     assert "--drop-candidates 'human ref'" in line and "--drop-judges always-yes" in line
     assert "--drop-judges always-yes" in figures_command_line("study.csv", left_out=left)
     assert "--drop" not in fit_command_line("study.csv", FitSettings())
+    import shlex
+
+    from simplex_core.cli import build_parser, selection_options
+
+    for shown in (line, figures_command_line("study.csv", left_out=left)):
+        args = build_parser().parse_args(shlex.split(shown.replace("\\\n", ""))[3:])  # they read back as the choice
+        assert selection_options(args) == {"candidates": (), "drop_candidates": ("human ref",), "judges": (),
+                                           "drop_judges": ("always-yes",)}
