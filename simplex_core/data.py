@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .scale import Scale, ScaleError, collapse_scale, covering_levels, levels_text
+from .scale import Scale, ScaleError, collapse_scale, covering_levels, levels_text, parse_levels
 from .text import shorten
 from .patterns import NO_SCORE, ScorePatterns, patterns_from_answers
 
@@ -1263,13 +1263,18 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
                 problems.append(Problem("score", str(exc), setting=exc.setting or "levels", suggestion=exc.suggestion))
             else:
                 notes.extend(_odd_levels(score, distinct))
+    widened = scale  # the declared scale with the scores off it: what a truth's suggestion starts from
     if scale is not None:
         off = ~(score.isin(scale.values) | score.isna())
         if off.any():
+            offer = _off_scale_suggestion(scale, _distinct(score[off]))
+            if offer:
+                values, labels = parse_levels(offer[0][1])
+                widened = Scale(values, labels, () if scale.is_square else scale.true_values)
             problems.append(Problem("score", f"value{'s' if off.sum() > 1 else ''} {_fmt_values(score[off])} in {_fmt_rows(_rows(off))} {'are' if off.sum() > 1 else 'is'} not on the scale.",
                                     rows=_rows(off), value=_distinct(score[off]), expected=f"one of {', '.join(_num(v) for v in scale.values)}",
                                     fix="correct the scores, or declare the scale's levels (e.g. 1,2,3,4,5).", setting="levels",
-                                    suggestion=_off_scale_suggestion(scale, _distinct(score[off]))))
+                                    suggestion=offer))
     raw["score"] = score
 
     # Ground truth.
@@ -1291,7 +1296,7 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
             lo, hi = scale.true_values[0], scale.true_values[-1]
             out = ts.notna() & ((ts < lo - 1e-9) | (ts > hi + 1e-9))
             if out.any():
-                suggestion = _truth_range_suggestion(scale, float(ts.min()), float(ts.max()))
+                suggestion = _truth_range_suggestion(widened, float(ts.min()), float(ts.max()))
                 problems.append(Problem("true_score", f"value{'s' if out.sum() > 1 else ''} {_fmt_values(ts[out])} in {_fmt_rows(_rows(out))} outside the true scale's range.",
                                         rows=_rows(out), value=_distinct(ts[out]), expected=f"a number from {_num(lo)} to {_num(hi)}",
                                         fix=("rescale the ground truth to the true levels, or declare the true levels that reach it."

@@ -124,3 +124,10 @@ def test_the_app_names_the_box_and_the_value_that_fixes_it(tmp_path):
         scale_from_options("2,3,4,5", "1,3,5")
     _, details = plain_message(scale_error.value)
     assert "Set 'Observed levels' to 1,2,3,4,5" in details[-1]
+
+
+def test_scores_and_truth_past_the_declared_levels_get_one_declaration_that_fixes_both(tmp_path, capsys):
+    path = _rubric_no_one(tmp_path)
+    err, flags = _advice(capsys, [str(path), "--levels=2,3,4"])
+    assert flags == ["--levels=1,2,3,4,5"], err  # the truth's advice also holds the score 5
+    _apply(capsys, [str(path)], flags)
