@@ -10,9 +10,15 @@ header whose required columns are missing (names other tools use, ``data.COLUMN_
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
-from .data import COLUMN_HINTS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, Problem, ValidationError
+from .data import (
+    COLUMN_HINTS,
+    OPTIONAL_COLUMNS,
+    REQUIRED_COLUMNS,
+    Problem,
+    ValidationError,
+)
 
 
 def parse_columns(text: str | None) -> dict[str, str]:

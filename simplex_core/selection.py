@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .data import JudgmentTable, Problem, ValidationError
 from .text import shorten

@@ -4,7 +4,14 @@ in the link, said by every page). AppTest, no browser, no fit."""
 
 from __future__ import annotations
 
-from tests.test_app import _app_env, _cancel_leftover_fits, assert_clean, new_app, plain, texts  # noqa: F401 — fixtures
+from tests.test_app import (  # noqa: F401 — fixtures
+    _app_env,
+    _cancel_leftover_fits,
+    assert_clean,
+    new_app,
+    plain,
+    texts,
+)
 
 RUBRIC = "\n".join(["item,candidate,judge,score,true_score"] + [
     f"q{i},{c},{j},{s},{t}" for i, (sa, sb, ta, tb) in enumerate([(2, 5, 1.66667, 4.5), (3, 4, 1, 4), (2, 4, 2, 5)])

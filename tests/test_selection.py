@@ -11,7 +11,12 @@ import pytest
 
 from simplex_core.cli import main
 from simplex_core.data import ValidationError, count_tensor, load_table
-from simplex_core.selection import select_models, selection_record, selection_text, split_names
+from simplex_core.selection import (
+    select_models,
+    selection_record,
+    selection_text,
+    split_names,
+)
 
 
 def _study(tmp_path):
