@@ -13,16 +13,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simplex_core import datasets
-from simplex_core.data import (JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution,
-                               score_distribution_wide)
-from simplex_core.datasets import CriterionInfo, DatasetInfo
-from simplex_core.scale import Scale, format_level, paper_three_level_mapping, parse_true_levels, scale_from_options
+from simplex_core.data import datasets
+from simplex_core.data.table import JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution, score_distribution_wide
+from simplex_core.data.datasets import CriterionInfo, DatasetInfo
+from simplex_core.data.scale import Scale, format_level, paper_three_level_mapping, parse_true_levels, scale_from_options
 
 
 @st.cache_resource(show_spinner=False)
 def dataset_catalogue() -> tuple[DatasetInfo, ...]:
-    """The built-in datasets (:func:`simplex_core.datasets.list_datasets`, read once per process)."""
+    """The built-in datasets (:func:`simplex_core.data.datasets.list_datasets`, read once per process)."""
     return tuple(datasets.list_datasets())
 
 
@@ -81,7 +80,7 @@ def load_builtin(name: str, criterion: str | None, levels: str = "", true_levels
 def _parsed_upload(data: bytes, filename: str) -> pd.DataFrame | ValidationError:
     """The uploaded bytes parsed once (within the loader's byte and row caps); a file that cannot be
     read is remembered as its error, so that it is not parsed again on every rerun either."""
-    from simplex_core.data import read_source
+    from simplex_core.data.table import read_source
 
     try:
         return read_source(data, name=filename)
@@ -103,8 +102,8 @@ def load_uploaded(data: bytes, filename: str, criterion: str | None, levels: str
     """An uploaded file in the data contract; raises ValidationError with every problem.
 
     ``families`` is JSON text typed by the visitor: the loader never reads it as a path. ``columns``
-    is the column box's text (:func:`simplex_core.column_mapping.parse_columns`)."""
-    from simplex_core.column_mapping import parse_columns
+    is the column box's text (:func:`simplex_core.data.column_mapping.parse_columns`)."""
+    from simplex_core.data.column_mapping import parse_columns
 
     frame = read_upload(data, filename)
     mapping = parse_columns(columns) or None
@@ -120,7 +119,7 @@ def load_uploaded(data: bytes, filename: str, criterion: str | None, levels: str
 def upload_criteria(data: bytes, filename: str, columns: str = "") -> list[str]:
     """The criteria of an uploaded file that has a ``criterion`` column, or the column the column box
     reads as criterion (else an empty list)."""
-    from simplex_core.column_mapping import parse_columns
+    from simplex_core.data.column_mapping import parse_columns
 
     try:
         frame = read_upload(data, filename)
@@ -137,8 +136,8 @@ def upload_criteria(data: bytes, filename: str, columns: str = "") -> list[str]:
 def guessed_columns(data: bytes, filename: str) -> str:
     """The column box's guess for an upload whose header lacks required columns (``""`` when it has
     them, or when some missing one looks like none of its columns: then the message says what is missing)."""
-    from simplex_core.column_mapping import columns_text, guess_columns
-    from simplex_core.data import REQUIRED_COLUMNS
+    from simplex_core.data.column_mapping import columns_text, guess_columns
+    from simplex_core.data.table import REQUIRED_COLUMNS
 
     try:
         frame = read_upload(data, filename)
@@ -154,8 +153,8 @@ def guessed_columns(data: bytes, filename: str) -> str:
 def select(_table: JudgmentTable, table_key: str, drop_candidates: tuple[str, ...] = (),
            drop_judges: tuple[str, ...] = ()) -> JudgmentTable:
     """The table without the candidates and judges the Data page leaves out
-    (:func:`simplex_core.selection.select_models`; the same table when none is)."""
-    from simplex_core.selection import select_models
+    (:func:`simplex_core.data.selection.select_models`; the same table when none is)."""
+    from simplex_core.data.selection import select_models
 
     return select_models(_table, drop_candidates=drop_candidates, drop_judges=drop_judges)
 
@@ -198,7 +197,7 @@ def distribution(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=32)
 def distribution_wide(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
     """The paper's appendix-D layout: rows candidates, columns ``judge | level``, counts
-    (:func:`simplex_core.data.score_distribution_wide`)."""
+    (:func:`simplex_core.data.table.score_distribution_wide`)."""
     out = score_distribution_wide(_table)
     out.columns = [f"{j} | {lab}" for j, lab in out.columns]
     return out
@@ -235,8 +234,8 @@ def truth_ranks(_table: JudgmentTable, table_key: str) -> pd.Series | None:
     """True ranks (rank 1 = best; mean true_score per candidate) when the table has truth."""
     if not _table.has_truth:
         return None
-    from simplex_core.data import item_view
-    from simplex_core.evaluation import true_ranks
+    from simplex_core.data.table import item_view
+    from simplex_core.summaries.evaluation import true_ranks
 
     return true_ranks(item_view(_table))
 
@@ -245,8 +244,8 @@ def truth_ranks(_table: JudgmentTable, table_key: str) -> pd.Series | None:
 def baseline_results(_table: JudgmentTable, table_key: str, self_exclusion: bool, seed: int = 0) -> tuple[dict[str, Any], dict[str, str]]:
     """Every baseline on the table, each on its own: ({method: MethodResult}, {method: why it could
     not run}). Bootstrap and Bradley–Terry intervals included; PPI when the table has truth."""
-    from simplex_core import baselines
-    from simplex_core.data import item_view
+    from simplex_core.methods import baselines
+    from simplex_core.data.table import item_view
 
     view = item_view(_table)
     methods = baselines.table_baseline_methods(_table, self_exclusion=self_exclusion)

@@ -16,7 +16,7 @@ from app_support.page_parts import data_caption, fit_header, require_settings, r
 from app_support.sidebar import context
 from app_support.state import BASE_BETA_MAX, BASE_OMEGA
 from app_support.safe_text import md
-from simplex_core.selection import selection_record
+from simplex_core.data.selection import selection_record
 
 page_frame()
 
@@ -150,7 +150,7 @@ else:
                        "model — what self-preference looks like: " + "; ".join(f"{md(j)} on {md(k)}" for j, k in listed[:6])
                        + (f"; and {n - 6} more (all in the PPC CSV below)" if n > 6 else "") + ".")
         from simplex_core.figures import ppc_figure
-        from simplex_core.posterior_views import ppc_figure_table
+        from simplex_core.summaries.posterior_views import ppc_figure_table
 
         fig3 = ppc_figure(ppc_figure_table(ppc),
                           title="Observed vs fitted shares (one point per judge, candidate and level)")

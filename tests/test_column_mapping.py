@@ -1,4 +1,4 @@
-"""Reading a file whose columns other tools named (``--columns``, simplex_core.column_mapping):
+"""Reading a file whose columns other tools named (``--columns``, simplex_core.data.column_mapping):
 small files written here, one case per test."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from simplex_core.cli import main
-from simplex_core.column_mapping import columns_text, guess_columns, parse_columns
-from simplex_core.data import ValidationError, load_table
+from simplex_core.data.column_mapping import columns_text, guess_columns, parse_columns
+from simplex_core.data.table import ValidationError, load_table
 
 
 def _study(tmp_path, extra_score=False):

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from simplex_core.cli import main
-from simplex_core.data import ValidationError, load_table
-from simplex_core.scale import ScaleError, scale_from_options
+from simplex_core.data.table import ValidationError, load_table
+from simplex_core.data.scale import ScaleError, scale_from_options
 
 
 def _write(tmp_path, rows, name="judged.csv"):

@@ -1,4 +1,4 @@
-"""Choosing candidates and judges (simplex_core.selection and the four flags of every data command):
+"""Choosing candidates and judges (simplex_core.data.selection and the four flags of every data command):
 small files written here, one case per test."""
 
 from __future__ import annotations
@@ -10,13 +10,8 @@ import pandas as pd
 import pytest
 
 from simplex_core.cli import main
-from simplex_core.data import ValidationError, count_tensor, load_table
-from simplex_core.selection import (
-    select_models,
-    selection_record,
-    selection_text,
-    split_names,
-)
+from simplex_core.data.table import ValidationError, count_tensor, load_table
+from simplex_core.data.selection import select_models, selection_record, selection_text, split_names
 
 
 def _study(tmp_path):
@@ -145,7 +140,7 @@ def test_a_fit_records_what_was_left_out(tmp_path, capsys):
 def test_the_commands_the_export_page_shows_carry_the_choice():
     from simplex_core.cli.figure_commands import figures_command_line
     from simplex_core.cli.fit_commands import fit_command_line
-    from simplex_core.model import FitSettings
+    from simplex_core.model.definition import FitSettings
 
     left = {"candidates_left_out": ["human ref"], "judges_left_out": ["always-yes"]}
     line = fit_command_line("study.csv", FitSettings(), left_out=left)

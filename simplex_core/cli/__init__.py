@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ..data import JudgmentTable, ValidationError, load_table
-from ..scale import ScaleError, levels_text, parse_true_levels, scale_from_options
+from simplex_core.data.table import JudgmentTable, ValidationError, load_table
+from simplex_core.data.scale import ScaleError, levels_text, parse_true_levels, scale_from_options
 
 
 class UsageError(Exception):
@@ -100,15 +100,15 @@ def add_data_options(parser: argparse.ArgumentParser, with_data: bool = True) ->
 
 
 def selection_options(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
-    """The four choice flags as :func:`simplex_core.selection.select_models`' keywords."""
-    from ..selection import SETTINGS, split_names
+    """The four choice flags as :func:`simplex_core.data.selection.select_models`' keywords."""
+    from simplex_core.data.selection import SETTINGS, split_names
 
     return {name: split_names(getattr(args, name, None)) for name in SETTINGS}
 
 
 def selection_flags(args: argparse.Namespace) -> list[str]:
     """The choice flags given, as a command line writes them (``--drop-judges=a,b``)."""
-    from ..selection import SETTINGS
+    from simplex_core.data.selection import SETTINGS
 
     return [f"{FLAGS[name]}={getattr(args, name)}" for name in SETTINGS if getattr(args, name, None)]
 
@@ -116,7 +116,7 @@ def selection_flags(args: argparse.Namespace) -> list[str]:
 def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
     """Resolve DATA (a file, or a built-in name) with the data options, narrowed to the candidates and
     judges chosen; UsageError on any problem."""
-    from ..selection import select_models
+    from simplex_core.data.selection import select_models
 
     try:
         table = _load_file_or_builtin(args)
@@ -126,10 +126,10 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
 
 
 def _load_file_or_builtin(args: argparse.Namespace) -> JudgmentTable:
-    from .. import datasets
+    from simplex_core.data import datasets
 
     data = args.data
-    from ..column_mapping import parse_columns
+    from simplex_core.data.column_mapping import parse_columns
 
     try:
         # --true-levels alone: the loader completes it with the observed levels it reads from the scores
@@ -169,7 +169,7 @@ def _load_file_or_builtin(args: argparse.Namespace) -> JudgmentTable:
 def load_data_for_fit(args: argparse.Namespace) -> JudgmentTable:
     """:func:`load_data_from_args` for a command that fits: a scale too large to fit is a UsageError
     at once (naming --levels), not an error after the loading."""
-    from ..model import check_fit_size
+    from simplex_core.model.definition import check_fit_size
 
     table = load_data_from_args(args)
     try:
@@ -268,8 +268,8 @@ def check_outputs(args: argparse.Namespace, *options: str) -> None:
 
 
 def add_dask_options(parser: argparse.ArgumentParser) -> None:
-    """Where a study's independent fits run (see :mod:`simplex_core.distributed`)."""
-    from ..distributed import default_workers
+    """Where a study's independent fits run (see :mod:`simplex_core.inference.distributed`)."""
+    from simplex_core.inference.distributed import default_workers
 
     g = parser.add_argument_group("where the fits run (Dask)")
     g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
@@ -291,7 +291,7 @@ def study_client(args: argparse.Namespace):
         return
     with contextlib.ExitStack() as stack:
         try:
-            from ..distributed import open_client
+            from simplex_core.inference.distributed import open_client
 
             client = stack.enter_context(open_client(args.scheduler, args.workers))
         except ImportError as exc:
