@@ -16,7 +16,7 @@ import streamlit as st
 from simplex_core.data import datasets
 from simplex_core.data.table import JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution, score_distribution_wide
 from simplex_core.data.datasets import CriterionInfo, DatasetInfo
-from simplex_core.data.scale import Scale, format_level, paper_three_level_mapping, scale_from_options
+from simplex_core.data.scale import Scale, format_level, paper_three_level_mapping, parse_true_levels, scale_from_options
 
 
 @st.cache_resource(show_spinner=False)
@@ -98,31 +98,65 @@ def read_upload(data: bytes, filename: str) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner="Checking your file…", max_entries=8)
 def load_uploaded(data: bytes, filename: str, criterion: str | None, levels: str = "", true_levels: str = "",
-                  families: str = "") -> JudgmentTable:
+                  families: str = "", columns: str = "") -> JudgmentTable:
     """An uploaded file in the data contract; raises ValidationError with every problem.
 
-    ``families`` is JSON text typed by the visitor: the loader never reads it as a path."""
+    ``families`` is JSON text typed by the visitor: the loader never reads it as a path. ``columns``
+    is the column box's text (:func:`simplex_core.data.column_mapping.parse_columns`)."""
+    from simplex_core.data.column_mapping import parse_columns
+
     frame = read_upload(data, filename)
-    scale = None
-    if levels.strip() or true_levels.strip():
-        if not levels.strip():
-            raw = load_table(frame, name=filename, criterion=criterion or None)
-            scale = scale_from_options(None, true_levels, raw.frame["score"].tolist())
-        else:
-            scale = _scale(levels, true_levels)
-    return load_table(frame, scale=scale, families=_families(families), criterion=criterion or None, name=filename)
+    mapping = parse_columns(columns) or None
+    scale, alone = None, None
+    if levels.strip():
+        scale = _scale(levels, true_levels)
+    elif true_levels.strip():  # true levels alone: the loader adds the observed levels it reads from the scores
+        alone = parse_true_levels(true_levels)
+    return load_table(frame, scale=scale, families=_families(families), criterion=criterion or None, name=filename,
+                      true_levels=alone, columns=mapping)
 
 
-def upload_criteria(data: bytes, filename: str) -> list[str]:
-    """The criteria of an uploaded file that has a ``criterion`` column (else an empty list)."""
+def upload_criteria(data: bytes, filename: str, columns: str = "") -> list[str]:
+    """The criteria of an uploaded file that has a ``criterion`` column, or the column the column box
+    reads as criterion (else an empty list)."""
+    from simplex_core.data.column_mapping import parse_columns
+
     try:
         frame = read_upload(data, filename)
+        mapped = parse_columns(columns).get("criterion")
     except ValidationError:
         return []
     cols = {str(c).strip().lower(): c for c in frame.columns}
-    if "criterion" not in cols:
+    column = cols.get(mapped.strip().lower()) if mapped else cols.get("criterion")
+    if column is None:
         return []
-    return [str(c) for c in pd.unique(frame[cols["criterion"]].astype(str))]
+    return [str(c) for c in pd.unique(frame[column].astype(str))]
+
+
+def guessed_columns(data: bytes, filename: str) -> str:
+    """The column box's guess for an upload whose header lacks required columns (``""`` when it has
+    them, or when some missing one looks like none of its columns: then the message says what is missing)."""
+    from simplex_core.data.column_mapping import columns_text, guess_columns
+    from simplex_core.data.table import REQUIRED_COLUMNS
+
+    try:
+        frame = read_upload(data, filename)
+    except ValidationError:
+        return ""
+    guess = guess_columns(frame.columns)
+    header = {str(c).strip().lower() for c in frame.columns}
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    return columns_text(guess) if missing and set(guess) == set(missing) else ""
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def select(_table: JudgmentTable, table_key: str, drop_candidates: tuple[str, ...] = (),
+           drop_judges: tuple[str, ...] = ()) -> JudgmentTable:
+    """The table without the candidates and judges the Data page leaves out
+    (:func:`simplex_core.data.selection.select_models`; the same table when none is)."""
+    from simplex_core.data.selection import select_models
+
+    return select_models(_table, drop_candidates=drop_candidates, drop_judges=drop_judges)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

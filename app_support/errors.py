@@ -23,8 +23,23 @@ ADVICE = {
     "true_levels": "Use the 'True levels' box of the upload on the Data page.",
     "criterion": "Use the 'Criterion' selector in the sidebar.",
     "families": "Use the 'Families (optional JSON)' box on the Data page.",
+    "columns": "Use the 'Columns' box under “How to read the file” on the Data page, e.g. item=question_id, candidate=model.",
+    "candidates": "Change 'Candidates left out' on the Data page.",
+    "drop_candidates": "Change 'Candidates left out' on the Data page.",
+    "judges": "Change 'Judges left out' on the Data page.",
+    "drop_judges": "Change 'Judges left out' on the Data page.",
     "self_exclusion": "Use the 'Exclude self-family judgments' switch in the sidebar.",
 }
+
+
+#: The Data page's box for each setting a core suggestion names.
+BOXES = {"levels": "Observed levels", "true_levels": "True levels", "columns": "Columns"}
+
+
+def suggested_boxes(suggestion) -> str:
+    """A core suggestion (``(setting, value)`` pairs) in the app's words: the boxes to fill and with what."""
+    parts = [f"'{BOXES.get(name, name)}' to {value}" for name, value in suggestion]
+    return "Set " + " and ".join(parts) + " under “How to read the file” on the Data page."
 
 
 def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
@@ -36,9 +51,10 @@ def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
     if isinstance(exc, ValidationError):
         n = len(exc.problems)
         head = f"The data have {n} problem{'s' if n != 1 else ''}. Fix {'them' if n != 1 else 'it'} and try again:"
-        return head, [p.describe(ADVICE) for p in exc.problems]
+        return head, [p.describe(ADVICE, suggested_boxes) for p in exc.problems]
     if isinstance(exc, ScaleError):
-        return f"The scale is not valid{context}.", [str(exc)] + ([ADVICE[exc.setting]] if exc.setting in ADVICE else [])
+        advice = (suggested_boxes(exc.suggestion) if exc.suggestion else ADVICE.get(exc.setting))
+        return f"The scale is not valid{context}.", [str(exc)] + ([advice] if advice else [])
     if isinstance(exc, (ValueError, KeyError)):
         text = str(exc).strip().strip("'\"")
         lines = [ln.lstrip("- ").strip() for ln in text.splitlines() if ln.strip()]

@@ -122,11 +122,13 @@ def convergence_problem(result: Any) -> str | None:
     return problem(d) if isinstance(d, Diagnostics) else None
 
 
-def result_json(result: Any, key: str, counts: Any, command_line: str | None = None) -> dict:
-    """The command line's ``result.json`` for this fit."""
+def result_json(result: Any, key: str, counts: Any, command_line: str | None = None,
+                selection: dict[str, list[str]] | None = None) -> dict:
+    """The command line's ``result.json`` for this fit (``selection``: the candidates and judges left
+    out, :func:`simplex_core.data.selection.selection_record`)."""
     from simplex_core.summaries import posterior_tables as summaries
 
-    return summaries.result_json(result, command_line=command_line, counts=counts)
+    return summaries.result_json(result, command_line=command_line, counts=counts, selection=selection)
 
 
 def sweep(fits: dict[tuple[float, float], Any], base: Any, counts: Any) -> Any:

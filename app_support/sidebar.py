@@ -48,9 +48,11 @@ class AnalysisContext:
         The built-in dataset, or ``None`` for an uploaded file.
     source_label
         How the page names the data (e.g. ``"TriviaQA V1"`` or the file name).
+    loaded_table
+        The table as read, every candidate and judge (the Data page's choices are among its names).
     raw_table
-        The loaded table before any analysis-wide level collapsing (``None`` when loading failed
-        or nothing is uploaded yet).
+        The loaded table without the candidates and judges left out on the Data page, before any
+        analysis-wide level collapsing (``None`` when loading failed or nothing is uploaded yet).
     table
         The table the analysis uses (collapsed when the Data page says so).
     table_error
@@ -62,6 +64,7 @@ class AnalysisContext:
     dataset: DatasetInfo | None
     criterion: str | None
     source_label: str
+    loaded_table: JudgmentTable | None = None
     raw_table: JudgmentTable | None = None
     table: JudgmentTable | None = None
     table_error: BaseException | None = None
@@ -136,6 +139,8 @@ def convergence_action(settings: Any = None, timing: dict | None = None) -> str:
 
 def _reset_criterion() -> None:
     st.session_state.pop(K.CRITERION, None)
+    for key in (K.DROP_CANDIDATES, K.DROP_JUDGES):  # names of another dataset
+        st.session_state[key] = []
 
 
 def render_sidebar() -> AnalysisContext:
@@ -162,7 +167,7 @@ def render_sidebar() -> AnalysisContext:
             criteria = [c.name for c in dataset.criteria]
             default_criterion = dataset.default_criterion
         elif ss.get(K.UPLOAD_BYTES):
-            criteria = da.upload_criteria(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"))
+            criteria = da.upload_criteria(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"), str(ss.get(K.COLUMNS) or ""))
             default_criterion = criteria[0] if criteria else None
         if criteria:
             if ss.get(K.CRITERION) not in criteria:
@@ -233,6 +238,9 @@ def render_sidebar() -> AnalysisContext:
         "integrated": True if ss.get(K.INTEGRATED) else None,
         "likelihood": ss.get(K.LIKELIHOOD) if ss.get(K.LIKELIHOOD, FitSettings().likelihood) != FitSettings().likelihood else None,
         "self_exclusion": False if not ss.get(K.SELF_EXCLUSION, True) else None,
+        "columns": (str(ss.get(K.COLUMNS) or "").strip() or None) if ss.get(K.DATASET) == UPLOAD else None,
+        "drop_candidates": list(ss.get(K.DROP_CANDIDATES) or []) or None,
+        "drop_judges": list(ss.get(K.DROP_JUDGES) or []) or None,
     })
     return ctx
 
@@ -257,19 +265,30 @@ def build_context(dataset: DatasetInfo | None = None, criterion: str | None = No
     else:
         label = ss.get(K.UPLOAD_NAME) or "your file"
     ctx = AnalysisContext(dataset=dataset, criterion=criterion, source_label=label, self_exclusion=self_exclusion)
+    prefilled = ss.get(K.LEVELS_PREFILLED)
+    if state is None and prefilled and prefilled[2] == ss.get(K.LEVELS) and prefilled[:2] != (ss.get(K.UPLOAD_NAME), criterion):
+        # levels the Data page read from another criterion's scores, left as they were: read this one's afresh
+        ss[K.LEVELS] = ""
     levels, true_levels, families = (str(ss.get(K.LEVELS, "")), str(ss.get(K.TRUE_LEVELS, "")), str(ss.get(K.FAMILIES, "")))
+    if prefilled and prefilled[2] == levels:
+        # the levels the Data page wrote out from the scores, unedited: read the file as before (with
+        # the loader's notes on levels that look like typos, which a declared scale would not get)
+        levels = ""
     try:
         if dataset is not None:
             ctx.raw_table = da.load_builtin(dataset.name, criterion)
         elif ss.get(K.UPLOAD_BYTES) is not None:  # an empty upload too: it gets its message
             ctx.raw_table = da.load_uploaded(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"), criterion,
-                                             levels, true_levels, families)
+                                             levels, true_levels, families, str(ss.get(K.COLUMNS) or ""))
         elif ss.get(K.DATASET) == UPLOAD:
             ctx.table_error = None
         else:
             ctx.table_error = ModuleNotFoundError("No built-in datasets are available in this build: upload a file on the Data page.")
     except Exception as exc:  # noqa: BLE001 — shown in plain words by the pages
         ctx.table_error = exc
+    if ctx.raw_table is not None:
+        ctx.loaded_table = ctx.raw_table
+        _apply_selection(ctx, ss, mutable=state is None)
     if ctx.raw_table is not None:
         ctx.table = ctx.raw_table
         raw_key = da.table_key(ctx.raw_table)
@@ -290,6 +309,42 @@ def build_context(dataset: DatasetInfo | None = None, criterion: str | None = No
     except ValueError as exc:
         ctx.settings_error = str(exc)
     return ctx
+
+
+def _apply_selection(ctx: AnalysisContext, ss: Any, mutable: bool) -> None:
+    """Leave out the candidates and judges chosen on the Data page (or by a link). Names that are no
+    candidate (judge) of this table are not used: a link's are said in a note; the widgets keep only
+    names of this table (a multiselect refuses values not among its options)."""
+    from simplex_core.data.selection import selection_text
+
+    table = ctx.loaded_table
+    chosen = {}
+    for key, present, what in ((K.DROP_CANDIDATES, table.candidates, "drop_candidates"),
+                               (K.DROP_JUDGES, table.judges, "drop_judges")):
+        asked = list(ss.get(key) or [])
+        kept = [n for n in asked if n in present]
+        unknown = [n for n in asked if n not in present]
+        from_link = (ss.get(K.URL_SELECTION) or {}).get(key, [])
+        said = [n for n in unknown if n in from_link]
+        if said:
+            note = (f"The link's {what} names {', '.join(repr(n) for n in said)}, not "
+                    f"{'a candidate' if key == K.DROP_CANDIDATES else 'a judge'} of this table: not left out.")
+            ctx.notes.append(note)
+            if mutable:  # with the link's other notes, at the top of the sidebar on every page from now on
+                ss[K.URL_NOTES] = list(ss.get(K.URL_NOTES) or []) + [note]
+        if unknown and mutable:
+            ss[key] = kept
+        chosen[key] = tuple(kept)
+    if mutable and ss.get(K.URL_SELECTION):
+        ss[K.URL_SELECTION] = {}  # said once
+    if not any(chosen.values()):
+        return
+    try:
+        ctx.raw_table = da.select(table, da.table_key(table), chosen[K.DROP_CANDIDATES], chosen[K.DROP_JUDGES])
+    except Exception as exc:  # noqa: BLE001 — e.g. a choice leaving one candidate: said on every page
+        ctx.raw_table, ctx.table_error = None, exc
+        return
+    ctx.source_label = f"{ctx.source_label} ({selection_text(ctx.raw_table)})"
 
 
 def settings_from_state(table: JudgmentTable | None, state: Mapping[str, Any] | None = None) -> FitSettings:

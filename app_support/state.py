@@ -64,7 +64,10 @@ class K:
     LEVELS = "w_levels"
     TRUE_LEVELS = "w_true_levels"
     FAMILIES = "w_families"
+    COLUMNS = "w_columns"  # which of the upload's columns are the contract's: item=question_id, ...
     COLLAPSE_ON = "w_collapse_on"
+    DROP_CANDIDATES = "w_drop_candidates"  # names left out of the analysis (multiselect)
+    DROP_JUDGES = "w_drop_judges"
     # Simplex page widgets
     SIMPLEX_JUDGES = "w_simplex_judges"
     SIMPLEX_LAYOUT = "w_simplex_layout"
@@ -79,10 +82,13 @@ class K:
     # non-widget state
     UPLOAD_BYTES = "upload_bytes"
     UPLOAD_NAME = "upload_name"
+    COLUMNS_GUESSED = "columns_guessed"  # (file name, guess): the column box is filled with a guess once per file
+    LEVELS_PREFILLED = "levels_prefilled"  # (file name, criterion, text) the 'Observed levels' box was filled with from the data
     COLLAPSE_MAP = "collapse_map"  # {str(table key): {old value: new value}} for the analysis
     SIMPLEX_MAP = "simplex_map"  # {str(table key): {old value: new value}} for the Simplex page
     URL_LOADED = "url_loaded"
     URL_NOTES = "url_notes"
+    URL_SELECTION = "url_selection"  # {widget key: names} a link chose, checked against the table once it is loaded
     FIT_OWNER = "fit_owner"
     SHOWN_FITS = "shown_fits"  # {(data key): settings key} of the last fit shown per dataset
     GRIDS_STARTED = "grids_started"  # set of grid group names this session started
@@ -111,7 +117,10 @@ DEFAULTS: dict[str, Any] = {
     K.LEVELS: "",
     K.TRUE_LEVELS: "",
     K.FAMILIES: "",
+    K.COLUMNS: "",
     K.COLLAPSE_ON: False,
+    K.DROP_CANDIDATES: [],
+    K.DROP_JUDGES: [],
 }
 
 
@@ -120,7 +129,7 @@ def init_state(default_dataset: str) -> None:
     ss = st.session_state
     ss.setdefault(K.DATASET, default_dataset)
     for key, value in DEFAULTS.items():
-        ss.setdefault(key, value)
+        ss.setdefault(key, list(value) if isinstance(value, list) else value)  # a list of one's own per session
     ss.setdefault(K.COLLAPSE_MAP, {})
     ss.setdefault(K.SIMPLEX_MAP, {})
     ss.setdefault(K.SHOWN_FITS, {})
@@ -154,6 +163,9 @@ _URL_KEYS = {
     "integrated": K.INTEGRATED,
     "likelihood": K.LIKELIHOOD,
     "self_exclusion": K.SELF_EXCLUSION,
+    "columns": K.COLUMNS,
+    "drop_candidates": K.DROP_CANDIDATES,
+    "drop_judges": K.DROP_JUDGES,
 }
 
 
@@ -226,6 +238,14 @@ def load_url_state(choices: UrlChoices) -> None:
                 value = "custom"
         elif name in ("integrated", "self_exclusion"):
             value = _parse_bool(raw)
+        elif name == "columns":
+            value = raw  # checked when the file is read, with every problem said there
+        elif name in ("drop_candidates", "drop_judges"):
+            from simplex_core.data.selection import split_names
+
+            # names are checked against the table once it is loaded (AnalysisContext), not here
+            value = list(split_names(raw))
+            ss.setdefault(K.URL_SELECTION, {})[key] = value
         if value is None:
             notes.append(f"The link's {name}={raw!r} is not valid here and was ignored.")
         else:
@@ -243,6 +263,8 @@ def write_url_state(values: dict[str, Any]) -> None:
             continue
         if isinstance(value, bool):
             text = "1" if value else "0"
+        elif isinstance(value, (list, tuple)):
+            text = ",".join(str(v) for v in value)
         elif isinstance(value, float):
             text = f"{value:g}"
         else:

@@ -14,7 +14,7 @@ from app_support.guide_links import guide_link
 from app_support.sidebar import context
 from app_support.state import UPLOAD, K
 from app_support.safe_text import md
-from simplex_core.data.scale import level_mapping_text, parse_level_mapping
+from simplex_core.data.scale import level_mapping_text, levels_text, parse_level_mapping
 
 #: Longer lists of families or self-family pairs are shown as tables, not as a line of text.
 LONG_LIST = 8
@@ -41,11 +41,15 @@ def _store_upload() -> None:
     up = ss.get(K.UPLOADER)
     if up is None:
         return
-    if up.name != ss.get(K.UPLOAD_NAME):
+    if ss.get(K.UPLOAD_NAME) is not None and up.name != ss.get(K.UPLOAD_NAME):
         # another file: the reading boxes were written for the last one (its levels would be read as
-        # this file's scale, "values 0 are not on the scale 1, 2, 3"); a new version of the same file keeps them
-        boxes = {K.LEVELS: "Observed levels", K.TRUE_LEVELS: "True levels", K.FAMILIES: "Families"}
-        cleared = [label for key, label in boxes.items() if str(ss.get(key) or "").strip()]
+        # this file's scale, "values 0 are not on the scale 1, 2, 3"); a new version of the same file keeps
+        # them, and so does a first file (boxes a link filled, or typed before it)
+        boxes = {K.LEVELS: "Observed levels", K.TRUE_LEVELS: "True levels", K.FAMILIES: "Families", K.COLUMNS: "Columns"}
+        filled = {K.LEVELS: (ss.get(K.LEVELS_PREFILLED) or (None, None, None))[2],
+                  K.COLUMNS: (ss.get(K.COLUMNS_GUESSED) or (None, None))[1]}
+        cleared = [label for key, label in boxes.items() if str(ss.get(key) or "").strip()
+                   and ss.get(key) != filled.get(key)]  # filled from the last file, not written by hand
         for key in boxes:
             ss[key] = ""
         ss[BOXES_CLEARED] = (up.name, cleared) if cleared else None
@@ -58,6 +62,8 @@ def _store_upload() -> None:
 def _clear_upload() -> None:
     for key in (K.UPLOAD_BYTES, K.UPLOAD_NAME):
         ss.pop(key, None)
+    for key in (K.LEVELS, K.TRUE_LEVELS, K.FAMILIES, K.COLUMNS):  # how to read the file forgotten
+        ss[key] = ""
 
 
 def _store_mapping(text_key: str, table_key: str, scale, default_labels, default_mapping) -> None:
@@ -116,17 +122,51 @@ with right:
                 st.button("Analyse this file", key="use-upload", on_click=lambda: ss.update({K.DATASET: UPLOAD}))
             st.button("Forget the file", key="forget-upload", on_click=_clear_upload)
 
+if (ctx.dataset is None and ss.get(K.UPLOAD_BYTES) is not None
+        and (ss.get(K.COLUMNS_GUESSED) or (None,))[0] != ss.get(K.UPLOAD_NAME)):
+    # once per file: a header lacking the contract's columns gets the mapping its names suggest, shown
+    # in the box (editable) and, once read, in the notes ("Columns read as: …"); never a silent rename
+    guess = da.guessed_columns(ss[K.UPLOAD_BYTES], ss.get(K.UPLOAD_NAME, "upload.csv"))
+    ss[K.COLUMNS_GUESSED] = (ss.get(K.UPLOAD_NAME), guess)
+    if guess and not str(ss.get(K.COLUMNS) or "").strip():
+        ss[K.COLUMNS] = guess
+        st.rerun()
 if ctx.dataset is None:
-    with st.expander("How to read the file: scale and families", expanded=ctx.table_error is not None):
+    if ctx.raw_table is not None and not str(ss.get(K.LEVELS) or "").strip():
+        # the levels read from the scores, written out so they can be edited (a level no judge gave added);
+        # declared as read they are the same scale, so the table and its hash do not change
+        ss[K.LEVELS] = levels_text(ctx.raw_table.scale.values, ctx.raw_table.scale.labels)
+        ss[K.LEVELS_PREFILLED] = (ss.get(K.UPLOAD_NAME), ctx.criterion, ss[K.LEVELS])
+    with st.expander("How to read the file: columns, scale and families",
+                     expanded=ctx.table_error is not None or bool(str(ss.get(K.COLUMNS) or "").strip())):
+        st.text_input("Columns (optional)", key=K.COLUMNS, persist_state="session",
+                      placeholder="item=question_id, candidate=model, judge=grader, score=rating, true_score=human",
+                      help="Which of the file's columns are the contract's, as contract=column pairs; filled with a guess "
+                           "when the file's header lacks them. Kept in the page's link.")
         c1, c2 = st.columns(2)
         c1.text_input("Observed levels (optional)", key=K.LEVELS, persist_state="session", placeholder="-1:incorrect, 0:unsure, 1:correct",
-                      help="Ascending values, each with an optional label: V[:LABEL],... Without it the levels are the distinct scores.")
+                      help="Ascending values, each with an optional label: V[:LABEL],... Filled with the distinct scores "
+                           "once the file is read; edit it to add a level no judge gave (a 1 on a 1–5 rubric).")
         c2.text_input("True levels (optional)", key=K.TRUE_LEVELS, persist_state="session", placeholder="-1, 1",
                       help="A subset of the observed values; leave empty when every level can be a true score.")
         st.text_area("Families (optional JSON)", key=K.FAMILIES, persist_state="session", height=80,
                      placeholder='{"gpt-4o": "openai", "gpt-4o-mini": "openai", "claude-3": "anthropic"}',
                      help="{model name: family} for judges and candidates; replaces family columns. "
                           "Judgments of a model by its own family are left out when self-family exclusion is on.")
+
+if ctx.loaded_table is not None:
+    # drawn before the validation stops the page: a choice that leaves too little is undone here
+    chosen = bool(ss.get(K.DROP_CANDIDATES) or ss.get(K.DROP_JUDGES))
+    with st.expander("Candidates and judges: leave some out", expanded=chosen):
+        c1, c2 = st.columns(2)
+        c1.multiselect("Candidates left out", list(ctx.loaded_table.candidates), key=K.DROP_CANDIDATES,
+                       persist_state="session", placeholder="none",
+                       help="A row that is no competitor (a human reference answer) leaves every page, figure, "
+                            "table and export, which say so. Kept in the page's link.")
+        c2.multiselect("Judges left out", list(ctx.loaded_table.judges), key=K.DROP_JUDGES,
+                       persist_state="session", placeholder="none",
+                       help="A judge you do not want in the analysis (one that says “correct” to nearly everything). "
+                            "Kept in the page's link.")
 
 # -- validation ------------------------------------------------------------------------------------
 if ctx.table_error is not None:

@@ -15,6 +15,7 @@ from app_support.frame import page_frame
 from app_support.guide_links import guide_link
 from app_support.page_parts import data_caption, require_settings, require_table
 from app_support.sidebar import context
+from simplex_core.data.selection import selection_record
 
 page_frame()
 
@@ -29,7 +30,8 @@ st.subheader("Link to this view")
 query = urlencode(st.query_params.to_dict())
 base = st.context.url or "http://localhost:8501/"
 st.code(f"{base.split('?')[0]}?{query}" if query else base, language=None, wrap_lines=True)
-st.caption("The address carries the dataset, the criterion and the model settings: opening it shows the same view. "
+st.caption("The address carries the dataset, the criterion, the candidates and judges left out and the model settings: "
+           "opening it shows the same view. "
            "An uploaded file cannot travel in a link.")
 
 if not (require_table(ctx) and require_settings(ctx)):
@@ -51,6 +53,7 @@ def settings_payload() -> dict:
         "collapsed": ctx.collapsed,
         "families": dict(table.families),
         "excluded_pairs": [list(p) for p in table.self_family_pairs] if ctx.self_exclusion else [],
+        "selection": selection_record(table),
         "fit_settings": settings.to_dict(),
         "command_line": _command_line(),
         "versions": package_versions(extra=("streamlit", "plotly")),
@@ -62,7 +65,8 @@ def _command_line() -> str:
         return "(an uploaded file: save it and pass its path as DATA)"
     from simplex_core.cli.fit_commands import fit_command_line
 
-    return fit_command_line(ctx.dataset.name, settings, ctx.criterion, one_option_per_line=True)
+    return fit_command_line(ctx.dataset.name, settings, ctx.criterion, one_option_per_line=True,
+                            left_out=selection_record(table))
 
 
 st.subheader("Settings")
@@ -103,7 +107,7 @@ else:
         with c[0]:
             netcdf_button(r.idata, f"{fit_label}-posterior", key="dl-x-nc")
         with c[1]:
-            json_button(lambda: results.result_json(r, key, view.counts, _command_line()), f"{fit_label}-result", label="result.json",
+            json_button(lambda: results.result_json(r, key, view.counts, _command_line(), selection_record(table)), f"{fit_label}-result", label="result.json",
                         key="dl-x-result", help="The command line's result.json: candidates, pairwise, judges, diagnostics, settings")
         with c[2]:
             csv_button(lambda: results.candidate_table_with_truth(r, key, da.truth_ranks(table, da.table_key(table))),
@@ -165,7 +169,8 @@ st.caption("The main figures at a fixed page size, with a title and a caption na
            "in true-rank order, sensitivity curves) on this dataset from the command line:")
 from simplex_core.cli.figure_commands import figures_command_line
 
-st.code(figures_command_line(ctx.dataset.name if ctx.dataset is not None else "DATA", ctx.criterion),
+st.code(figures_command_line(ctx.dataset.name if ctx.dataset is not None else "DATA", ctx.criterion,
+                             selection_record(table)),
         language="bash", wrap_lines=True)
 FIGURES = ["Rank distributions", "All judges on the simplex", "Sensitivity curves"]
 

@@ -58,6 +58,13 @@ st.markdown(
     "and by PPI; the model uses it only on answers marked gold (`gold` = true).\n"
     "- **Families** say which models come from the same maker. With self-family exclusion on (the default), a judge's "
     "scores of its own family are left out of the model and of every baseline, because judges tend to favour themselves.\n"
+    "- **Columns** (upload, *How to read the file*; `--columns item=question_id,candidate=model,judge=grader,score=rating`) "
+    "say which of a file's columns are the contract's; filled with a guess when the header lacks them.\n"
+    "- **Observed levels** (upload, *How to read the file*) start as the distinct scores; add a level no judge gave "
+    "(the 1 of a 1–5 rubric) so that a truth below the lowest score fits (`--levels=1,2,3,4,5`).\n"
+    "- **Candidates and judges left out** (Data page; `--drop-candidates` / `--drop-judges`, or keep some with "
+    "`--candidates` / `--judges`) leave a row that is no competitor, or a judge you do not want, out of every page, "
+    "figure, export and link, which say so.\n"
     "- **Collapsing levels** (e.g. 1–5 → 3) trades detail for a clearer picture; the Simplex page always draws 3 levels.\n"
     "- The distribution bars are the raw material: if two candidates' bars look the same to every judge, no method can "
     "separate them.")

@@ -16,6 +16,7 @@ from app_support.page_parts import data_caption, fit_header, require_settings, r
 from app_support.sidebar import context
 from app_support.state import BASE_BETA_MAX, BASE_OMEGA
 from app_support.safe_text import md
+from simplex_core.data.selection import selection_record
 
 page_frame()
 
@@ -87,7 +88,8 @@ else:
                 f"ω = {r.omega:g}, β_max = {r.beta_max:g}" for r in not_converged.drop_duplicates(["omega", "beta_max"]).itertuples()),
                 icon=":material/warning:")
         csv_button(sweep_df, f"{ctx.source_label}-sensitivity", label="Sweep CSV", key="dl-sweep")
-        json_button(sens.to_dict, f"{ctx.source_label}-sens", label="sens.json", key="dl-sens-json",
+        json_button(lambda: {**sens.to_dict(), "selection": selection_record(ctx.table)}, f"{ctx.source_label}-sens",
+                    label="sens.json", key="dl-sens-json",
                     help="The command line's sens.json for the settings fitted so far")
 
         st.subheader("How the rank intervals move")

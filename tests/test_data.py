@@ -98,8 +98,8 @@ def test_a_bad_levels_option_names_its_flag_on_the_command_line_only():
         scale_from_options("1,,3", None)
     assert "--" not in str(info.value) and info.value.setting == "levels"
     assert usage_message(info.value).endswith("(--levels)")
-    # values that parse but make no scale name their flag too
-    for levels, true_levels, flag in (("nan,1", None, "(--levels)"), ("1,2,3", "1,4", "(--true-levels)"),
+    # values that parse but make no scale name their flag too (a true level no score has: the levels that hold it)
+    for levels, true_levels, flag in (("nan,1", None, "(--levels)"), ("1,2,3", "1,4", "Use --levels=1,2,3,4."),
                                       ("1,2,3", "2", "(--true-levels)")):
         with pytest.raises(ScaleError) as info:
             scale_from_options(levels, true_levels)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from simplex_core.data.table import JudgmentTable, ValidationError, load_table
-from simplex_core.data.scale import ScaleError, scale_from_options
+from simplex_core.data.scale import ScaleError, levels_text, parse_true_levels, scale_from_options
 
 
 class UsageError(Exception):
@@ -24,7 +24,8 @@ class UsageError(Exception):
 
 #: The flag of each input setting a core message can name (``Problem.setting``, ``ScaleError.setting``).
 FLAGS = {"levels": "--levels", "true_levels": "--true-levels", "criterion": "--criterion", "families": "--families",
-         "self_exclusion": "--no-self-exclusion"}
+         "self_exclusion": "--no-self-exclusion", "candidates": "--candidates", "drop_candidates": "--drop-candidates",
+         "judges": "--judges", "drop_judges": "--drop-judges", "columns": "--columns"}
 
 #: How to fix a problem on the command line, after the core's words of what is wrong and expected.
 ADVICE = {
@@ -34,6 +35,11 @@ ADVICE = {
     "criterion": "Use --criterion C.",
     "families": "Use --families FILE.json.",
     "self_exclusion": "Use --no-self-exclusion.",
+    "columns": "Use --columns, e.g. --columns item=question_id,candidate=model,judge=grader,score=rating.",
+    "candidates": "Check --candidates (names as `describe` lists them, comma-separated).",
+    "drop_candidates": "Check --drop-candidates (names as `describe` lists them, comma-separated).",
+    "judges": "Check --judges (names as `describe` lists them, comma-separated).",
+    "drop_judges": "Check --drop-judges (names as `describe` lists them, comma-separated).",
 }
 
 
@@ -42,12 +48,19 @@ SETTING_FLAGS = {"omega": "--omega", "beta_max": "--beta-max", "chains": "--chai
                  "tune": "--tune", "seed": "--seed", "extra_rounds": "--extra-rounds"}
 
 
+def suggested_flags(suggestion: Sequence[tuple[str, str]]) -> str:
+    """A core suggestion (``(setting, value)`` pairs) as the flags to add: ``Use --levels=1,2,3,4,5.``"""
+    return "Use " + " ".join(f"{FLAGS.get(name, '--' + name.replace('_', '-'))}={value}" for name, value in suggestion) + "."
+
+
 def usage_message(exc: BaseException, setting_flags: dict[str, str] | None = None) -> str:
     """A core error in the command line's words: validation problems with the flag that fixes them,
     a scale error with the flag it came from, a fit setting (``- seed must …``) by its flag
     (``setting_flags`` overrides, e.g. ``{"seed": "--fit-seed"}`` where ``--seed`` means another seed)."""
     if isinstance(exc, ValidationError):
-        return exc.describe(ADVICE)
+        return exc.describe(ADVICE, suggested_flags)
+    if isinstance(exc, ScaleError) and exc.suggestion:
+        return f"{exc} {suggested_flags(exc.suggestion)}"
     if isinstance(exc, ScaleError) and exc.setting in FLAGS:
         return f"{exc} ({FLAGS[exc.setting]})"
     text = str(exc)
@@ -76,34 +89,71 @@ def add_data_options(parser: argparse.ArgumentParser, with_data: bool = True) ->
     parser.add_argument("--true-levels", metavar="V,...", help="ordered true levels, a subset of the observed ones, e.g. --true-levels=-1,1")
     parser.add_argument("--families", metavar="FILE.json", help="flat JSON object {model name: family} for self-family exclusion")
     parser.add_argument("--criterion", metavar="C", help="criterion/aspect of a multi-criterion dataset (see `datasets`)")
+    parser.add_argument("--columns", metavar="item=COL,candidate=COL,...",
+                        help="which of the file's columns are the contract's, e.g. --columns item=question_id,candidate=model,"
+                             "judge=grader,score=rating[,true_score=human] (others: gold, candidate_family, judge_family, criterion)")
+    g = parser.add_argument_group("choosing candidates and judges (names as `describe` lists them, comma-separated)")
+    g.add_argument("--candidates", metavar="A,B,...", help="keep only these candidates")
+    g.add_argument("--drop-candidates", metavar="A,B,...", help="leave these candidates out (e.g. a human reference answer)")
+    g.add_argument("--judges", metavar="J,K,...", help="keep only these judges")
+    g.add_argument("--drop-judges", metavar="J,K,...", help="leave these judges out (e.g. a near-constant one)")
+
+
+def selection_options(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """The four choice flags as :func:`simplex_core.data.selection.select_models`' keywords."""
+    from simplex_core.data.selection import SETTINGS, split_names
+
+    return {name: split_names(getattr(args, name, None)) for name in SETTINGS}
+
+
+def selection_flags(args: argparse.Namespace) -> list[str]:
+    """The choice flags given, as a command line writes them (``--drop-judges=a,b``)."""
+    from simplex_core.data.selection import SETTINGS
+
+    return [f"{FLAGS[name]}={getattr(args, name)}" for name in SETTINGS if getattr(args, name, None)]
 
 
 def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
-    """Resolve DATA (a file, or a built-in name) with the data options; UsageError on any problem."""
+    """Resolve DATA (a file, or a built-in name) with the data options, narrowed to the candidates and
+    judges chosen; UsageError on any problem."""
+    from simplex_core.data.selection import select_models
+
+    try:
+        table = _load_file_or_builtin(args)
+        return select_models(table, **selection_options(args))
+    except ValidationError as exc:
+        raise UsageError(usage_message(exc)) from None
+
+
+def _load_file_or_builtin(args: argparse.Namespace) -> JudgmentTable:
     from simplex_core.data import datasets
 
     data = args.data
+    from simplex_core.data.column_mapping import parse_columns
+
     try:
-        # --true-levels alone is completed below from the data's observed levels
-        scale = None if (args.true_levels and not args.levels) else scale_from_options(args.levels, args.true_levels)
+        # --true-levels alone: the loader completes it with the observed levels it reads from the scores
+        alone = bool(args.true_levels and not args.levels)
+        scale = None if alone else scale_from_options(args.levels, args.true_levels)
+        true_levels = parse_true_levels(args.true_levels) if alone else None
+        columns = parse_columns(getattr(args, "columns", None)) or None
     except ScaleError as exc:
         raise UsageError(usage_message(exc)) from None
-    def with_true_levels(load) -> None:
-        """--true-levels without --levels: read once to learn the observed levels."""
-        nonlocal scale
-        if scale is None and args.true_levels:
-            scale = scale_from_options(None, args.true_levels, load().frame["score"].tolist())
+    except ValidationError as exc:
+        raise UsageError(usage_message(exc)) from None
 
     try:
         if Path(data).exists():
-            with_true_levels(lambda: load_table(data, criterion=args.criterion))
-            return load_table(data, scale=scale, families=_families_path(args), criterion=args.criterion)
+            return load_table(data, scale=scale, families=_families_path(args), criterion=args.criterion,
+                              true_levels=true_levels, columns=columns)
         names = [d.name for d in datasets.list_datasets()]
         if data in names:
-            with_true_levels(lambda: datasets.load_dataset(data, criterion=args.criterion))
-            options = {}
+            options = {"columns": columns} if columns else {}
             if scale is not None:
                 options["scale"] = scale
+            elif true_levels is not None:  # the built-in's declared scale, with these true levels
+                base = datasets.load_dataset(data, criterion=args.criterion).scale
+                options["scale"] = scale_from_options(levels_text(base.values, base.labels), args.true_levels)
             if args.families:
                 options["families"] = _families_path(args)
             return datasets.load_dataset(data, criterion=args.criterion, **options)

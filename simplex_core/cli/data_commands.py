@@ -8,6 +8,7 @@ import json
 import pandas as pd
 
 from simplex_core.data.table import JudgmentTable, ValidationError, count_tensor, score_distribution, score_distribution_wide
+from simplex_core.data.selection import selection_record
 from simplex_core.cli import ADVICE, UsageError, add_data_options, load_data_from_args
 
 
@@ -31,6 +32,7 @@ def describe_table(table: JudgmentTable) -> dict:
         "judgments": int(counts.N.sum()),
         "gold_answers": table.n_gold,
         "notes": list(table.notes),
+        **selection_record(table),
         "fit_problems": fit_problems,
         "distribution": [
             {"judge": r.judge, "candidate": r.candidate, "label": r.label, "count": int(r.count)}

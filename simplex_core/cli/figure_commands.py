@@ -46,11 +46,13 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run_figures)
 
 
-def figures_command_line(data: str, criterion: str | None = None) -> str:
+def figures_command_line(data: str, criterion: str | None = None, left_out: dict[str, list[str]] | None = None) -> str:
     """The ``figures`` command for ``data`` (a built-in dataset name or a path), both page sizes as PNG
-    and SVG (the app's Export page shows it)."""
+    and SVG (the app's Export page shows it); ``left_out`` adds ``--drop-candidates`` / ``--drop-judges``."""
+    from simplex_core.cli.fit_commands import drop_flags
+
     return (f"python -m simplex_core figures {data}" + (f" --criterion {criterion}" if criterion else "")
-            + " --out figures/ --size both --formats png,svg")
+            + "".join(f" {flag}" for flag in drop_flags(left_out)) + " --out figures/ --size both --formats png,svg")
 
 
 def _formats(text: str) -> tuple[str, ...]:
@@ -98,7 +100,11 @@ def run_figures(args: argparse.Namespace) -> int:
     out = out_folder(args.out)
     before = {p.resolve() for p in out.iterdir() if p.is_file()}  # to name the files an earlier run left there
     table, counts, settings = _prepare_setting(args)
-    dataset = Path(args.data).name + (f" · {args.criterion}" if args.criterion else "")
+    from simplex_core.data.selection import selection_text
+
+    # the caption names what was left out of the file: a figure travels without its command line
+    dataset = (Path(args.data).name + (f" · {args.criterion}" if args.criterion else "")
+               + (f" ({selection_text(table)})" if table.left_out else ""))
     written: list[Path] = []
 
     def save(fig, name: str, title: str, note: str | None = None, fit_settings=settings) -> None:

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from simplex_core.model.definition import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
 from simplex_core.data.spreadsheet import write_csv
-from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
+from simplex_core.data.selection import selection_record
+from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, selection_flags, study_client, usage_message
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -198,10 +199,11 @@ def _line_progress(args: argparse.Namespace):
 
 def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> str:
     parts = ["python", "-m", "simplex_core", command, args.data]
-    for opt in ("levels", "true_levels", "families", "criterion"):
+    for opt in ("levels", "true_levels", "families", "criterion", "columns"):
         value = getattr(args, opt, None)
         if value is not None:
             parts.append(f"--{opt.replace('_', '-')}={value}")
+    parts += selection_flags(args)
     parts += extra
     if getattr(args, "gold_fraction", None) is not None:
         parts.append(f"--gold-fraction={args.gold_fraction:g}")
@@ -215,15 +217,17 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
 
 
 def fit_command_line(data: str, settings: FitSettings, criterion: str | None = None,
-                     one_option_per_line: bool = False) -> str:
+                     one_option_per_line: bool = False, left_out: dict[str, list[str]] | None = None) -> str:
     """The ``fit`` command that reproduces a fit of ``data`` (a built-in dataset name or a path) with
     ``settings``: the flags of every setting that differs from this command's defaults, plus the
     sampler sizes and seed (the app's Export page shows it, ``one_option_per_line``: a page wrapping
-    the line would break "--omega" at its hyphens)."""
+    the line would break "--omega" at its hyphens); ``left_out`` (:func:`simplex_core.data.selection.selection_record`)
+    adds ``--drop-candidates`` / ``--drop-judges``."""
     d = FitSettings()
     parts = [f"python -m simplex_core fit {shlex.quote(data)}", "--out result.json", "--idata posterior.nc"]
     if criterion:
         parts.append(f"--criterion {shlex.quote(criterion)}")
+    parts += drop_flags(left_out)
     if settings.integrated:
         parts.append("--integrated")
     else:
@@ -241,6 +245,14 @@ def fit_command_line(data: str, settings: FitSettings, criterion: str | None = N
     if settings.extra_rounds != d.extra_rounds:
         parts.append(f"--extra-rounds {settings.extra_rounds}")
     return (" \\\n    " if one_option_per_line else " ").join(parts)
+
+
+def drop_flags(left_out: dict[str, list[str]] | None) -> list[str]:
+    """``--drop-candidates A,B`` / ``--drop-judges J`` for what a selection record left out."""
+    left_out = left_out or {}
+    return [f"{flag} {shlex.quote(','.join(left_out[key]))}"
+            for flag, key in (("--drop-candidates", "candidates_left_out"), ("--drop-judges", "judges_left_out"))
+            if left_out.get(key)]
 
 
 def _write_output(path: str, write) -> None:
@@ -268,7 +280,7 @@ def run_fit(args: argparse.Namespace) -> int:
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
     extra = ([f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else [])
              + ([f"--leaderboard={args.leaderboard}"] if getattr(args, "leaderboard", None) else []) + extra)
-    doc = result_json(fit, command_line=_command_line(args, "fit", extra))
+    doc = result_json(fit, command_line=_command_line(args, "fit", extra), selection=selection_record(table))
     _write_json(args.out, doc)
     if args.idata:
         _write_output(args.idata, fit.idata.to_netcdf)
@@ -313,8 +325,8 @@ def run_sensitivity(args: argparse.Namespace) -> int:
     omegas = _grid(args.omegas, "--omegas")
     beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
     check_outputs(args, "out:JSON")
-    _, counts, base = _prepare(args, {"omega": "--base-omega", "beta_max": "--base-beta-max"},
-                                omega=args.base_omega, beta_max=args.base_beta_max)
+    table, counts, base = _prepare(args, {"omega": "--base-omega", "beta_max": "--base-beta-max"},
+                                   omega=args.base_omega, beta_max=args.base_beta_max)
     with study_client(args) as client:
         if client is not None and not args.quiet:
             from simplex_core.inference.distributed import describe
@@ -324,6 +336,7 @@ def run_sensitivity(args: argparse.Namespace) -> int:
         result = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes,
                                    progress_callback=progress, client=client)
     doc = result.to_dict()
+    doc["selection"] = selection_record(table)
     doc["command_line"] = _command_line(args, "sensitivity", [
         f"--out={args.out}", f"--omegas={args.omegas}", f"--beta-maxes={args.beta_maxes}",
         f"--base-omega={args.base_omega:g}", f"--base-beta-max={args.base_beta_max:g}"])

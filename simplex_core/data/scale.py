@@ -22,11 +22,15 @@ class ScaleError(ValueError):
     """A level specification that cannot be a scale (the message says which part and why).
 
     ``setting`` names the input it came from (``'levels'`` or ``'true_levels'``), so that each
-    front end can point at its own flag or box; None when it came from the data."""
+    front end can point at its own flag or box; None when it came from the data. ``suggestion``,
+    when known, is the declaration that fixes it: ``(setting, value)`` pairs in the settings' own
+    syntax, e.g. ``(("levels", "1,2,3,4,5"),)``, which each front end phrases as its flags or boxes."""
 
-    def __init__(self, message: str, setting: str | None = None):
+    def __init__(self, message: str, setting: str | None = None,
+                 suggestion: tuple[tuple[str, str], ...] = ()):
         super().__init__(message)
         self.setting = setting
+        self.suggestion = tuple(suggestion)
 
 
 def _format_value(v: float) -> str:
@@ -76,9 +80,13 @@ class Scale:
         true_values = tuple(float(v) for v in self.true_values) if self.true_values else values
         missing = [v for v in true_values if v not in values]
         if missing:
+            # the observed levels that would hold them: the given ones (labels kept) and the missing ones
+            wider = dict(zip(values, labels))
+            wider.update({v: _format_value(v) for v in missing})
             raise ScaleError(
                 f"True levels [{', '.join(_format_value(v) for v in missing)}] are not observed levels "
-                f"[{', '.join(_format_value(v) for v in values)}]: every true level must be one of the observed levels."
+                f"[{', '.join(_format_value(v) for v in values)}]: every true level must be one of the observed levels.",
+                "levels", (("levels", levels_text(sorted(wider), [wider[v] for v in sorted(wider)])),),
             )
         if len(true_values) < 2:
             raise ScaleError("At least 2 true levels are needed to rank candidates.")
@@ -157,6 +165,42 @@ class Scale:
 
 # -- level specifications (the command line's --levels / --true-levels, the app's level boxes) -----------------------------------------------------------
 
+def levels_text(values: Sequence[float], labels: Sequence[str] | None = None) -> str:
+    """The ``V[:LABEL],...`` text :func:`parse_levels` reads back (a label only where it is not the
+    value itself): ``"1,2,3"``, ``"-1:incorrect,1:correct"``."""
+    labels = list(labels) if labels else [format_level(v) for v in values]
+    return ",".join(format_level(v) + ("" if lab in (format_level(v), _format_value(v)) else f":{lab}")
+                    for v, lab in zip(values, labels))
+
+
+def covering_levels(scale: Scale, low: float, high: float) -> tuple[tuple[float, ...], tuple[str, ...]]:
+    """Observed levels (values, labels) that extend ``scale`` to reach ``low`` and ``high`` (a truth
+    past the ends of the scores: a 1-5 rubric where no judge gave a 1). Equally spaced levels are
+    continued by their step (2,3,4,5 reaching 1.67 -> 1,2,3,4,5); others get ``low`` / ``high``
+    rounded outward to a whole number as new end levels."""
+    values = list(scale.values)
+    labels = dict(zip(scale.values, scale.labels))
+    steps = np.diff(values)
+    step = float(steps[0]) if len(steps) and np.allclose(steps, steps[0]) else None
+    added: list[float] = []
+    if step is not None:
+        lo, hi = values[0], values[-1]
+        while low < lo - 1e-9:
+            lo = round(lo - step, 12)
+            added.append(lo)
+        while high > hi + 1e-9:
+            hi = round(hi + step, 12)
+            added.append(hi)
+    else:
+        if low < values[0] - 1e-9:
+            added.append(float(math.floor(low)))
+        if high > values[-1] + 1e-9:
+            added.append(float(math.ceil(high)))
+    labels.update({v: _format_value(v) for v in added})
+    new = tuple(sorted(labels))
+    return new, tuple(labels[v] for v in new)
+
+
 def parse_levels(spec: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
     """Parse ``V[:LABEL],...`` (ascending) into values and labels.
 
@@ -222,7 +266,8 @@ def scale_from_options(levels: str | None, true_levels: str | None, scores: Sequ
     try:
         return Scale(values, labels, true_values)
     except ScaleError as exc:
-        raise ScaleError(str(exc), "true_levels") from None
+        # true levels that are no observed level are fixed by declaring the observed levels that hold them
+        raise ScaleError(str(exc), "levels" if exc.suggestion else "true_levels", exc.suggestion) from None
 
 
 # -- collapsing ------------------------------------------------------------------------------------

@@ -24,12 +24,12 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from simplex_core.data.scale import Scale, ScaleError, collapse_scale
+from simplex_core.data.scale import Scale, ScaleError, collapse_scale, covering_levels, levels_text, parse_levels
 from simplex_core.data.text import shorten
 from simplex_core.data.patterns import NO_SCORE, ScorePatterns, patterns_from_answers
 
@@ -87,7 +87,8 @@ class Problem:
     to change in words of the data; ``setting`` names the input setting that can also fix it
     (``'data'``, ``'levels'``, ``'true_levels'``, ``'criterion'``, ``'families'``,
     ``'self_exclusion'``), which each front end phrases in its own words (a flag, a widget) through
-    :meth:`describe`.
+    :meth:`describe`. ``suggestion``, when known, is the declaration that fixes it, as
+    ``(setting, value)`` pairs in the settings' syntax (e.g. ``(("levels", "1,2,3,4,5"),)``).
     """
 
     column: str | None
@@ -97,9 +98,12 @@ class Problem:
     expected: str | None = None
     fix: str | None = None
     setting: str | None = None
+    suggestion: tuple[tuple[str, str], ...] = ()
 
-    def describe(self, advice: Mapping[str, str] | None = None) -> str:
-        """The problem in one paragraph, with the front end's ``advice[setting]`` after the fix; an
+    def describe(self, advice: Mapping[str, str] | None = None,
+                 suggest: Callable[[tuple[tuple[str, str], ...]], str] | None = None) -> str:
+        """The problem in one paragraph, with the front end's ``advice[setting]`` after the fix (or,
+        with a ``suggestion``, ``suggest(suggestion)``: the front end's words for that declaration); an
         echoed name or value of any length is cut to :data:`MAX_MESSAGE_CHARS` (a 100 MB cell must not
         become a 100 MB message)."""
         message = shorten(self.message, MAX_MESSAGE_CHARS, say_how_many=True)
@@ -108,7 +112,9 @@ class Problem:
             parts.append(f"Expected {self.expected}.")
         if self.fix:
             parts.append(f"Fix: {self.fix}")
-        if advice and self.setting in advice:
+        if self.suggestion and suggest is not None:
+            parts.append(suggest(self.suggestion))
+        elif advice and self.setting in advice:
             parts.append(advice[self.setting])
         return " ".join(parts)
 
@@ -123,11 +129,12 @@ class ValidationError(ValueError):
         self.problems = list(problems)
         super().__init__(self.describe())
 
-    def describe(self, advice: Mapping[str, str] | None = None) -> str:
+    def describe(self, advice: Mapping[str, str] | None = None,
+                 suggest: Callable[[tuple[tuple[str, str], ...]], str] | None = None) -> str:
         """Every problem, one per line (:meth:`Problem.describe` with the front end's ``advice``)."""
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in the input:"
-        return "\n".join([head] + [f"- {p.describe(advice)}" for p in self.problems])
+        return "\n".join([head] + [f"- {p.describe(advice, suggest)}" for p in self.problems])
 
 
 # -- the validated table ---------------------------------------------------------------------------
@@ -150,6 +157,8 @@ class JudgmentTable:
     notes: tuple[str, ...] = ()
     source: str = "table"
     criterion: str | None = None
+    #: (role, name) of each candidate / judge left out by choice (:func:`simplex_core.data.selection.select_models`)
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def has_truth(self) -> bool:
@@ -707,6 +716,55 @@ def _parser_error(exc: Exception, label: str, fmt: str) -> ValidationError:
     return _read_error(label, f"could not be read as {fmt.upper()}: {first[:300]}.")
 
 
+def _mapped_columns(raw: pd.DataFrame, columns: Mapping[str, str], notes: list[str]) -> pd.DataFrame:
+    """The file's columns read as the contract's names ``columns`` gives them. A name that is no
+    contract column, a file column that is not there (with its close matches) or is given twice are
+    problems; a file column that already bears a mapped name is left unused, in a note."""
+    import difflib
+
+    known = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+    in_file = [str(c) for c in raw.columns]
+    problems: list[Problem] = []
+    source: dict[str, Any] = {}
+    for want, col in columns.items():
+        if want not in known:
+            problems.append(Problem(None, f"The column mapping names {want!r}, which is no column of the contract.",
+                                    value=want, expected=f"one of {', '.join(known)}", fix="write contract=column pairs, e.g. item=question_id.",
+                                    setting="columns"))
+            continue
+        exact = [c for c in raw.columns if str(c) == col] or [c for c in raw.columns if str(c).strip().lower() == str(col).strip().lower()]
+        if not exact:
+            close = difflib.get_close_matches(str(col), in_file, n=3, cutoff=0.6)
+            problems.append(Problem(None, f"The column mapping reads {want} from {shorten(str(col), 200, say_how_many=True)!r}, "
+                                          f"but the file has no such column"
+                                          + (f"; close match{'es' if len(close) > 1 else ''}: {', '.join(repr(c) for c in close)}." if close else "."),
+                                    value=col, expected=f"one of the file's columns: {_fmt_values(in_file)}",
+                                    fix="write the column's name as the file's header has it.", setting="columns"))
+            continue
+        source[want] = exact[0]
+    twice = {c for c in source.values() if list(source.values()).count(c) > 1}
+    for c in twice:
+        problems.append(Problem(None, f"The column mapping reads {' and '.join(w for w, s in source.items() if s == c)} from the same column {str(c)!r}.",
+                                value=str(c), expected="each contract column from a column of its own", fix="map each to its own column.",
+                                setting="columns"))
+    if problems:
+        raise ValidationError(problems)
+    used = set(source.values())
+    unused = [c for c in raw.columns if c not in used and _contract_column(c) in source]
+    out = pd.DataFrame({want: raw[c].to_numpy() for want, c in source.items()})
+    for c in raw.columns:  # the rest as before: contract names still read, others ignored
+        if c not in used and c not in unused and str(c) not in out.columns:
+            out[c] = raw[c].to_numpy()
+    out.attrs = dict(raw.attrs)
+    renamed = [f"{want} ← {str(c)!r}" for want, c in source.items() if str(c) != want]
+    said = (["Columns read as: " + ", ".join(renamed) + "."] if renamed else []) + (
+        [f"The file's own {', '.join(repr(str(c)) for c in unused)} column{'s' if len(unused) > 1 else ''} "
+         f"{'is' if len(unused) == 1 else 'are'} not used."] if unused else [])
+    if said:
+        notes.append(" ".join(said))
+    return out
+
+
 def _contract_column(name: Any) -> str | None:
     """The contract's name for a column name (case and surrounding spaces ignored, nothing fuzzier),
     or ``None`` for a column the contract does not know (ignored)."""
@@ -964,6 +1022,51 @@ def _to_bool(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     return value.astype(bool), bad
 
 
+def _two_level_suggestion(distinct: Sequence[float]) -> tuple[tuple[str, str], ...]:
+    """A scale for scores that all have one value: 0/1 for a 0 or a 1, 1..5 for a whole number in it."""
+    if len(distinct) != 1:
+        return ()
+    v = float(distinct[0])
+    if v in (0.0, 1.0):
+        return (("levels", "0,1"),)
+    if v.is_integer() and 1 <= v <= 5:
+        return (("levels", "1,2,3,4,5"),)
+    return ()
+
+
+def _off_scale_suggestion(scale: Scale, off: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+    """The declared levels widened by the scores that are not on them (labels kept), when few."""
+    extra = sorted({float(v) for v in off if isinstance(v, (int, float, np.number)) and math.isfinite(float(v))})
+    if not extra or scale.n_levels + len(extra) > 100:
+        return ()
+    labels = dict(zip(scale.values, scale.labels))
+    labels.update({v: _num(v) for v in extra})
+    values = sorted(labels)
+    out = [("levels", levels_text(values, [labels[v] for v in values]))]
+    if not scale.is_square:
+        out.append(("true_levels", levels_text(scale.true_values)))
+    return tuple(out)
+
+
+def _truth_range_suggestion(scale: Scale, low: float, high: float) -> tuple[tuple[str, str], ...]:
+    """The declaration that makes a truth from ``low`` to ``high`` fit ``scale``: more true levels
+    when the truth stays within the observed levels, else observed levels reaching it (and, on a
+    non-square scale, true levels reaching it too)."""
+    values = scale.values
+    if low >= values[0] - 1e-9 and high <= values[-1] + 1e-9:
+        below = max(v for v in values if v <= low + 1e-9)
+        above = min(v for v in values if v >= high - 1e-9)
+        true = sorted(set(scale.true_values) | {below, above})
+        return (("true_levels", levels_text(true)),)
+    wider, labels = covering_levels(scale, low, high)
+    out = [("levels", levels_text(wider, labels))]
+    if not scale.is_square:
+        below = max(v for v in wider if v <= low + 1e-9)
+        above = min(v for v in wider if v >= high - 1e-9)
+        out.append(("true_levels", levels_text(sorted(set(scale.true_values) | {below, above}))))
+    return tuple(out)
+
+
 def load_table(
     source: Any,
     *,
@@ -972,6 +1075,8 @@ def load_table(
     criterion: str | None = None,
     name: str | None = None,
     note_unused_families: bool = True,
+    true_levels: Sequence[float] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> JudgmentTable:
     """Read and validate a judgment table.
 
@@ -981,6 +1086,13 @@ def load_table(
         A path (CSV, CSV.gz, TSV, JSONL, Parquet), bytes, an uploaded file object or a DataFrame.
     scale
         The declared scale; without it the observed levels are the sorted distinct scores.
+    true_levels
+        True level values for a scale read from the scores (``scale`` not given): the command
+        line's ``--true-levels`` alone.
+    columns
+        {contract name: the file's column}, e.g. ``{"item": "question_id", "score": "rating"}``: the
+        file's columns read as the contract's (:func:`simplex_core.data.column_mapping.parse_columns` reads
+        the command line's ``--columns``); said in a note.
     families
         {model: family} mapping, a JSON file (``Path``) or JSON text (``str``, never read as a
         path); overrides family columns in the table.
@@ -999,14 +1111,15 @@ def load_table(
     label = name or (str(source) if isinstance(source, (str, Path)) else getattr(source, "name", "table"))
     try:
         return _load_table(source, label, scale=scale, families=families, criterion=criterion, name=name,
-                           note_unused_families=note_unused_families)
+                           note_unused_families=note_unused_families, true_levels=true_levels, columns=columns)
     except MemoryError:  # past the byte and row caps, e.g. values that decode far larger than stored
         raise ValidationError([Problem(None, f"{shorten(label, 200, say_how_many=True)!r} needs more memory than this machine has once its "
                                              "values are decoded.", fix="split the table, or shorten its longest names.")]) from None
 
 
 def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mapping[str, str] | str | Path | None,
-                criterion: str | None, name: str | None, note_unused_families: bool) -> JudgmentTable:
+                criterion: str | None, name: str | None, note_unused_families: bool,
+                true_levels: Sequence[float] | None = None, columns: Mapping[str, str] | None = None) -> JudgmentTable:
     raw = read_source(source, name=name)
     problems: list[Problem] = []
     notes: list[str] = []
@@ -1014,6 +1127,9 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
     if raw.shape[1] == 0 or len(raw) == 0:
         raise ValidationError([Problem(None, f"{label!r} is empty: it has column names but no data rows." if raw.shape[1] else f"{label!r} is empty.",
                                        fix="give one row per (item, candidate, judge) with columns item, candidate, judge, score.")])
+
+    if columns:
+        raw = _mapped_columns(raw, columns, notes)
 
     # Column names: tolerate case and surrounding spaces, nothing fuzzier; ignore other columns.
     by_name: dict[str, list[Any]] = {}
@@ -1025,22 +1141,27 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
     if clashes:
         raise ValidationError([Problem(n, f"{len(cs)} columns are named {n!r} once case and spaces are ignored: "
                                           f"{', '.join(repr(str(c)) for c in cs)}.",
-                                       expected=f"one {n} column", fix="rename or delete the extra column.") for n, cs in clashes.items()])
+                                       expected=f"one {n} column", fix="rename or delete the extra column, or say which one is meant.",
+                                       setting="columns", suggestion=(("columns", f"{n}={cs[0]}"),)) for n, cs in clashes.items()])
     missing = [c for c in REQUIRED_COLUMNS if c not in by_name]
     if missing:
         found = [str(c) for c in raw.attrs.get("columns_in_file", raw.columns)]
         # a suggestion, never a silent rename: 'grader' may be a judge or something else entirely
-        hints = []
+        hints, guessed = [], {}
         for want in missing:
             like = [c for c in found if c.strip().lower().replace(" ", "_").replace("-", "_") in COLUMN_HINTS[want]
-                    and not _contract_column(c)]
+                    and not _contract_column(c) and c not in guessed.values()]
             if like:
-                hints.append(f"{like[0]!r} looks like the {want} column: if it is, rename it {want!r}.")
+                guessed[want] = like[0]
+                hints.append(f"{like[0]!r} looks like the {want} column: if it is, rename it {want!r}, or read it as {want}.")
+        # every missing column guessed: the mapping that would read the file, offered, never applied unasked
+        offer = ",".join(f"{want}={col}" for want, col in guessed.items()) if len(guessed) == len(missing) else ""
         raise ValidationError([Problem(
             None, f"Missing required column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}; "
                   f"found {_fmt_values(found)}." + "".join(" " + h for h in hints),
             expected="columns item, candidate, judge, score (optional: true_score, candidate_family, judge_family, criterion)",
-            fix="rename your columns to these names (the app's Data page offers a template CSV).")])
+            fix="rename your columns to these names (the app's Data page offers a template CSV), or say which column is which.",
+            setting="columns", suggestion=(("columns", offer),) if offer and "," not in "".join(guessed.values()) else ())])
     changed = [f"{str(cs[0])!r}→{n!r}" for n, cs in by_name.items() if cs[0] != n]
     if changed:
         notes.append(f"Column names normalised: {', '.join(changed)}.")
@@ -1127,24 +1248,32 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
         if len(distinct) > MAX_IMPLICIT_LEVELS:
             problems.append(Problem("score", f"{len(distinct)} distinct values ({_fmt_values(distinct)}): too many to be scoring levels.",
                                     value=tuple(distinct), expected=f"at most {MAX_IMPLICIT_LEVELS} levels, e.g. integers 1..5",
-                                    fix="round or map the scores to levels, or declare the scale's levels.", setting="levels"))
+                                    fix="round or map the scores to levels, or declare the scale's levels.", setting="levels",
+                                    suggestion=(("levels", levels_text(distinct)),) if len(distinct) <= 100 else ()))
         elif len(distinct) < 2 and not problems:
             problems.append(Problem("score", f"only {len(distinct)} distinct value{'s' if len(distinct) != 1 else ''} ({_fmt_values(distinct)}).",
                                     value=tuple(distinct), expected="at least 2 levels",
-                                    fix="declare the scale's levels (e.g. 0:incorrect, 1:correct).", setting="levels"))
+                                    fix="declare the scale's levels (e.g. 0:incorrect, 1:correct).", setting="levels",
+                                    suggestion=_two_level_suggestion(distinct)))
         elif len(distinct) >= 2:
             try:
-                scale = Scale(tuple(distinct))
+                scale = Scale(tuple(distinct), (), tuple(true_levels or ()))
             except ScaleError as exc:
-                problems.append(Problem("score", str(exc)))
+                problems.append(Problem("score", str(exc), setting=exc.setting or "levels", suggestion=exc.suggestion))
             else:
                 notes.extend(_odd_levels(score, distinct))
+    widened = scale  # the declared scale with the scores off it: what a truth's suggestion starts from
     if scale is not None:
         off = ~(score.isin(scale.values) | score.isna())
         if off.any():
+            offer = _off_scale_suggestion(scale, _distinct(score[off]))
+            if offer:
+                values, labels = parse_levels(offer[0][1])
+                widened = Scale(values, labels, () if scale.is_square else scale.true_values)
             problems.append(Problem("score", f"value{'s' if off.sum() > 1 else ''} {_fmt_values(score[off])} in {_fmt_rows(_rows(off))} {'are' if off.sum() > 1 else 'is'} not on the scale.",
                                     rows=_rows(off), value=_distinct(score[off]), expected=f"one of {', '.join(_num(v) for v in scale.values)}",
-                                    fix="correct the scores, or declare the scale's levels (e.g. 1,2,3,4,5).", setting="levels"))
+                                    fix="correct the scores, or declare the scale's levels (e.g. 1,2,3,4,5).", setting="levels",
+                                    suggestion=offer))
     raw["score"] = score
 
     # Ground truth.
@@ -1166,9 +1295,14 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
             lo, hi = scale.true_values[0], scale.true_values[-1]
             out = ts.notna() & ((ts < lo - 1e-9) | (ts > hi + 1e-9))
             if out.any():
+                suggestion = _truth_range_suggestion(widened, float(ts.min()), float(ts.max()))
                 problems.append(Problem("true_score", f"value{'s' if out.sum() > 1 else ''} {_fmt_values(ts[out])} in {_fmt_rows(_rows(out))} outside the true scale's range.",
                                         rows=_rows(out), value=_distinct(ts[out]), expected=f"a number from {_num(lo)} to {_num(hi)}",
-                                        fix="rescale the ground truth to the true levels, or declare the true levels.", setting="true_levels"))
+                                        fix=("rescale the ground truth to the true levels, or declare the true levels that reach it."
+                                             if suggestion[0][0] == "true_levels" else
+                                             "rescale the ground truth to the scale, or declare the scale's levels down and up to the truth's "
+                                             "(a level no judge gave is still a level)."),
+                                        setting=suggestion[0][0], suggestion=suggestion))
         if ts.isna().all() and not ts_bad.any() and not ts_inf.any():
             notes.append("The true_score column is empty: the table has no ground truth.")
             raw = raw.drop(columns=["true_score"])
@@ -1494,7 +1628,7 @@ def collapse_levels(table: JudgmentTable, mapping: Mapping[float, float], labels
         frame["true_score"] = np.interp(frame["true_score"].to_numpy(dtype=float), xs, ys)
     return JudgmentTable(frame=frame, scale=new_scale, families=table.families, candidates=table.candidates,
                          judges=table.judges, items=table.items, notes=tuple(notes), source=table.source,
-                         criterion=table.criterion)
+                         criterion=table.criterion, left_out=table.left_out)
 
 
 def template_frame() -> pd.DataFrame:

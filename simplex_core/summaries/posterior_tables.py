@@ -325,8 +325,11 @@ def package_versions(extra: Sequence[str] = ()) -> dict[str, str]:
     return out
 
 
-def settings_record(fit: Any, command_line: str | None = None, counts: Any = None) -> dict[str, Any]:
-    """Everything needed to reproduce a fit: data hash, scale, families, options, seed, versions."""
+def settings_record(fit: Any, command_line: str | None = None, counts: Any = None,
+                    selection: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """Everything needed to reproduce a fit: data hash, scale, families, options, seed, versions, and
+    the candidates and judges left out of the file (``selection``: :func:`simplex_core.data.selection.selection_record`
+    of the table fitted; empty lists when not given)."""
     counts = counts_of(fit, counts)
     settings = getattr(fit, "settings", None)
     options = settings.to_dict() if settings is not None else json.loads(
@@ -340,6 +343,7 @@ def settings_record(fit: Any, command_line: str | None = None, counts: Any = Non
         "seed": options.get("seed"),
         "package_versions": package_versions(),
         "command_line": command_line,
+        "selection": dict(selection) if selection else {"candidates_left_out": [], "judges_left_out": []},
     }
 
 
@@ -352,7 +356,8 @@ def _diagnostics_dict(fit: Any) -> dict[str, Any]:
     return d.to_dict() if hasattr(d, "to_dict") else dict(d)
 
 
-def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None) -> dict[str, Any]:
+def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None,
+                selection: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """The ``result.json`` document of ``python -m simplex_core fit`` (issue 3's contract).
 
     Parameters
@@ -364,6 +369,9 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         The command that produced the fit, recorded under ``settings``.
     counts
         The counts, when ``fit`` does not carry them.
+    selection
+        The candidates and judges left out of the file (:func:`simplex_core.data.selection.selection_record`),
+        recorded under ``settings.selection``.
 
     Returns
     -------
@@ -375,7 +383,8 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
         reader must know about the data's power: :func:`simplex_core.model.definition.data_notes`), ``diagnostics``,
-        ``settings`` (data hash, scale, families, options, seed, package versions, command line),
+        ``settings`` (data hash, scale, families, options, seed, package versions, command line,
+        ``selection``: the candidates and judges left out),
         ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
         :func:`hyperparameter_records`; ``{}`` at a fixed setting) and ``timing`` (``compile_s``,
         ``sample_s``, ``sampler``, ``rounds``, and the posterior's ``chains`` and ``draws_per_chain``).
@@ -407,7 +416,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         "excluded_pairs": [{"judge": j, "candidate": k} for j, k in counts.excluded_pairs],
         "notes": data_notes(counts, getattr(fit, "settings", None)),
         "diagnostics": _diagnostics_dict(fit),
-        "settings": settings_record(fit, command_line, counts),
+        "settings": settings_record(fit, command_line, counts, selection),
         "hyperparameters": hyperparameter_records(fit),
         "timing": {**{k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},
                    **_sampled(fit, timing)},
