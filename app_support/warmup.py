@@ -55,6 +55,7 @@ def warm_default_view() -> dict[str, float]:
     view = fits.get_fit(table, settings, submit=False)
     if view.result is not None:
         results.bayesian_method_result(view.result, view.result_key)
+        results.ppc_table(view.result, view.result_key, view.counts)  # the misfit sentence beside the ranking
     from .approximate import NEAREST, source_draws
 
     for omega in (settings.omega, 1.0):  # the sources of the first slider moves, ω = 0 and ω > 0

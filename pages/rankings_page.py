@@ -82,6 +82,15 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
                 else "**Bayesian ranking** (best first")
         st.markdown(f"{head}; median rank and 95% rank interval): "
                     f"{ranking_sentence(results.candidate_table(shown, shown_key), name=md)}")
+    if not approximate_shown and view.current and view.counts is not None:
+        with guard("checking the fit against the data"):
+            from simplex_core.summaries.posterior_tables import misfit_sentence
+
+            misfit = misfit_sentence(results.ppc_table(shown, shown_key, view.counts),
+                                     integrated=bool(view.result_settings.integrated))
+            if misfit:
+                st.warning(md(misfit) + " Details: the posterior predictive check on the Sensitivity page.",
+                           icon=":material/rule:")
 
 # -- rank distributions -----------------------------------------------------------------------
 with guard("drawing the rank distributions"):

@@ -290,6 +290,38 @@ def posterior_predictive_check(fit: Any, counts: Any = None, seed: int = 0, max_
     return pd.DataFrame(rows)
 
 
+def misfit_sentence(ppc: pd.DataFrame, *, integrated: bool = False, level: float = 0.05) -> str | None:
+    """One sentence for beside the ranking when the posterior predictive check says the model misfits,
+    or None when it does not.
+
+    Only the fitted (judge, candidate) pairs count. At ``level`` = 0.05 about one pair in twenty
+    disagrees by chance even when the model is right, so the sentence is said only when more pairs
+    disagree than a Binomial(pairs, level) count reaches 95% of the time; it names the judge (and the
+    candidate) with the most misfits, since a judge that treats candidates differently is what a
+    per-judge confusion matrix cannot absorb, and says what to try.
+    """
+    from scipy import stats
+
+    pairs = ppc.drop_duplicates(["judge", "candidate"])
+    fitted = pairs[pairs["included"].astype(bool) & (pairs["n"] > 0)]
+    bad = fitted[~fitted["agrees"].astype(bool)]
+    n_pairs = len(fitted)
+    if n_pairs == 0 or len(bad) <= stats.binom.ppf(0.95, n_pairs, level):
+        return None
+    by_judge = bad["judge"].value_counts()
+    judge, n_judge = str(by_judge.index[0]), int(by_judge.iloc[0])
+    of_judge = int((fitted["judge"] == judge).sum())
+    by_cand = bad["candidate"].value_counts()
+    cand, n_cand = str(by_cand.index[0]), int(by_cand.iloc[0])
+    remedy = ("even with the judges' deviations by candidate integrated (ω learnt): read the ranking of those "
+              "candidates with care, or leave that judge out" if integrated else
+              "integrated mode (ω and β_max learnt from the data) lets a judge deviate by candidate")
+    return (f"The model misfits {len(bad)} of {n_pairs} judge–candidate pairs, more than chance explains "
+            f"(most: judge {judge}, on {n_judge} of its {of_judge} candidates; candidate {cand}, by {n_cand} "
+            f"judge{'s' if n_cand != 1 else ''}), so a judge scores some candidates differently from the others and the ranking may lean "
+            f"there; {remedy}.")
+
+
 # -- result.json ---------------------------------------------------------------------------------
 
 def _finite(x: Any) -> Any:
