@@ -798,6 +798,8 @@ def ppi_mean_ranks(
     excluded: Collection[tuple[str, str]] = (),
     power_tuning: bool = False,
     level: float = 0.95,
+    predictions: pd.Series | None = None,
+    name: str | None = None,
 ) -> MethodResult:
     """Prediction-powered ranking (methods ``ppi_5``, ``ppi_10``; uses gold labels).
 
@@ -821,6 +823,13 @@ def ppi_mean_ranks(
         The table's scale (for the rescaling).
     labelled_fraction
         Share of items labelled (0.05 -> ``ppi_5``, 0.10 -> ``ppi_10``).
+    predictions
+        Another predictor instead of the judges' mean (step 2): one value per (item, candidate) on the
+        scale of ``true_score`` (rescaled here like the labels), NaN or absent = no prediction. It must
+        not have seen the labels, or the rectifier no longer corrects its bias
+        (:mod:`simplex_core.model_ppi` passes the label-free model's posterior mean true score).
+    name
+        Method name (default ``ppi_<pct>``).
     """
     if TRUE_SCORE not in view.columns:
         raise ValueError(
@@ -831,9 +840,14 @@ def ppi_mean_ranks(
         raise ValueError(f"n_resamples must be at least 1; got {n_resamples}.")
     gen = _as_generator(rng)
     arr = score_array(view, excluded)
-    name = f"ppi_{int(round(labelled_fraction * 100))}"
+    name = name or f"ppi_{int(round(labelled_fraction * 100))}"
     labelled = ppi_labelled_items(len(arr.items), labelled_fraction, gen)
-    preds = _nanmean_last(scale.rescale(arr.scores))  # [I, K]
+    if predictions is None:
+        preds = _nanmean_last(scale.rescale(arr.scores))  # [I, K]
+    else:
+        full = pd.MultiIndex.from_product([arr.items, arr.candidates], names=["item", "candidate"])
+        given = predictions.reindex(full).to_numpy(dtype=float)
+        preds = scale.rescale(given).reshape(len(arr.items), len(arr.candidates))
     labels = scale.rescale(arr.truth)  # [I, K]
     y_l, yh_l, yh_u = labels[labelled], preds[labelled], preds[~labelled]
     n_lab, n_unl = int(labelled.sum()), int((~labelled).sum())
