@@ -21,7 +21,7 @@ intervals: PPI's bootstrap over labelled and unlabelled items at a fixed partiti
 predictor held fixed. One label-free fit serves every labelled share and every label draw of a view.
 
 - :func:`model_ppi_name` / :func:`model_ppi_fraction`: ``bayesian_ppi_<pct>`` names.
-- :func:`answer_predictions`: ŷ per (item, candidate) from a fit.
+- :func:`answer_predictions`: ŷ per (item, candidate) from a fit's draws.
 - :func:`predictor_task`: fit (or take from the cache) and reduce to a :class:`ModelPredictor`; a
   module-level function of picklable arguments, so a Dask worker runs it
   (:func:`simplex_core.experiments.prefetch_fits`).
@@ -66,15 +66,16 @@ def model_ppi_fraction(name: str) -> float | None:
     return int(pct) / 100.0
 
 
-def answer_predictions(fit, table: JudgmentTable, counts) -> pd.Series:
-    """Posterior mean true score of every non-gold answer with a usable score, from a shared-truth fit.
+def answer_predictions(draws, table: JudgmentTable, counts) -> pd.Series:
+    """Posterior mean true score of every non-gold answer with a usable score, from the
+    :class:`~simplex_core.labelling.LabelDraws` of a shared-truth fit of ``table`` (``counts`` its
+    count tensor: which judge-candidate pairs count).
 
     Index (item, candidate); values on the scale of the true levels. Answers without any usable
     judge score (all missing or excluded as self-family) are absent: PPI leaves them out.
     """
-    from .labelling import LabelDraws, answers_of, label_probabilities
+    from .labelling import answers_of, label_probabilities
 
-    draws = LabelDraws.from_fit(fit, max_draws=None)
     answers = answers_of(table, counts.included)
     levels = np.asarray(table.scale.true_values, dtype=float)
     mean = np.empty(len(answers.candidate_index))
@@ -110,7 +111,9 @@ def predictor_task(task: tuple) -> ModelPredictor:
         from .inference import fit_model
 
         fit = fit_model(counts, settings)
-    predictions = answer_predictions(fit, table, counts)
+    from .labelling import LabelDraws
+
+    predictions = answer_predictions(LabelDraws.from_fit(fit, max_draws=None), table, counts)
     diag = fit.diagnostics
     details = {
         "converged": float(diag.converged),

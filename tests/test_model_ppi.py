@@ -1,0 +1,152 @@
+"""bayesian_ppi_<pct>: PPI with the label-free model's posterior mean true score as predictor."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simplex_core import gold as gold_module
+from simplex_core.baselines import _nanmean_last, baseline_methods, method_generator, ppi_mean_ranks, score_array
+from simplex_core.data import count_tensor, item_view, load_table
+from simplex_core.evaluation import evaluate_methods, evaluate_results, true_ranks
+from simplex_core.labelling import LabelDraws
+from simplex_core.model_ppi import (ModelPredictor, answer_predictions, model_ppi_fraction, model_ppi_methods,
+                                    model_ppi_name)
+from simplex_core.scale import Scale
+from simplex_core.simulate import simulate
+
+BINARY = Scale((0.0, 1.0))
+
+
+def _sim_table(n_items=80, seed=3, **kw):
+    sim = simulate(scale=BINARY, n_items=n_items, candidates=4, judges=3, rng=seed, **kw)
+    return load_table(sim.frame, scale=sim.scale)
+
+
+def test_names_round_trip_and_a_bad_name_is_named():
+    assert model_ppi_name(0.05) == "bayesian_ppi_5" and model_ppi_fraction("bayesian_ppi_10") == 0.10
+    assert model_ppi_fraction("ppi_10") is None
+    with pytest.raises(ValueError, match="bayesian_ppi_<percent>"):
+        model_ppi_fraction("bayesian_ppi_x")
+
+
+def test_answer_predictions_are_the_posterior_mean_true_level_by_bayes_rule():
+    """One judge, two candidates, one draw: ŷ = P(t = 1 | score) by hand."""
+    frame = pd.DataFrame({"item": ["q0", "q0", "q1", "q1"], "candidate": ["a", "b", "a", "b"],
+                          "judge": "x", "score": [1.0, 1.0, 0.0, 1.0]})
+    table = load_table(frame, scale=BINARY)
+    counts = count_tensor(table)
+    pi = np.array([[[0.3, 0.7], [0.8, 0.2]]])  # [S=1, K, T]
+    theta = np.array([[[[0.9, 0.1], [0.25, 0.75]]]])  # [S, J, T, M]: rows = true level
+    draws = LabelDraws(pi=pi, theta=theta, ranks=np.array([[1.0, 2.0]]))
+    pred = answer_predictions(draws, table, counts)
+
+    def post(prior1, score):
+        like = theta[0, 0, :, score]
+        p = np.array([1 - prior1, prior1]) * like
+        return p[1] / p.sum()
+
+    assert pred[("q0", "a")] == pytest.approx(post(0.7, 1))
+    assert pred[("q0", "b")] == pytest.approx(post(0.2, 1))
+    assert pred[("q1", "a")] == pytest.approx(post(0.7, 0))
+    assert pred[("q1", "b")] == pytest.approx(post(0.2, 1))
+
+
+def test_given_predictions_equal_to_the_judges_mean_reproduce_ppi():
+    table = _sim_table()
+    view = item_view(table)
+    arr = score_array(view)
+    mean = _nanmean_last(arr.scores)  # scale is [0, 1]: rescaling is the identity
+    preds = pd.Series(mean.ravel(), index=pd.MultiIndex.from_product([arr.items, arr.candidates],
+                                                                       names=["item", "candidate"]))
+    a = ppi_mean_ranks(view, BINARY, 0.10, 50, np.random.default_rng(4))
+    b = ppi_mean_ranks(view, BINARY, 0.10, 50, np.random.default_rng(4), predictions=preds.sample(frac=1, random_state=0))
+    pd.testing.assert_series_equal(a.scores, b.scores)
+    pd.testing.assert_series_equal(a.rank_lo, b.rank_lo)
+
+
+def test_a_perfect_predictor_gives_the_unlabelled_items_true_mean_exactly():
+    table = _sim_table()
+    view = item_view(table)
+    arr = score_array(view)
+    res = ppi_mean_ranks(view, BINARY, 0.10, 20, np.random.default_rng(9), predictions=view["true_score"],
+                         name="oracle")
+    labelled = gold_module.labelled_item_mask(len(arr.items), 0.10, np.random.default_rng(9))
+    np.testing.assert_allclose(res.scores.to_numpy(), arr.truth[~labelled].mean(axis=0))
+    assert res.method == "oracle"
+
+
+def test_the_rectifier_removes_a_predictor_bias_that_depends_on_the_candidate():
+    """Over many label draws the estimate averages to the true mean even when the predictor is off
+    by +0.3 for one candidate and −0.2 for another (what PPI's guarantee rests on)."""
+    table = _sim_table(n_items=200)
+    view = item_view(table)
+    arr = score_array(view)
+    bias = {arr.candidates[0]: 0.3, arr.candidates[1]: -0.2}
+    cand = view.index.get_level_values("candidate")
+    preds = view["true_score"] + np.array([bias.get(c, 0.0) for c in cand])
+    est = np.array([ppi_mean_ranks(view, BINARY, 0.10, 1, np.random.default_rng(s), predictions=preds).scores.to_numpy()
+                    for s in range(300)])
+    truth = arr.truth.mean(axis=0)
+    se = est.std(axis=0) / np.sqrt(len(est))
+    assert np.all(np.abs(est.mean(axis=0) - truth) < 4 * se + 1e-9)
+    assert np.abs(est.mean(axis=0)[0] - (truth[0] + 0.3)) > 0.2  # without the rectifier it would be off
+
+
+def test_bayesian_ppi_labels_the_same_items_as_ppi_in_every_resample(monkeypatch):
+    table = _sim_table(n_items=60)
+    view = item_view(table)
+    masks = []
+    real = gold_module.labelled_item_mask
+
+    def spy(n_items, fraction, rng):
+        masks.append(real(n_items, fraction, rng))
+        return masks[-1]
+
+    monkeypatch.setattr(gold_module, "labelled_item_mask", spy)
+    method = model_ppi_methods(table, ["bayesian_ppi_10"])["bayesian_ppi_10"]
+    # the fit is not what this test is about: a predictor of the judges' mean stands in for it
+    monkeypatch.setattr(type(method), "predictor",
+                        lambda self, v: ModelPredictor(v.drop(columns="true_score").mean(axis=1), {"converged": 1.0}))
+    methods = {"ppi_10": baseline_methods(view, table.scale, single_judges=False, ppi_fractions=(0.10,))["ppi_10"],
+               "bayesian_ppi_10": method}
+    evaluate_methods(view, methods, ci_resamples=3, rng=7)
+    assert len(masks) == 8
+    for ppi, ours in zip(masks[0::2], masks[1::2]):
+        np.testing.assert_array_equal(ppi, ours)
+    assert method.history[0].uses_labels and method.history[0].method == "bayesian_ppi_10"
+
+
+def test_one_label_free_fit_serves_every_share_and_label_draw():
+    table = _sim_table(n_items=60)
+    view = item_view(table)
+    methods = model_ppi_methods(table, ["bayesian_ppi_5", "bayesian_ppi_10"], chains=2, draws=200, tune=200)
+    tasks = methods["bayesian_ppi_5"].fit_tasks([view])
+    assert len(tasks) == 1 and tasks[0][1][1].likelihood == "shared-truth"
+    assert count_tensor(table).patterns.n_gold == tasks[0][1][2].patterns.n_gold == 0  # never sees a label
+    from simplex_core.experiments import prefetch_fits
+
+    assert prefetch_fits([(methods.values(), [view], 0)]) == 1  # shared memo: one fit for both shares
+    assert methods["bayesian_ppi_10"].fit_tasks([view]) == []
+
+
+def test_coverage_on_simulated_data_where_the_judges_err_by_candidate():
+    """Known truth, judges whose confusion depends on the candidate (ω > 0) while the fit assumes
+    ω = 0: the label-free model is off, PPI with it as predictor still covers the true ranks."""
+    sim = simulate(scale=BINARY, n_items=300, candidates=5, judges=4, omega=1.0,
+                   pi=np.column_stack([1 - np.linspace(0.35, 0.8, 5), np.linspace(0.35, 0.8, 5)]), rng=11)
+    table = load_table(sim.frame, scale=sim.scale)
+    view = item_view(table)
+    truth = true_ranks(view)
+    method = model_ppi_methods(table, ["bayesian_ppi_10"], chains=4, draws=500, tune=500)["bayesian_ppi_10"]
+    covs, rhos = [], []
+    for r in range(20):
+        res = method(view, method_generator(0, "ppi_10", r))
+        ev = evaluate_results({"m": res}, truth).iloc[0]
+        covs.append(ev["coverage"])
+        rhos.append(ev["spearman"])
+    d = res.details
+    assert d["max_rhat"] <= 1.01 and d["min_ess_bulk"] >= 400 and d["divergences"] == 0
+    assert np.mean(covs) >= 0.90
+    assert np.mean(rhos) > 0.8
