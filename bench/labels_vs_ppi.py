@@ -6,9 +6,12 @@ generator ``method_generator(seed, "ppi_<pct>", r)``, so all label the same item
 machinery's rule). Methods:
 
 - ``ppi_<pct>``: PPI with the judges' mean as predictor (λ = 1, the baseline);
+- ``ppi_<pct> expanded``: the same with the expanded-percentile intervals, to show what the expansion
+  alone buys;
 - ``bayesian_ppi_<pct>``: PPI++ (power-tuned λ) with the label-free shared-truth fit's posterior mean
-  true score as predictor (:mod:`simplex_core.model_ppi`);
-- ``bayesian_ppi_<pct> λ=1``: the same predictor with λ = 1 (plain PPI), to show what the tuning adds;
+  true score as predictor and expanded-percentile intervals (:mod:`simplex_core.model_ppi`);
+- ``bayesian_ppi_<pct> plain``: the same without the expansion;
+- ``bayesian_ppi_<pct> λ=1``: the same predictor with λ = 1 (plain PPI), expanded;
 - ``bayesian_gold_<pct>``: the shared-truth fit with the labelled answers' true levels observed;
 - ``bayesian``: the label-free default (ω = 0, β_max = 5, shared-truth; no labels, one fit, no draws).
 
@@ -43,11 +46,11 @@ def _figures(res, truth) -> tuple[float, float, float, float]:
 
     ev = evaluate_results({"m": res}, truth).iloc[0]
     width = float(np.mean(np.asarray(res.rank_hi) - np.asarray(res.rank_lo) + 1))
-    return float(ev["coverage"]), float(ev["spearman"]), width, float(res.details.get("converged", np.nan))
+    return float(ev["coverage"]), float(ev["spearman"]), width, float(res.details.get("converged", -1.0))
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.baselines import baseline_methods, method_generator
+    from simplex_core.baselines import baseline_methods, method_generator, ppi_mean_ranks
     from simplex_core.data import item_view
     from simplex_core.datasets import load_dataset
     from simplex_core.evaluation import true_ranks
@@ -80,15 +83,19 @@ def main(argv: list[str] | None = None) -> None:
             d_cov, d_rho, d_w, d_conv = _figures(default, truth)
             names = [model_ppi_name(f) for f in fractions]
             tuned = model_ppi_methods(table, names, cache=cache, **FIT)
-            plain = model_ppi_methods(table, names, cache=cache, power_tuning=False, **FIT)
+            lam1 = model_ppi_methods(table, names, cache=cache, power_tuning=False, **FIT)
+            plain = model_ppi_methods(table, names, cache=cache, expanded=False, **FIT)
             for f in fractions:
                 pct = int(round(f * 100))
                 ppi_name, gold_name, mppi_name = f"ppi_{pct}", gold_method_name(f), model_ppi_name(f)
                 methods = {
                     ppi_name: baseline_methods(view, table.scale, excluded=excluded, single_judges=False,
                                                ppi_fractions=(f,))[ppi_name],
+                    f"{ppi_name} expanded": lambda v, rng, _f=f: ppi_mean_ranks(v, table.scale, _f, 300, rng,
+                                                                                excluded=excluded, expanded=True),
                     mppi_name: tuned[mppi_name],
-                    f"{mppi_name} λ=1": plain[mppi_name],
+                    f"{mppi_name} plain": plain[mppi_name],
+                    f"{mppi_name} λ=1": lam1[mppi_name],
                 }
                 if not args.no_gold:
                     methods[gold_name] = bayesian_methods(table, [gold_name], cache=cache, **FIT)[gold_name]
@@ -98,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
                         figs[m_name].append(_figures(method(view, method_generator(args.seed, ppi_name, r)), truth))
                 means = {m: np.nanmean(np.array(v), axis=0) for m, v in figs.items()}
                 for m, (cov, rho, width, conv) in means.items():
-                    c = "" if np.isnan(conv) else f"{conv:.2f}"
+                    c = "" if conv < 0 else f"{conv:.2f}"
                     print(f"| {pair} | {f:g} | {m} | {cov:.2f} | {rho:.3f} | {width:.2f} | {c} |", flush=True)
                 print(f"| {pair} | {f:g} | bayesian (no labels) | {d_cov:.2f} | {d_rho:.3f} | {d_w:.2f} | {d_conv:.2f} |",
                       flush=True)

@@ -18,7 +18,9 @@ predictor only as far as it correlates with the labels, so a poor fit can cost l
 Labelled items: the same as ``ppi_<pct>`` and ``bayesian_gold_<pct>`` (the method reads the
 generator of stream ``ppi_<pct>``, see :func:`simplex_core.evaluation.method_stream`). Rank
 intervals: PPI's bootstrap over labelled and unlabelled items at a fixed partition, with the
-predictor held fixed. One label-free fit serves every labelled share and every label draw of a view.
+predictor held fixed, each candidate's deviations widened by Hesterberg's expanded-percentile
+factor for its number of labelled answers (``expanded``; a handful of labelled items makes the plain
+percentile bootstrap too narrow). One label-free fit serves every labelled share and every label draw of a view.
 
 - :func:`model_ppi_name` / :func:`model_ppi_fraction`: ``bayesian_ppi_<pct>`` names.
 - :func:`answer_predictions`: ŷ per (item, candidate) from a fit's draws.
@@ -140,6 +142,7 @@ class BayesianPPIMethod(BayesianMethod):
 
     labelled_fraction: float = 0.10
     power_tuning: bool = True
+    expanded: bool = True
     n_resamples: int = 300
     excluded: frozenset = field(default_factory=frozenset)
 
@@ -171,7 +174,7 @@ class BayesianPPIMethod(BayesianMethod):
         pred = self.predictor(view)
         result = ppi_mean_ranks(view, self.scale, self.labelled_fraction, self.n_resamples, _as_generator(rng),
                                 excluded=self.excluded, power_tuning=self.power_tuning,
-                                predictions=pred.predictions, name=self.name)
+                                predictions=pred.predictions, name=self.name, expanded=self.expanded)
         result = dataclasses.replace(result, details={**result.details, **pred.details},
                                      notes=tuple(result.notes) + tuple(pred.notes))
         self.history.append(result)
@@ -193,7 +196,7 @@ class BayesianPPIMethod(BayesianMethod):
 
 def model_ppi_methods(table: JudgmentTable, names: Iterable[str], *, self_exclusion: bool = True,
                       cache: object | None = None, progress=None, power_tuning: bool = True,
-                      n_resamples: int = 300, **fit_options) -> dict[str, BayesianPPIMethod]:
+                      expanded: bool = True, n_resamples: int = 300, **fit_options) -> dict[str, BayesianPPIMethod]:
     """``bayesian_ppi_<pct>`` methods for a table (name -> method). They share one memo, so one
     label-free fit per view serves every share. ``fit_options`` go to :class:`FitSettings` (chains,
     draws, tune, seed, prior, engine, ...); the setting is ``bayesian_gold_<pct>``'s without labels."""
@@ -210,6 +213,6 @@ def model_ppi_methods(table: JudgmentTable, names: Iterable[str], *, self_exclus
             scale=table.scale, families=dict(table.families), candidates=tuple(table.candidates),
             judges=tuple(table.judges), cache=cache, progress=progress, memo=memo,
             rng_stream=f"ppi_{int(round(fraction * 100))}", labelled_fraction=fraction,
-            power_tuning=power_tuning, n_resamples=n_resamples, excluded=excluded,
+            power_tuning=power_tuning, expanded=expanded, n_resamples=n_resamples, excluded=excluded,
         )
     return out

@@ -150,3 +150,28 @@ def test_coverage_on_simulated_data_where_the_judges_err_by_candidate():
     assert d["max_rhat"] <= 1.01 and d["min_ess_bulk"] >= 400 and d["divergences"] == 0
     assert np.mean(covs) >= 0.90
     assert np.mean(rhos) > 0.8
+
+
+def test_expanded_intervals_widen_ppi_most_where_few_items_are_labelled():
+    """Hesterberg's expansion keeps the estimates, widens the intervals, and covers the true ranks
+    at least as often as the plain percentile bootstrap when only 3 items are labelled."""
+    rng = np.random.default_rng(1)
+    n_items, n_cand = 60, 6
+    truth = (rng.random((n_items, n_cand)) < np.linspace(0.3, 0.8, n_cand)).astype(float)
+    judge = np.clip(truth + rng.normal(0, 0.6, truth.shape), 0, 1)
+    index = pd.MultiIndex.from_product([[f"q{i}" for i in range(n_items)], [f"c{k}" for k in range(n_cand)]],
+                                       names=["item", "candidate"])
+    view = pd.DataFrame({"j": judge.ravel(), "true_score": truth.ravel()}, index=index)
+    ranks = true_ranks(view)
+    figures = {False: [], True: []}
+    for s in range(60):
+        for expanded in (False, True):
+            res = ppi_mean_ranks(view, BINARY, 0.05, 200, np.random.default_rng(s), expanded=expanded)
+            cov = evaluate_results({"m": res}, ranks).iloc[0]["coverage"]
+            figures[expanded].append((res.scores.to_numpy(), np.mean(res.rank_hi - res.rank_lo + 1), cov))
+    for (s0, w0, c0), (s1, w1, c1) in zip(figures[False], figures[True]):
+        np.testing.assert_array_equal(s0, s1)
+    width = {e: np.mean([f[1] for f in v]) for e, v in figures.items()}
+    cover = {e: np.mean([f[2] for f in v]) for e, v in figures.items()}
+    assert width[True] > width[False]
+    assert cover[True] >= cover[False] and cover[True] >= 0.9
