@@ -12,6 +12,7 @@ machinery's rule). Methods:
   true score as predictor and expanded-percentile intervals (:mod:`simplex_core.model_ppi`);
 - ``bayesian_ppi_<pct> plain``: the same without the expansion;
 - ``bayesian_ppi_<pct> λ=1``: the same predictor with λ = 1 (plain PPI), expanded;
+- ``bayesian_ppi_<pct> blend``: predictor = half the model's, half the judges' mean (PPI++, expanded);
 - ``bayesian_gold_<pct>``: the shared-truth fit with the labelled answers' true levels observed;
 - ``bayesian``: the label-free default (ω = 0, β_max = 5, shared-truth; no labels, one fit, no draws).
 
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
             tuned = model_ppi_methods(table, names, cache=cache, **FIT)
             lam1 = model_ppi_methods(table, names, cache=cache, power_tuning=False, **FIT)
             plain = model_ppi_methods(table, names, cache=cache, expanded=False, **FIT)
+            blend = model_ppi_methods(table, names, cache=cache, blend=True, **FIT)
             for f in fractions:
                 pct = int(round(f * 100))
                 ppi_name, gold_name, mppi_name = f"ppi_{pct}", gold_method_name(f), model_ppi_name(f)
@@ -96,6 +98,7 @@ def main(argv: list[str] | None = None) -> None:
                     mppi_name: tuned[mppi_name],
                     f"{mppi_name} plain": plain[mppi_name],
                     f"{mppi_name} λ=1": lam1[mppi_name],
+                    f"{mppi_name} blend": blend[mppi_name],
                 }
                 if not args.no_gold:
                     methods[gold_name] = bayesian_methods(table, [gold_name], cache=cache, **FIT)[gold_name]

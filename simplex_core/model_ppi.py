@@ -40,7 +40,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .baselines import MethodResult, _as_generator, ppi_mean_ranks
+from .baselines import MethodResult, _as_generator, _nanmean_last, ppi_mean_ranks, score_array
 from .data import JudgmentTable, count_tensor
 from .experiments import BayesianMethod, bayesian_settings, table_from_view
 from .fit_identity import fit_key
@@ -143,6 +143,7 @@ class BayesianPPIMethod(BayesianMethod):
     labelled_fraction: float = 0.10
     power_tuning: bool = True
     expanded: bool = True
+    blend: bool = False
     n_resamples: int = 300
     excluded: frozenset = field(default_factory=frozenset)
 
@@ -172,9 +173,15 @@ class BayesianPPIMethod(BayesianMethod):
 
     def __call__(self, view: pd.DataFrame, rng: np.random.Generator | None = None) -> MethodResult:
         pred = self.predictor(view)
+        predictions = pred.predictions
+        if self.blend:  # half the model's prediction, half the judges' mean: neither sees a label
+            arr = score_array(view, self.excluded)
+            full = pd.MultiIndex.from_product([arr.items, arr.candidates], names=["item", "candidate"])
+            judges_mean = pd.Series(_nanmean_last(arr.scores).ravel(), index=full)
+            predictions = 0.5 * (predictions.reindex(full) + judges_mean)
         result = ppi_mean_ranks(view, self.scale, self.labelled_fraction, self.n_resamples, _as_generator(rng),
                                 excluded=self.excluded, power_tuning=self.power_tuning,
-                                predictions=pred.predictions, name=self.name, expanded=self.expanded)
+                                predictions=predictions, name=self.name, expanded=self.expanded)
         result = dataclasses.replace(result, details={**result.details, **pred.details},
                                      notes=tuple(result.notes) + tuple(pred.notes))
         self.history.append(result)
@@ -196,7 +203,7 @@ class BayesianPPIMethod(BayesianMethod):
 
 def model_ppi_methods(table: JudgmentTable, names: Iterable[str], *, self_exclusion: bool = True,
                       cache: object | None = None, progress=None, power_tuning: bool = True,
-                      expanded: bool = True, n_resamples: int = 300, **fit_options) -> dict[str, BayesianPPIMethod]:
+                      expanded: bool = True, blend: bool = False, n_resamples: int = 300, **fit_options) -> dict[str, BayesianPPIMethod]:
     """``bayesian_ppi_<pct>`` methods for a table (name -> method). They share one memo, so one
     label-free fit per view serves every share. ``fit_options`` go to :class:`FitSettings` (chains,
     draws, tune, seed, prior, engine, ...); the setting is ``bayesian_gold_<pct>``'s without labels."""
@@ -213,6 +220,6 @@ def model_ppi_methods(table: JudgmentTable, names: Iterable[str], *, self_exclus
             scale=table.scale, families=dict(table.families), candidates=tuple(table.candidates),
             judges=tuple(table.judges), cache=cache, progress=progress, memo=memo,
             rng_stream=f"ppi_{int(round(fraction * 100))}", labelled_fraction=fraction,
-            power_tuning=power_tuning, expanded=expanded, n_resamples=n_resamples, excluded=excluded,
+            power_tuning=power_tuning, expanded=expanded, blend=blend, n_resamples=n_resamples, excluded=excluded,
         )
     return out

@@ -175,3 +175,17 @@ def test_expanded_intervals_widen_ppi_most_where_few_items_are_labelled():
     cover = {e: np.mean([f[2] for f in v]) for e, v in figures.items()}
     assert width[True] > width[False]
     assert cover[True] >= cover[False] and cover[True] >= 0.9
+
+
+def test_blend_is_ppi_with_half_the_model_and_half_the_judges_mean(monkeypatch):
+    table = _sim_table(n_items=60)
+    view = item_view(table)
+    method = model_ppi_methods(table, ["bayesian_ppi_10"], blend=True, expanded=False)["bayesian_ppi_10"]
+    model = view["true_score"] * 0.8 + 0.1  # a stand-in for the fit's posterior means
+    monkeypatch.setattr(type(method), "predictor", lambda self, v: ModelPredictor(model, {"converged": 1.0}))
+    got = method(view, np.random.default_rng(5))
+    judges_mean = view.drop(columns="true_score").mean(axis=1)
+    want = ppi_mean_ranks(view, BINARY, 0.10, 300, np.random.default_rng(5), power_tuning=True,
+                          predictions=0.5 * (model + judges_mean))
+    np.testing.assert_allclose(got.scores.to_numpy(), want.scores.to_numpy())
+    pd.testing.assert_series_equal(got.rank_hi, want.rank_hi)
