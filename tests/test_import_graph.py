@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("summaries", "evaluation", "leaderboard", "figures", "figures.simplex", "figures.results",
      "figures.geometry_lab", "calibration_figures"),
     # studies and long-lived programs
-    ("experiments", "sensitivity", "posterior_views", "calibration", "jobs", "jobs.manager", "figures.slides"),
+    ("experiments", "model_ppi", "sensitivity", "posterior_views", "calibration", "jobs", "jobs.manager", "figures.slides"),
 )
 
 
