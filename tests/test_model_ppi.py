@@ -189,3 +189,13 @@ def test_blend_is_ppi_with_half_the_model_and_half_the_judges_mean(monkeypatch):
                           predictions=0.5 * (model + judges_mean))
     np.testing.assert_allclose(got.scores.to_numpy(), want.scores.to_numpy())
     pd.testing.assert_series_equal(got.rank_hi, want.rank_hi)
+
+
+def test_cli_evaluate_names_a_bad_bayesian_ppi_method(tmp_path, capsys):
+    from simplex_core.cli import main
+
+    sim = simulate(scale=BINARY, n_items=30, candidates=3, judges=3, rng=5)
+    path = tmp_path / "tiny.csv"
+    sim.frame.to_csv(path, index=False)
+    assert main(["evaluate", str(path), "--out", str(tmp_path / "e.csv"), "--methods", "bayesian_ppi_x"]) == 2
+    assert "bayesian_ppi_<percent>" in capsys.readouterr().err
