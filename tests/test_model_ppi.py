@@ -132,14 +132,20 @@ def test_one_label_free_fit_serves_every_share_and_label_draw():
 
 
 def test_coverage_on_simulated_data_where_the_judges_err_by_candidate():
-    """Known truth, judges whose confusion depends on the candidate (ω > 0) while the fit assumes
-    ω = 0: the label-free model is off, PPI with it as predictor still covers the true ranks."""
-    sim = simulate(scale=BINARY, n_items=300, candidates=5, judges=4, omega=1.0,
-                   pi=np.column_stack([1 - np.linspace(0.35, 0.8, 5), np.linspace(0.35, 0.8, 5)]), rng=11)
+    """Known truth, judges whose confusion depends on the candidate (ω = 3) while the fit assumes
+    ω = 0: the label-free model's intervals miss a third of the true ranks; PPI with that model as
+    predictor covers them."""
+    from simplex_core.experiments import bayesian_methods
+
+    sim = simulate(scale=BINARY, n_items=300, candidates=6, judges=4, omega=3.0,
+                   pi=np.column_stack([1 - np.linspace(0.45, 0.75, 6), np.linspace(0.45, 0.75, 6)]), rng=12)
     table = load_table(sim.frame, scale=sim.scale)
     view = item_view(table)
     truth = true_ranks(view)
-    method = model_ppi_methods(table, ["bayesian_ppi_10"], chains=4, draws=500, tune=500)["bayesian_ppi_10"]
+    fit = dict(chains=4, draws=500, tune=500)
+    label_free = bayesian_methods(table, ["bayesian"], **fit)["bayesian"](view)
+    assert evaluate_results({"m": label_free}, truth).iloc[0]["coverage"] < 0.9  # the model is off here
+    method = model_ppi_methods(table, ["bayesian_ppi_10"], **fit)["bayesian_ppi_10"]
     covs, rhos = [], []
     for r in range(20):
         res = method(view, method_generator(0, "ppi_10", r))
@@ -149,7 +155,7 @@ def test_coverage_on_simulated_data_where_the_judges_err_by_candidate():
     d = res.details
     assert d["max_rhat"] <= 1.01 and d["min_ess_bulk"] >= 400 and d["divergences"] == 0
     assert np.mean(covs) >= 0.90
-    assert np.mean(rhos) > 0.8
+    assert np.mean(rhos) > 0.7
 
 
 def test_expanded_intervals_widen_ppi_most_where_few_items_are_labelled():
