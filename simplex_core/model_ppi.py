@@ -137,7 +137,10 @@ class BayesianPPIMethod(BayesianMethod):
     :meth:`counts_of` marks no gold and the fit is the same for every label draw); its
     :class:`ModelPredictor` is kept in ``memo`` by fit key (a memo may be shared by the methods of
     several shares). The generator (stream ``ppi_<pct>``) draws the labelled items, then PPI's
-    bootstrap. ``details`` carry the fit's convergence checks next to PPI's.
+    bootstrap. ``details`` carry the fit's convergence checks next to PPI's. ``power_tuning`` (PPI++ λ),
+    ``expanded`` (expanded-percentile intervals) and ``blend`` (predictor = half the model's, half
+    the judges' mean; off by default: it did not help consistently in ``bench/labels_vs_ppi.py``)
+    go to :func:`~simplex_core.baselines.ppi_mean_ranks`.
     """
 
     labelled_fraction: float = 0.10
