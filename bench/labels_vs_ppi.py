@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--draws", type=int, default=5, help="label draws per pair and share (default 5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-gold", action="store_true", help="leave out bayesian_gold_<pct> (one fit per draw)")
+    p.add_argument("--no-self-exclusion", action="store_true",
+                   help="keep self-family judgments (data whose candidates only same-family judges scored)")
     args = p.parse_args(argv)
     fractions = [float(f) for f in args.fractions.split(",")]
     print(f"# bench.labels_vs_ppi  {time.strftime('%Y-%m-%d %H:%M:%S')}  draws={args.draws}  fits={FIT}")
@@ -77,16 +79,18 @@ def main(argv: list[str] | None = None) -> None:
         for pair in args.pairs.split(","):
             name, criterion = pair.split(":")
             table = load_dataset(name, criterion=criterion)
-            excluded = frozenset(table.self_family_pairs)
+            excl = not args.no_self_exclusion
+            excluded = frozenset(table.self_family_pairs) if excl else frozenset()
             view = item_view(table)
             truth = true_ranks(view)
-            default = bayesian_methods(table, ["bayesian"], cache=cache, **FIT)["bayesian"](view)
+            default = bayesian_methods(table, ["bayesian"], cache=cache, self_exclusion=excl, **FIT)["bayesian"](view)
             d_cov, d_rho, d_w, d_conv = _figures(default, truth)
             names = [model_ppi_name(f) for f in fractions]
-            tuned = model_ppi_methods(table, names, cache=cache, **FIT)
-            lam1 = model_ppi_methods(table, names, cache=cache, power_tuning=False, **FIT)
-            plain = model_ppi_methods(table, names, cache=cache, expanded=False, **FIT)
-            blend = model_ppi_methods(table, names, cache=cache, blend=True, **FIT)
+            opts = dict(cache=cache, self_exclusion=excl, **FIT)
+            tuned = model_ppi_methods(table, names, **opts)
+            lam1 = model_ppi_methods(table, names, power_tuning=False, **opts)
+            plain = model_ppi_methods(table, names, expanded=False, **opts)
+            blend = model_ppi_methods(table, names, blend=True, **opts)
             for f in fractions:
                 pct = int(round(f * 100))
                 ppi_name, gold_name, mppi_name = f"ppi_{pct}", gold_method_name(f), model_ppi_name(f)
@@ -101,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{mppi_name} blend": blend[mppi_name],
                 }
                 if not args.no_gold:
-                    methods[gold_name] = bayesian_methods(table, [gold_name], cache=cache, **FIT)[gold_name]
+                    methods[gold_name] = bayesian_methods(table, [gold_name], **opts)[gold_name]
                 figs: dict[str, list] = {m: [] for m in methods}
                 for r in range(args.draws):
                     for m_name, method in methods.items():
