@@ -9,7 +9,7 @@ machinery's rule). Methods:
 - ``ppi_<pct> expanded``: the same with the expanded-percentile intervals, to show what the expansion
   alone buys;
 - ``bayesian_ppi_<pct>``: PPI++ (power-tuned λ) with the label-free shared-truth fit's posterior mean
-  true score as predictor and expanded-percentile intervals (:mod:`simplex_core.model_ppi`);
+  true score as predictor and expanded-percentile intervals (:mod:`simplex_core.studies.model_ppi`);
 - ``bayesian_ppi_<pct> plain``: the same without the expansion;
 - ``bayesian_ppi_<pct> λ=1``: the same predictor with λ = 1 (plain PPI), expanded;
 - ``bayesian_ppi_<pct> blend``: predictor = half the model's, half the judges' mean (PPI++, expanded);
@@ -43,7 +43,7 @@ FIT = dict(chains=4, draws=500, tune=500)
 
 
 def _figures(res, truth) -> tuple[float, float, float, float]:
-    from simplex_core.evaluation import evaluate_results
+    from simplex_core.summaries.evaluation import evaluate_results
 
     ev = evaluate_results({"m": res}, truth).iloc[0]
     width = float(np.mean(np.asarray(res.rank_hi) - np.asarray(res.rank_lo) + 1))
@@ -51,13 +51,13 @@ def _figures(res, truth) -> tuple[float, float, float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.baselines import baseline_methods, method_generator, ppi_mean_ranks
-    from simplex_core.data import item_view
-    from simplex_core.datasets import load_dataset
-    from simplex_core.evaluation import true_ranks
-    from simplex_core.experiments import bayesian_methods, gold_method_name
-    from simplex_core.fit_cache import FitCache
-    from simplex_core.model_ppi import model_ppi_methods, model_ppi_name
+    from simplex_core.methods.baselines import baseline_methods, method_generator, ppi_mean_ranks
+    from simplex_core.data.table import item_view
+    from simplex_core.data.datasets import load_dataset
+    from simplex_core.summaries.evaluation import true_ranks
+    from simplex_core.studies.experiments import bayesian_methods, gold_method_name
+    from simplex_core.inference.fit_cache import FitCache
+    from simplex_core.studies.model_ppi import model_ppi_methods, model_ppi_name
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pairs", default=",".join(PAIRS))

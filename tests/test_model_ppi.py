@@ -6,15 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core import gold as gold_module
-from simplex_core.baselines import _nanmean_last, baseline_methods, method_generator, ppi_mean_ranks, score_array
-from simplex_core.data import count_tensor, item_view, load_table
-from simplex_core.evaluation import evaluate_methods, evaluate_results, true_ranks
-from simplex_core.labelling import LabelDraws
-from simplex_core.model_ppi import (ModelPredictor, answer_predictions, model_ppi_fraction, model_ppi_methods,
-                                    model_ppi_name)
-from simplex_core.scale import Scale
-from simplex_core.simulate import simulate
+from simplex_core.data import gold as gold_module
+from simplex_core.methods.baselines import _nanmean_last, baseline_methods, method_generator, ppi_mean_ranks, score_array
+from simplex_core.data.table import count_tensor, item_view, load_table
+from simplex_core.summaries.evaluation import evaluate_methods, evaluate_results, true_ranks
+from simplex_core.methods.labelling import LabelDraws
+from simplex_core.studies.model_ppi import ModelPredictor, answer_predictions, model_ppi_fraction, model_ppi_methods, model_ppi_name
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import simulate
 
 BINARY = Scale((0.0, 1.0))
 
@@ -125,7 +124,7 @@ def test_one_label_free_fit_serves_every_share_and_label_draw():
     tasks = methods["bayesian_ppi_5"].fit_tasks([view])
     assert len(tasks) == 1 and tasks[0][1][1].likelihood == "shared-truth"
     assert count_tensor(table).patterns.n_gold == tasks[0][1][2].patterns.n_gold == 0  # never sees a label
-    from simplex_core.experiments import prefetch_fits
+    from simplex_core.studies.experiments import prefetch_fits
 
     assert prefetch_fits([(methods.values(), [view], 0)]) == 1  # shared memo: one fit for both shares
     assert methods["bayesian_ppi_10"].fit_tasks([view]) == []
@@ -135,7 +134,7 @@ def test_coverage_on_simulated_data_where_the_judges_err_by_candidate():
     """Known truth, judges whose confusion depends on the candidate (ω = 3) while the fit assumes
     ω = 0: the label-free model's intervals miss a third of the true ranks; PPI with that model as
     predictor covers them."""
-    from simplex_core.experiments import bayesian_methods
+    from simplex_core.studies.experiments import bayesian_methods
 
     sim = simulate(scale=BINARY, n_items=300, candidates=6, judges=4, omega=3.0,
                    pi=np.column_stack([1 - np.linspace(0.45, 0.75, 6), np.linspace(0.45, 0.75, 6)]), rng=12)

@@ -1,4 +1,4 @@
-"""On-disk cache of fits, keyed by :func:`simplex_core.fit_identity.fit_key`.
+"""On-disk cache of fits, keyed by :func:`simplex_core.inference.fit_identity.fit_key`.
 
 One directory per fit under the cache root (default ``~/.cache/simplex_judge``, or the environment
 variable ``SIMPLEX_JUDGE_CACHE``)::
@@ -22,8 +22,8 @@ Read-only layers (``FitCache(read_only=[folder, ...])``) are searched after the 
 folders of fits shipped with a program (the app's default fit in ``assets/precomputed/``, written
 by :func:`write_read_only`, as ``<stem>_fit.json`` + ``<stem>_posterior.nc``). Such an entry stands
 in for any fit of the same data and model settings whatever its sampler sizes, seed or engine (it
-is found by :func:`simplex_core.fit_identity.model_key`); one marked ``reweighting_only`` (a
-posterior thinned to what :mod:`simplex_core.reweighting` reads) is never returned as a fit, only
+is found by :func:`simplex_core.inference.fit_identity.model_key`); one marked ``reweighting_only`` (a
+posterior thinned to what :mod:`simplex_core.inference.reweighting` reads) is never returned as a fit, only
 by :meth:`FitCache.read_only_fits`. Read-only entries are never written, evicted or quarantined: a
 broken one is a miss, with a warning.
 """
@@ -44,11 +44,11 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from simplex_core.fit_identity import counts_hash, data_hash, data_key, fit_key, model_key
-from simplex_core.model import CountsLike, FitSettings
+from simplex_core.inference.fit_identity import counts_hash, data_hash, data_key, fit_key, model_key
+from simplex_core.model.definition import CountsLike, FitSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.inference import FitResult, ProgressCallback
+    from simplex_core.inference.fitting import FitResult, ProgressCallback
 
 ENV_VAR = "SIMPLEX_JUDGE_CACHE"
 SIZE_ENV_VAR = "SIMPLEX_JUDGE_CACHE_MAX_MB"
@@ -200,7 +200,7 @@ class FitCache:
     def get(self, counts: CountsLike, settings: FitSettings) -> "FitResult | None":
         """The cached fit for these counts and settings, or None. An entry that does not read back
         is quarantined (with a warning), so that the next request fits again."""
-        from simplex_core.inference import Diagnostics, FitResult
+        from simplex_core.inference.fitting import Diagnostics, FitResult
 
         key = fit_key(counts, settings)
         with _LOCK:
@@ -265,7 +265,7 @@ class FitCache:
 
     def read_only_fits(self, counts: CountsLike) -> "list[FitResult]":
         """Every read-only fit of these data (``reweighting_only`` ones included), each with the
-        settings it was made with: sources for :mod:`simplex_core.reweighting`."""
+        settings it was made with: sources for :mod:`simplex_core.inference.reweighting`."""
         key = data_key(counts)
         fits = (_read_only_fit(p, counts) for p, meta in self._read_only_entries() if meta.get("data_key") == key)
         return [f for f in fits if f is not None]
@@ -425,7 +425,7 @@ def _read_only_meta(meta_path: Path) -> dict | None:
 def _read_only_fit(meta_path: Path, counts: CountsLike) -> "FitResult | None":
     """The read-only entry as a FitResult for ``counts`` (its posterior read once per file version;
     ``timing`` has ``from_cache`` and ``read_only``); None, with a warning once, when unreadable."""
-    from simplex_core.inference import Diagnostics, FitResult
+    from simplex_core.inference.fitting import Diagnostics, FitResult
 
     meta = _read_only_meta(meta_path)
     post_path = meta_path.with_name(READ_ONLY_POSTERIOR.format(stem=meta_path.name.removesuffix(READ_ONLY_META.format(stem=""))))
@@ -501,7 +501,7 @@ def fit_cached(
 
     A fit loaded from the cache has ``timing["from_cache"] = True``.
     """
-    from simplex_core.inference import fit_model
+    from simplex_core.inference.fitting import fit_model
 
     cache = cache or FitCache()
     hit = cache.get(counts, settings)

@@ -6,11 +6,11 @@ from them → fit → rank of each true parameter value among L posterior draws.
 correct (model, sampler and simulator agree), each rank is uniform on 0..L; a histogram that
 sags in the middle means posteriors too narrow, one that bulges means too wide, a slope means bias.
 
-What is drawn from the prior: a scenario (a name in :data:`simplex_core.simulate.SCENARIOS`, or a
-:class:`~simplex_core.simulate.Scenario` of one's own, e.g. a 7-level square scale) fixes the
+What is drawn from the prior: a scenario (a name in :data:`simplex_core.model.simulate.SCENARIOS`, or a
+:class:`~simplex_core.model.simulate.Scenario` of one's own, e.g. a 7-level square scale) fixes the
 shape (scale, candidates, judges, items) and the hyperparameters (ω, β_max, δ); every replicate
 then draws π_k ~ Dirichlet(1), ρ_j ~ Beta(1, 1), Θ_j from the weight-propagation prior and, when
-ω > 0, the random effects -- the model's own prior (:mod:`simplex_core.model`). The scenario's
+ω > 0, the random effects -- the model's own prior (:mod:`simplex_core.model.definition`). The scenario's
 fixed π and ρ, its families and its self-preference are not used: the model has no
 self-preference, so data with it would fail calibration by design.
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .simulate import Scenario
+    from simplex_core.model.simulate import Scenario
 
 __all__ = [
     "CalibrationSettings",
@@ -54,8 +54,8 @@ PARAMETER_GROUPS: tuple[str, ...] = ("expected_score", "rho", "theta_diagonal")
 class CalibrationSettings:
     """One SBC run.
 
-    ``scenario``: a name in :data:`~simplex_core.simulate.SCENARIOS` or a
-    :class:`~simplex_core.simulate.Scenario` (frozen, so it travels to Dask workers with the settings).
+    ``scenario``: a name in :data:`~simplex_core.model.simulate.SCENARIOS` or a
+    :class:`~simplex_core.model.simulate.Scenario` (frozen, so it travels to Dask workers with the settings).
     ``rank_draws`` is L: posterior draws kept (evenly spaced over all chains) to rank the true value
     among, so ranks lie in 0..L. ``n_items`` None: the scenario's.
     """
@@ -73,14 +73,14 @@ class CalibrationSettings:
     @property
     def spec(self) -> "Scenario":
         """The scenario itself (KeyError for an unknown name: :meth:`check` says it first)."""
-        from .simulate import SCENARIOS, Scenario
+        from simplex_core.model.simulate import SCENARIOS, Scenario
 
         return self.scenario if isinstance(self.scenario, Scenario) else SCENARIOS[self.scenario]
 
     def check(self) -> None:
         """ValueError naming every bad field."""
-        from .model import LIKELIHOODS
-        from .simulate import SCENARIOS, Scenario
+        from simplex_core.model.definition import LIKELIHOODS
+        from simplex_core.model.simulate import SCENARIOS, Scenario
 
         problems = []
         if not isinstance(self.scenario, Scenario) and self.scenario not in SCENARIOS:
@@ -108,8 +108,8 @@ class CalibrationSettings:
             raise ValueError("Cannot calibrate: " + "; ".join(problems) + ".")
 
     def fit_settings(self, replicate: int):
-        """The :class:`~simplex_core.model.FitSettings` of a replicate: the scenario's hyperparameters."""
-        from .model import FitSettings
+        """The :class:`~simplex_core.model.definition.FitSettings` of a replicate: the scenario's hyperparameters."""
+        from simplex_core.model.definition import FitSettings
 
         spec = self.spec
         return FitSettings(omega=spec.omega, beta_max=spec.beta_max, delta=spec.delta, likelihood=self.likelihood,
@@ -131,8 +131,8 @@ def calibration_replicate(task: tuple) -> dict[str, Any]:
 
     Returns ``{"replicate", "ranks": DataFrame, "diagnostics": dict}``.
     """
-    from .data import count_tensor, load_table
-    from .inference import fit_model
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.inference.fitting import fit_model
 
     settings, r = task
     spec = settings.spec
@@ -255,10 +255,10 @@ class CalibrationResult:
 def calibrate(settings: CalibrationSettings, *, client: Any = None, bins: int | None = None,
               progress: Callable[[str], None] | None = None) -> CalibrationResult:
     """Run SBC: ``settings.replicates`` simulate → fit cycles (on Dask when ``client`` is given, see
-    :mod:`simplex_core.distributed`; the result does not depend on where they ran), then the
+    :mod:`simplex_core.inference.distributed`; the result does not depend on where they ran), then the
     uniformity tests. ``progress(message)`` gets a line per finished replicate."""
-    from .distributed import map_tasks
-    from .inference import format_rhat
+    from simplex_core.inference.distributed import map_tasks
+    from simplex_core.inference.fitting import format_rhat
 
     settings.check()
     n_ranks = settings.rank_draws + 1

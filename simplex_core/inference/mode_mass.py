@@ -8,7 +8,7 @@ the posterior's. There, two of four chains started at the best maximum L-BFGS fo
 265 log units *higher* than any maximum the optimiser found. Bridge sampling says the first pair's
 mode holds e^-277 of the second's mass: the fit was unconverged only because half of its chains
 were stuck in a mode without mass, which parallel tempering could not leave either. The engine now
-restarts such chains in the modes that hold the mass (:func:`simplex_core.inference._fit_fast`).
+restarts such chains in the modes that hold the mass (:func:`simplex_core.inference.fitting._fit_fast`).
 
 The estimator is the optimal bridge of Meng & Wong (1996) with a multivariate normal proposal fitted
 to the chain's draws, as in Gronau et al. (2017, "A tutorial on bridge sampling", the R package

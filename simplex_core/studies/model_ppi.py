@@ -1,13 +1,13 @@
 """Prediction-powered ranking with the model as predictor: methods ``bayesian_ppi_<pct>`` (uses labels).
 
-The PPI baselines (``ppi_<pct>``, :func:`simplex_core.baselines.ppi_mean_ranks`) predict an answer's
+The PPI baselines (``ppi_<pct>``, :func:`simplex_core.methods.baselines.ppi_mean_ranks`) predict an answer's
 true score by the judges' mean score. Here the predictor is the **label-free** shared-truth model's
 posterior mean of the answer's true score,
 
     ŷ_a = mean over draws s of Σ_t q_s(t) v_t,
 
 with q_s(t) the probability of true level t for the answer's score pattern under draw s
-(:func:`simplex_core.labelling.label_probabilities`) and v_t the true level values. The fit never sees
+(:func:`simplex_core.methods.labelling.label_probabilities`) and v_t the true level values. The fit never sees
 a label, so the predictor is independent of the labels and PPI's rectifier, the mean of
 (label − λ ŷ) over the labelled items, keeps the estimate of each candidate's mean true score
 unbiased whatever the model gets wrong (judges whose errors depend on the candidate, a wrong
@@ -16,7 +16,7 @@ PPI++ (Angelopoulos et al. 2023b, as ``ppi_py`` computes it) is on by default: i
 predictor only as far as it correlates with the labels, so a poor fit can cost little.
 
 Labelled items: the same as ``ppi_<pct>`` and ``bayesian_gold_<pct>`` (the method reads the
-generator of stream ``ppi_<pct>``, see :func:`simplex_core.evaluation.method_stream`). Rank
+generator of stream ``ppi_<pct>``, see :func:`simplex_core.summaries.evaluation.method_stream`). Rank
 intervals: PPI's bootstrap over labelled and unlabelled items at a fixed partition, with the
 predictor held fixed, each candidate's deviations widened by Hesterberg's expanded-percentile
 factor for its number of labelled answers (``expanded``; a handful of labelled items makes the plain
@@ -26,7 +26,7 @@ percentile bootstrap too narrow). One label-free fit serves every labelled share
 - :func:`answer_predictions`: ŷ per (item, candidate) from a fit's draws.
 - :func:`predictor_task`: fit (or take from the cache) and reduce to a :class:`ModelPredictor`; a
   module-level function of picklable arguments, so a Dask worker runs it
-  (:func:`simplex_core.experiments.prefetch_fits`).
+  (:func:`simplex_core.studies.experiments.prefetch_fits`).
 - :class:`BayesianPPIMethod`: the evaluation method; :func:`model_ppi_methods` builds them for a table.
 """
 
@@ -40,10 +40,10 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .baselines import MethodResult, _as_generator, _nanmean_last, ppi_mean_ranks, score_array
-from .data import JudgmentTable, count_tensor
-from .experiments import BayesianMethod, bayesian_settings, table_from_view
-from .fit_identity import fit_key
+from simplex_core.methods.baselines import MethodResult, _as_generator, _nanmean_last, ppi_mean_ranks, score_array
+from simplex_core.data.table import JudgmentTable, count_tensor
+from simplex_core.studies.experiments import BayesianMethod, bayesian_settings, table_from_view
+from simplex_core.inference.fit_identity import fit_key
 
 __all__ = ["MODEL_PPI_PREFIX", "model_ppi_name", "model_ppi_fraction", "answer_predictions", "ModelPredictor",
            "predictor_task", "BayesianPPIMethod", "model_ppi_methods"]
@@ -70,13 +70,13 @@ def model_ppi_fraction(name: str) -> float | None:
 
 def answer_predictions(draws, table: JudgmentTable, counts) -> pd.Series:
     """Posterior mean true score of every non-gold answer with a usable score, from the
-    :class:`~simplex_core.labelling.LabelDraws` of a shared-truth fit of ``table`` (``counts`` its
+    :class:`~simplex_core.methods.labelling.LabelDraws` of a shared-truth fit of ``table`` (``counts`` its
     count tensor: which judge-candidate pairs count).
 
     Index (item, candidate); values on the scale of the true levels. Answers without any usable
     judge score (all missing or excluded as self-family) are absent: PPI leaves them out.
     """
-    from .labelling import answers_of, label_probabilities
+    from simplex_core.methods.labelling import answers_of, label_probabilities
 
     answers = answers_of(table, counts.included)
     levels = np.asarray(table.scale.true_values, dtype=float)
@@ -106,14 +106,14 @@ def predictor_task(task: tuple) -> ModelPredictor:
     name, settings, counts, cache, table = task
     t0 = time.perf_counter()
     if cache is not None:
-        from .fit_cache import fit_cached
+        from simplex_core.inference.fit_cache import fit_cached
 
         fit = fit_cached(counts, settings, cache=cache)
     else:
-        from .inference import fit_model
+        from simplex_core.inference.fitting import fit_model
 
         fit = fit_model(counts, settings)
-    from .labelling import LabelDraws
+    from simplex_core.methods.labelling import LabelDraws
 
     predictions = answer_predictions(LabelDraws.from_fit(fit, max_draws=None), table, counts)
     diag = fit.diagnostics
@@ -140,7 +140,7 @@ class BayesianPPIMethod(BayesianMethod):
     bootstrap. ``details`` carry the fit's convergence checks next to PPI's. ``power_tuning`` (PPI++ λ),
     ``expanded`` (expanded-percentile intervals) and ``blend`` (predictor = half the model's, half
     the judges' mean; off by default: it did not help consistently in ``bench/labels_vs_ppi.py``)
-    go to :func:`~simplex_core.baselines.ppi_mean_ranks`.
+    go to :func:`~simplex_core.methods.baselines.ppi_mean_ranks`.
     """
 
     labelled_fraction: float = 0.10
@@ -195,7 +195,7 @@ class BayesianPPIMethod(BayesianMethod):
         if self.progress is not None:
             d = result.details
             where = "cache" if d["from_cache"] else f"{d['fit_seconds']:.0f} s"
-            from .inference import format_rhat
+            from simplex_core.inference.fitting import format_rhat
 
             self.progress(
                 f"{self.name}: label-free fit done ({where}); "

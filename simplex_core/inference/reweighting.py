@@ -75,11 +75,11 @@ def boosted_node_sizes(prior: str, scale: Any) -> np.ndarray:
 def boost_log_from_unconstrained(x: np.ndarray, J: int, K: int, M: int, T: int, true_index: Sequence[int],
                                  prior: str) -> np.ndarray:
     """``boost_log`` ``[..., J]`` from draws ``x [..., n]`` of the ``fast`` engine's unconstrained
-    vector under judge prior ``prior`` (layout in :mod:`simplex_core.fast_density`'s docstring: π,
+    vector under judge prior ``prior`` (layout in :mod:`simplex_core.model.fast_density`'s docstring: π,
     ρ, first rows, then each judge's block), summed in the order of :func:`boosted_node_sizes`.
 
     Every simplex is PyMC's centred softmax ``p = softmax([y, −Σy])``."""
-    from simplex_core.fast_density import PRIOR_CODES, _offsets, _row_block
+    from simplex_core.model.fast_density import PRIOR_CODES, _offsets, _row_block
 
     x = np.asarray(x, dtype=float)
     per_row = int(_row_block(M, PRIOR_CODES[prior]))  # coordinates per row 1..T−1 of a judge's block
@@ -109,7 +109,7 @@ def boost_log_from_unconstrained(x: np.ndarray, J: int, K: int, M: int, T: int, 
 
 def _boost_log_from_pymc_vars(post: Any, prior: str, scale: Any) -> np.ndarray | None:
     """``boost_log [S, J]`` from the constrained Dirichlet variables the PyMC engines store."""
-    from simplex_core.model import weight_propagation_groups
+    from simplex_core.model.definition import weight_propagation_groups
 
     def flat(name: str) -> np.ndarray:
         a = np.asarray(post[name].values)
@@ -185,7 +185,7 @@ def _log_dirichlet_norms(rho: np.ndarray, node_sizes: np.ndarray, beta_max: floa
 def _settings_of(fit: Any) -> Any:
     import json
 
-    from simplex_core.model import FitSettings
+    from simplex_core.model.definition import FitSettings
 
     s = getattr(fit, "settings", None)
     if s is not None:
@@ -200,7 +200,7 @@ def prior_draws(fit: Any) -> PriorDraws:
     """Read what :func:`log_prior_ratio` needs from a fit (a FitResult or its InferenceData)."""
     import json
 
-    from simplex_core.scale import Scale
+    from simplex_core.data.scale import Scale
 
     idata = getattr(fit, "idata", fit)
     post = idata.posterior
@@ -404,7 +404,7 @@ def resampled_posterior(draws: PriorDraws, rw: Reweighted, seed: int = 0) -> Any
     import arviz as az
     import xarray as xr
 
-    from simplex_core.baselines import ranks_from_scores
+    from simplex_core.methods.baselines import ranks_from_scores
 
     if rw.weights.shape != (draws.n_draws,):
         raise ValueError(f"{rw.weights.size} weights for {draws.n_draws} draws.")

@@ -1,8 +1,8 @@
 """Tidy tables from a posterior: candidate summary, rank probabilities, pairwise, judge matrices,
 posterior predictive check, and the ``result.json`` document.
 
-Every table function takes a :class:`~simplex_core.inference.FitResult` or its ArviZ
-``InferenceData`` (the posterior made by :func:`simplex_core.inference.fit_model` is
+Every table function takes a :class:`~simplex_core.inference.fitting.FitResult` or its ArviZ
+``InferenceData`` (the posterior made by :func:`simplex_core.inference.fitting.fit_model` is
 self-describing: its ``constant_data`` group holds the counts and the included mask, and its
 attributes the scale). The tables are the inputs of :mod:`simplex_core.figures` and the app (see
 ``docs/ARCHITECTURE.md``).
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .baselines import rank_interval
-from .fit_identity import counts_hash, data_hash
+from simplex_core.methods.baselines import rank_interval
+from simplex_core.inference.fit_identity import counts_hash, data_hash
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.inference import FitResult
+    from simplex_core.inference.fitting import FitResult
 
 #: Probability mass of the reported intervals.
 INTERVAL = 0.95
@@ -60,7 +60,7 @@ def counts_of(fit: Any, counts: Any = None) -> Any:
         return counts
     if getattr(fit, "counts", None) is not None:
         return fit.counts
-    from simplex_core.scale import Scale
+    from simplex_core.data.scale import Scale
 
     idata = _idata(fit)
     if not hasattr(idata, "constant_data") or "counts" not in idata.constant_data:
@@ -72,7 +72,7 @@ def counts_of(fit: Any, counts: Any = None) -> Any:
     judges = tuple(str(v) for v in cd["judge"].values)
     cands = tuple(str(v) for v in cd["candidate"].values)
     included = np.asarray(cd["included"].values, dtype=bool)
-    from simplex_core.data import Counts
+    from simplex_core.data.table import Counts
 
     return Counts(
         N=np.asarray(cd["counts"].values, dtype=np.int64), included=included, judges=judges, candidates=cands,
@@ -108,7 +108,7 @@ def candidate_summary(fit: Any, sort: bool = True) -> pd.DataFrame:
         Columns ``candidate, expected_score_mean, expected_score_lo, expected_score_hi,
         rank_median, rank_lo, rank_hi, p_best``, then ``point_rank`` (rank of the posterior mean,
         the Bayesian point ranking). Rank columns are integers: the median rank draw and the 95%
-        rank interval of :func:`simplex_core.baselines.rank_interval` (the rule of every method;
+        rank interval of :func:`simplex_core.methods.baselines.rank_interval` (the rule of every method;
         the interval includes both ends).
     """
     e = _draws(fit, "expected_score")
@@ -162,7 +162,7 @@ def rank_probabilities(fit: Any) -> pd.DataFrame:
 
 def pairwise_probabilities(fit: Any) -> pd.DataFrame:
     """P(E_row > E_col) for every pair of candidates (data order); the diagonal is NaN."""
-    from simplex_core.leaderboard import weighted_pairwise  # the tiers' own rule: one computation of P(E_a > E_b)
+    from simplex_core.summaries.leaderboard import weighted_pairwise  # the tiers' own rule: one computation of P(E_a > E_b)
 
     p = weighted_pairwise(_draws(fit, "expected_score"))
     names = pd.Index(_names(fit, "candidate"), name="candidate")
@@ -353,7 +353,7 @@ def settings_record(fit: Any, command_line: str | None = None, counts: Any = Non
 def _diagnostics_dict(fit: Any) -> dict[str, Any]:
     d = getattr(fit, "diagnostics", None)
     if d is None:
-        from simplex_core.inference import diagnose
+        from simplex_core.inference.fitting import diagnose
 
         d = diagnose(_idata(fit))
     return d.to_dict() if hasattr(d, "to_dict") else dict(d)
@@ -377,19 +377,19 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
     dict
         Keys: ``candidates`` (list of candidate-summary records, best first), ``leaderboard``
         (per candidate, best first: ``tier``, E and rank intervals, ``p_best``, ``p_top3``,
-        ``p_ahead_of_next``; the tier rule of :mod:`simplex_core.leaderboard`), ``pairwise``
+        ``p_ahead_of_next``; the tier rule of :mod:`simplex_core.summaries.leaderboard`), ``pairwise``
         (``{"candidates": names, "matrix": P}`` with ``P[i][j] = P(E_i > E_j)``, diagonal null),
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
-        reader must know about the data's power: :func:`simplex_core.model.data_notes`), ``diagnostics``,
+        reader must know about the data's power: :func:`simplex_core.model.definition.data_notes`), ``diagnostics``,
         ``settings`` (data hash, scale, families, options, seed, package versions, command line),
         ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
         :func:`hyperparameter_records`; ``{}`` at a fixed setting) and ``timing`` (``compile_s``,
         ``sample_s``, ``sampler``, ``rounds``, and the posterior's ``chains`` and ``draws_per_chain``).
         Every value is JSON-able (NaN becomes null).
     """
-    from simplex_core.leaderboard import leaderboard_from_fit, leaderboard_records
-    from simplex_core.model import data_notes
+    from simplex_core.summaries.leaderboard import leaderboard_from_fit, leaderboard_records
+    from simplex_core.model.definition import data_notes
 
     counts = counts_of(fit, counts)
     table = candidate_summary(fit)

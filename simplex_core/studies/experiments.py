@@ -3,18 +3,18 @@
 This module owns:
 
 - :class:`BayesianMethod` and :func:`bayesian_methods`: the Bayesian model as evaluation methods
-  ``f(view, rng) -> MethodResult`` (see :mod:`simplex_core.baselines`), so it is compared with the
-  baselines by :func:`simplex_core.evaluation.evaluate_methods` exactly like them. ``bayesian`` is
+  ``f(view, rng) -> MethodResult`` (see :mod:`simplex_core.methods.baselines`), so it is compared with the
+  baselines by :func:`simplex_core.summaries.evaluation.evaluate_methods` exactly like them. ``bayesian`` is
   the base setting (ω = 0, β_max = 5); ``bayesian_integrated`` puts hyperpriors on ω and β_max
   (the paper's Table 1 method); ``bayesian_gold_<pct>`` is the base setting with the shared-truth
   likelihood and the answers of a ``<pct>``% share of items as gold labels, drawn by
-  :func:`simplex_core.gold.labelled_items` from the *same* generator as ``ppi_<pct>`` (its
+  :func:`simplex_core.data.gold.labelled_items` from the *same* generator as ``ppi_<pct>`` (its
   ``rng_stream``), so both label the same items in every resample (``uses_labels``). A method rebuilds a judgment table from the item view it is given,
   takes its count tensor with the same self-family exclusion option as the baselines, fits, and
-  returns :func:`simplex_core.posterior_views.bayesian_method_result` of the fit (every posterior
+  returns :func:`simplex_core.summaries.posterior_views.bayesian_method_result` of the fit (every posterior
   rank draw, rank intervals by :func:`baselines.rank_interval`, the one interval rule of every
   method). Fits are cached by counts hash + settings key (in process,
-  and on disk when a :class:`~simplex_core.fit_cache.FitCache` is given), so each item resample is
+  and on disk when a :class:`~simplex_core.inference.fit_cache.FitCache` is given), so each item resample is
   fitted once per setting.
 - :func:`evaluate_table`: baselines and Bayesian methods on one table, with possibly fewer item
   resamples for the (expensive) Bayesian fits than for the baselines; the Bayesian resamples are
@@ -42,21 +42,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .baselines import (
-    TRUE_SCORE,
-    Method,
-    MethodResult,
-    RngLike,
-    _as_generator,
-    judge_columns,
-    table_baseline_methods,
-)
-from .data import JudgmentTable, count_tensor
-from .evaluation import (EVALUATION_COLUMNS, NoTruthError, evaluate_methods, method_generators, method_stream,
-                         resampled_views)
-from .fit_identity import fit_key
-from .model import PRIORS, FitSettings
-from .scale import Scale
+from simplex_core.methods.baselines import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, judge_columns, table_baseline_methods
+from simplex_core.data.table import JudgmentTable, count_tensor
+from simplex_core.summaries.evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, method_generators, method_stream, resampled_views
+from simplex_core.inference.fit_identity import fit_key
+from simplex_core.model.definition import PRIORS, FitSettings
+from simplex_core.data.scale import Scale
 
 __all__ = [
     "BAYESIAN_METHODS",
@@ -92,7 +83,7 @@ SELF_PREFERENCE_SETTINGS: tuple[str, ...] = (
 self-family exclusion (on / off) for every method."""
 
 STUDY_COLUMNS: tuple[str, ...] = ("resamples", "converged", "resamples_converged")
-"""Columns :func:`evaluate_table` adds after :data:`~simplex_core.evaluation.EVALUATION_COLUMNS`:
+"""Columns :func:`evaluate_table` adds after :data:`~simplex_core.summaries.evaluation.EVALUATION_COLUMNS`:
 item resamples behind the intervals; for Bayesian rows, whether the full-data fit converged and the
 share of resample fits that converged."""
 
@@ -233,7 +224,7 @@ class BayesianMethod:
     ``count_tensor(table, self_exclusion=settings.self_exclusion)``, fits (or takes the fit from
     the cache), and returns a :class:`MethodResult` whose scores are the posterior means of the
     expected scores E_k, whose point ranks rank those means, whose ``rank_draws`` are the posterior
-    rank draws and whose interval is :func:`~simplex_core.baselines.rank_interval` of them.
+    rank draws and whose interval is :func:`~simplex_core.methods.baselines.rank_interval` of them.
     ``details`` carries the convergence diagnostics, the fit time and the label-switching check;
     ``notes`` say when the fit did not converge or a judge is label-switched.
 
@@ -249,16 +240,16 @@ class BayesianMethod:
     scale, families, candidates, judges
         From the original table.
     cache
-        Optional on-disk :class:`~simplex_core.fit_cache.FitCache`.
+        Optional on-disk :class:`~simplex_core.inference.fit_cache.FitCache`.
     progress
         Optional ``progress(message)`` called after each fit.
     gold_fraction
         When set, the answers of this share of the view's items are gold labels
-        (:func:`simplex_core.gold.labelled_items` from the generator the method is given), and the
+        (:func:`simplex_core.data.gold.labelled_items` from the generator the method is given), and the
         result is marked ``uses_labels``.
     rng_stream
         Name of the method whose generator this one gets from
-        :func:`~simplex_core.evaluation.evaluate_methods` (``ppi_<pct>`` for a gold method, so that
+        :func:`~simplex_core.summaries.evaluation.evaluate_methods` (``ppi_<pct>`` for a gold method, so that
         both draw the same labelled items); None = its own name.
     memo
         In-process cache: fit key -> MethodResult.
@@ -284,7 +275,7 @@ class BayesianMethod:
         method, the labelled items drawn first from ``rng``)."""
         table = table_from_view(view, self.scale, self.families, candidates=self.candidates, judges=self.judges)
         if self.gold_fraction is not None:
-            from .gold import labelled_items, mark_gold
+            from simplex_core.data.gold import labelled_items, mark_gold
 
             items = set(labelled_items(view, self.gold_fraction, _as_generator(rng)))
             answers = [a for a in view.index if a[0] in items]
@@ -308,7 +299,7 @@ class BayesianMethod:
 
         A gold method's labelled items are drawn from the generator the evaluation will hand it on
         each view (``generators``, one per view, from
-        :func:`~simplex_core.evaluation.method_generators`); without them it has no task here and
+        :func:`~simplex_core.summaries.evaluation.method_generators`); without them it has no task here and
         fits when called."""
         out: dict[str, tuple] = {}
         if self.gold_fraction is not None and generators is None:
@@ -333,7 +324,7 @@ class BayesianMethod:
         if self.progress is not None:
             d = result.details
             where = "cache" if d["from_cache"] else f"{d['fit_seconds']:.0f} s"
-            from .inference import format_rhat
+            from simplex_core.inference.fitting import format_rhat
 
             # scripts/make_results.py reads these lines (fit N done (...); converged|NOT converged (R-hat ...))
             self.progress(
@@ -353,11 +344,11 @@ def fit_method_result(task: tuple) -> MethodResult:
     name, settings, counts, cache = task
     t0 = time.perf_counter()
     if cache is not None:
-        from .fit_cache import fit_cached
+        from simplex_core.inference.fit_cache import fit_cached
 
         fit = fit_cached(counts, settings, cache=cache)
     else:
-        from .inference import fit_model
+        from simplex_core.inference.fitting import fit_model
 
         fit = fit_model(counts, settings)
     patterns = getattr(counts, "patterns", None)
@@ -373,9 +364,9 @@ def run_method_task(task: tuple):
 
 
 def _method_result(name: str, fit, elapsed: float, uses_labels: bool = False) -> MethodResult:
-    """:func:`~simplex_core.posterior_views.bayesian_method_result` over every draw, with the
+    """:func:`~simplex_core.summaries.posterior_views.bayesian_method_result` over every draw, with the
     evaluation's details (convergence, fit time, label-switching check) and notes."""
-    from .posterior_views import bayesian_method_result
+    from simplex_core.summaries.posterior_views import bayesian_method_result
 
     result = bayesian_method_result(fit, max_draws=None, method=name, uses_labels=uses_labels)
     theta_mean = fit.draws("theta").mean(axis=0)  # [J, M_true, M_obs]
@@ -428,7 +419,7 @@ def bayesian_methods(
     self_exclusion
         Exclude self-family pairs from the likelihood (as the baselines exclude them).
     cache
-        Optional :class:`~simplex_core.fit_cache.FitCache` (fits on disk, reused across runs).
+        Optional :class:`~simplex_core.inference.fit_cache.FitCache` (fits on disk, reused across runs).
     progress
         Optional ``progress(message)`` after each fit.
     suffix
@@ -469,12 +460,12 @@ def _require_truth(table: JudgmentTable) -> None:
 def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.DataFrame], RngLike]], *,
                   client=None, progress: Progress | None = None) -> int:
     """Run every fit that the Bayesian methods will need on their views, in one batch (on Dask when
-    ``client`` is given, see :mod:`simplex_core.distributed`), and keep the results in the methods'
+    ``client`` is given, see :mod:`simplex_core.inference.distributed`), and keep the results in the methods'
     memos, so that the evaluation that follows runs no fit itself. ``batch`` holds (methods, views,
-    seed) triples: the views of :func:`~simplex_core.evaluation.resampled_views` with that seed, the
+    seed) triples: the views of :func:`~simplex_core.summaries.evaluation.resampled_views` with that seed, the
     seed the evaluation will run with (a gold method's labelled items come from it, through
-    :func:`~simplex_core.evaluation.method_generators`). Returns the number of fits run."""
-    from .distributed import describe, map_tasks
+    :func:`~simplex_core.summaries.evaluation.method_generators`). Returns the number of fits run."""
+    from simplex_core.inference.distributed import describe, map_tasks
 
     def tasks_of(m: BayesianMethod, views: Sequence[pd.DataFrame], seed: RngLike) -> list[tuple[str, tuple]]:
         gold = m.gold_fraction is not None  # only a gold method's data depend on its generator
@@ -510,7 +501,7 @@ def evaluate_table(
     client=None,
     progress: Progress | None = None,
 ) -> pd.DataFrame:
-    """:func:`~simplex_core.evaluation.evaluate_methods` with fewer resamples for expensive methods.
+    """:func:`~simplex_core.summaries.evaluation.evaluate_methods` with fewer resamples for expensive methods.
 
     Methods named in ``expensive`` (the Bayesian fits) get ``expensive_ci_resamples`` item
     resamples (default: ``ci_resamples``); the others ``ci_resamples``. Both runs use the same seed,
@@ -518,14 +509,14 @@ def evaluate_table(
     methods' fits (full data and every resample) are run first, together, by :func:`prefetch_fits`:
     on Dask when ``client`` is given, else here; the table is the same either way.
 
-    Returns the evaluation table (columns :data:`~simplex_core.evaluation.EVALUATION_COLUMNS`) in
+    Returns the evaluation table (columns :data:`~simplex_core.summaries.evaluation.EVALUATION_COLUMNS`) in
     the order of ``methods``, plus ``resamples`` (item resamples behind each row's interval),
     ``converged`` (Bayesian rows: whether the full-data fit met the convergence thresholds; None
     for the others) and ``resamples_converged`` (Bayesian rows with resamples: the share of
     resample fits that did; None otherwise).
     """
     _require_truth(table)
-    from .data import item_view
+    from simplex_core.data.table import item_view
 
     view = item_view(table)
     seed_int = int(_as_generator(seed).integers(2**63)) if isinstance(seed, np.random.Generator) else int(seed)
@@ -623,7 +614,7 @@ def self_preference_experiment(
     Returns
     -------
     pd.DataFrame
-        Columns ``setting`` + :data:`~simplex_core.evaluation.EVALUATION_COLUMNS` + ``resamples``.
+        Columns ``setting`` + :data:`~simplex_core.summaries.evaluation.EVALUATION_COLUMNS` + ``resamples``.
         ``on_setting`` (if given) is called with the cumulative table after each setting (for
         partial results). ``resample_seed`` seeds the item resamples and the baselines;
         ``fit_options`` (chains, draws, tune, seed, ...) go to every fit. Every setting's Bayesian
@@ -672,7 +663,7 @@ def self_preference_experiment(
 def _prefetch_plans(plans, n_resamples: int, seed: int, client, progress: Progress | None) -> None:
     """Run the Bayesian fits of every setting of an experiment in one batch (on Dask with a client),
     so that the settings' fits run side by side rather than one setting after another."""
-    from .data import item_view
+    from simplex_core.data.table import item_view
 
     views: dict[int, list] = {}  # one set of resampled views per distinct table
     batch = []
@@ -705,7 +696,7 @@ def prior_experiment(
     Returns
     -------
     pd.DataFrame
-        One row per prior: ``setting`` (the prior) + :data:`~simplex_core.evaluation.EVALUATION_COLUMNS`
+        One row per prior: ``setting`` (the prior) + :data:`~simplex_core.summaries.evaluation.EVALUATION_COLUMNS`
         + ``resamples`` + label-switching columns: ``label_switched`` (judges label-switched in the
         full-data fit, ``;``-separated), ``label_switch_share`` (share of all fits -- full data and
         every resample -- with at least one label-switched judge), ``row_separation`` (mean over

@@ -3,7 +3,7 @@
 One row per (item, candidate, judge) with columns ``item``, ``candidate``, ``judge``, ``score``;
 optional ``true_score`` (used for evaluation and labelled baselines; the model fit sees it only for
 answers marked gold); optional ``gold`` (true/false: the answer's true score is a known label, which
-the shared-truth likelihood takes as observed; see :mod:`simplex_core.gold`); optional
+the shared-truth likelihood takes as observed; see :mod:`simplex_core.data.gold`); optional
 ``candidate_family`` / ``judge_family`` (or a {model: family} mapping) for self-family
 exclusion; optional ``criterion`` when one file holds several criteria.
 
@@ -29,9 +29,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .scale import Scale, ScaleError, collapse_scale
-from .text import shorten
-from .patterns import NO_SCORE, ScorePatterns, patterns_from_answers
+from simplex_core.data.scale import Scale, ScaleError, collapse_scale
+from simplex_core.data.text import shorten
+from simplex_core.data.patterns import NO_SCORE, ScorePatterns, patterns_from_answers
 
 REQUIRED_COLUMNS = ("item", "candidate", "judge", "score")
 #: Names other tools give the required columns: named in the missing-column message as a suggestion.
@@ -1414,7 +1414,7 @@ def count_tensor(table: JudgmentTable, self_exclusion: bool = True) -> Counts:
 def _answer_patterns(table: JudgmentTable, j_idx: np.ndarray, k_idx: np.ndarray, m_idx: np.ndarray,
                      included: np.ndarray) -> ScorePatterns:
     """The table's answers (item, candidate) as score patterns over the judges, gold answers with
-    their true level (see :mod:`simplex_core.patterns`)."""
+    their true level (see :mod:`simplex_core.data.patterns`)."""
     K = len(table.candidates)
     i_idx = pd.Categorical(table.frame["item"], categories=table.items).codes.astype(np.int64)
     answers, row_answer = np.unique(i_idx * K + k_idx, return_inverse=True)
@@ -1481,7 +1481,7 @@ def score_distribution_wide(table: JudgmentTable) -> pd.DataFrame:
 def collapse_levels(table: JudgmentTable, mapping: Mapping[float, float], labels: Mapping[float, str] | None = None) -> JudgmentTable:
     """A new table whose scores are mapped through ``mapping`` (e.g. the paper's 5→3 maps).
 
-    The scale becomes :func:`simplex_core.scale.collapse_scale`. A ``true_score`` is mapped by
+    The scale becomes :func:`simplex_core.data.scale.collapse_scale`. A ``true_score`` is mapped by
     linear interpolation between the mapped level values, so a mean of raters stays a mean.
     """
     new_scale = collapse_scale(table.scale, mapping, labels)

@@ -3,11 +3,11 @@ scenarios (``python -m simplex_core simulate SCENARIO``).
 
 This module owns :func:`simulate`, :class:`SimulatedData`, :class:`SimulationSettings`, the scenario
 table :data:`SCENARIOS` and :func:`scenario`. Judge matrices come from the numpy samplers of
-``simplex_core/priors.py``.
+``simplex_core/model/priors.py``.
 
 The generative model (paper section 5, appendix B; appendix E for self-preference)
 ---------------------------------------------------------------------------------
-For candidates k = 1..K, judges j = 1..J, items i = 1..n on a :class:`~simplex_core.scale.Scale`:
+For candidates k = 1..K, judges j = 1..J, items i = 1..n on a :class:`~simplex_core.data.scale.Scale`:
 
 1. base prevalences π_k over the true levels (given, or π_k ~ Dirichlet(1));
 2. judge confusion matrices Θ_j (given, or from a judge prior with β_max and ρ_j, default the
@@ -54,8 +54,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from simplex_core.priors import JUDGE_PRIORS, parse_delta, sample_judge_matrices
-from simplex_core.scale import Scale
+from simplex_core.model.priors import JUDGE_PRIORS, parse_delta, sample_judge_matrices
+from simplex_core.data.scale import Scale
 
 __all__ = [
     "SCENARIOS",

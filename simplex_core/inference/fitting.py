@@ -1,14 +1,14 @@
 """Posterior inference: compile and sample the model, add ranks, diagnose convergence.
 
 This module owns :func:`fit_model` and :class:`FitResult`, the engines that sample the PyMC model
-of :mod:`simplex_core.model`, the process-level cache of compiled samplers, and the convergence
+of :mod:`simplex_core.model.definition`, the process-level cache of compiled samplers, and the convergence
 diagnostics.
 
 Engines (``FitSettings.engine``)
 --------------------------------
 ``'fast'`` (default)
     nutpie's Rust NUTS sampler calling the hand-written numba log density of
-    :mod:`simplex_core.fast_density` (PyMC's own parameterisation, equal to the PyMC model's logp
+    :mod:`simplex_core.model.fast_density` (PyMC's own parameterisation, equal to the PyMC model's logp
     point by point), compiled once per machine and cached on disk, so no compilation per dataset or
     setting. Before sampling, a few L-BFGS runs locate the posterior's modes and the chains start
     there (dealt over the modes that hold non-negligible Laplace mass, so a real second mode shows in
@@ -27,7 +27,7 @@ Engines (``FitSettings.engine``)
     reference implementation, slow per step.
 
 Compiled-model reuse: compiled samplers are kept in a process-level cache keyed by
-:func:`simplex_core.model.structure_key` (scale shape, J, K, included mask, prior, random effects
+:func:`simplex_core.model.definition.structure_key` (scale shape, J, K, included mask, prior, random effects
 or not, integrated or not, names). The counts, ω, β_max and δ are data of the compiled model, so
 changing only them swaps data and re-samples without recompiling.
 
@@ -51,10 +51,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from simplex_core.baselines import ranks_from_scores
-from simplex_core.fit_identity import data_hash
-from simplex_core.model import (CountsLike, FitSettings, SamplerSettings, build_model, check_data_view, check_fit_size, model_data,
-                                structure_key)
+from simplex_core.methods.baselines import ranks_from_scores
+from simplex_core.inference.fit_identity import data_hash
+from simplex_core.model.definition import CountsLike, FitSettings, SamplerSettings, build_model, check_data_view, check_fit_size, model_data, structure_key
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
@@ -591,11 +590,11 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
 
     When the chains have not converged and some of them explored a mode holding a negligible share
     of the posterior mass (less than e^-NEGLIGIBLE_LOG_MASS of the heaviest mode's, by bridge
-    sampling, :mod:`simplex_core.mode_mass`: the optimiser's best maximum is not always the
+    sampling, :mod:`simplex_core.inference.mode_mass`: the optimiser's best maximum is not always the
     posterior's), every chain starts afresh from the modes that hold the mass (``timing
     ['restarted_chains']`` = how many chains were in light modes); the posterior is unchanged.
     When chains started at different modes of comparable mass have not converged, the posterior is
-    sampled again by parallel tempering (:mod:`simplex_core.tempering`; ``timing['sampler']``),
+    sampled again by parallel tempering (:mod:`simplex_core.inference.tempering`; ``timing['sampler']``),
     whose chains cross between modes. When chains from a single start have not converged and more
     draws can help (no divergences), up to ``settings.extra_rounds`` more rounds of
     ``settings.chains`` chains are sampled from the same start with new seeds, each round's chains
@@ -610,7 +609,8 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     reused = _FAST_LOADED.is_set()
     _report(cb, "preparing the model" if reused else
             "loading the compiled log density (first fit in this process; compiled once per machine)", 0.0)
-    from simplex_core import fast_density, fast_engine
+    from simplex_core.model import fast_density
+    from simplex_core.inference import fast_engine
 
     fast_density.warm_up()  # loads (or, the first time on a machine, compiles) the numba functions
     _FAST_LOADED.set()
@@ -654,7 +654,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
     mode_starts: list[np.ndarray] = []  # one point per mode the chains sat in, when they sat in several
     if not diagnostics.converged and diagnostics.divergences == 0 and diagnostics.max_rhat > SEPARATE_MODES_RHAT:
         # Chains that disagree may sit in a mode without mass (the optimiser's best maximum is not
-        # always the posterior's: see simplex_core.mode_mass): weigh the region each chain explored
+        # always the posterior's: see simplex_core.inference.mode_mass): weigh the region each chain explored
         # and start every chain afresh where the mass is. Same posterior; only the starts change.
         mode_starts, restarted = _heavy_modes(counts, settings, np.concatenate(unconstrained, axis=0),
                                               np.asarray(idata.posterior["expected_score"].values))
@@ -696,7 +696,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         # Modes of comparable mass and chains that disagree (started in separate modes, or drifted
         # into them from one start): NUTS cannot cross between them (more rounds make it worse,
         # measured on GPQA-like replicates); parallel tempering can.
-        from simplex_core.tempering import TEMPERED_THIN, sample_tempered
+        from simplex_core.inference.tempering import TEMPERED_THIN, sample_tempered
 
         nuts_note = diagnostics.message
         n_modes = len(tempered_starts)
@@ -759,7 +759,7 @@ def _fit_fast(counts: CountsLike, settings: FitSettings, cb: ProgressCallback | 
         _report(cb, f"{first}: sampling again with smaller steps (target acceptance {retry_accept:g})", 0.9)
         retry = last.replace(target_accept=retry_accept)
         if tempered_s:
-            from simplex_core.tempering import TEMPERED_THIN, sample_tempered
+            from simplex_core.inference.tempering import TEMPERED_THIN, sample_tempered
 
             t2 = time.perf_counter()
             again = sample_tempered(counts, retry, tempered_starts, thin=TEMPERED_THIN,
@@ -855,7 +855,7 @@ def warm_up_worker(ready: threading.Event) -> None:
     with _one_compiler_at_a_time("density"):
         import arviz  # noqa: F401  (its import compiles numba ufuncs, under numba's lock)
 
-        from simplex_core import fast_density
+        from simplex_core.model import fast_density
 
         fast_density.warm_up()
     _FAST_LOADED.set()
@@ -880,7 +880,7 @@ def _tempering_kernels_ready(cb: ProgressCallback | None) -> None:
     """Make the tempered sampler's kernels ready in this process. While a worker's warm-up is
     compiling them, wait with a progress report every half second (where a cancel can stop the
     fit) instead of compiling them a second time, then load them from numba's cache."""
-    from simplex_core import fast_density
+    from simplex_core.model import fast_density
 
     if _TEMPERING_WARMING.is_set():
         while not _TEMPERING_LOADED.wait(0.5):
@@ -891,7 +891,7 @@ def _tempering_kernels_ready(cb: ProgressCallback | None) -> None:
 
 def _reference_tempering(counts: CountsLike, settings: FitSettings, starts: list[np.ndarray], chain_draws: np.ndarray,
                          diagnostics: Diagnostics, n_modes: int, nuts_note: str, cb: ProgressCallback | None):
-    """Tempering towards a reference fitted to the chains so far (:func:`simplex_core.tempering.
+    """Tempering towards a reference fitted to the chains so far (:func:`simplex_core.inference.tempering.
     reference_from_draws` of ``chain_draws``: the NUTS chains and the likelihood-tempered ones), for
     modes that tempering the likelihood did not cross (``diagnostics``: that run's). Each run keeps
     ``settings.draws`` draws a chain and is longer than the last, by what its bulk ESS says a
@@ -899,7 +899,7 @@ def _reference_tempering(counts: CountsLike, settings: FitSettings, starts: list
     ``REFERENCE_MAX_THIN``-th iteration at most), for up to ``settings.extra_rounds`` more runs.
     Returns ``(idata, diagnostics, thin)`` of the last run when it has no divergences and a lower
     R-hat than ``diagnostics``, else None (the likelihood-tempered run stands)."""
-    from simplex_core.tempering import REFERENCE_REPLICAS, reference_from_draws, sample_tempered
+    from simplex_core.inference.tempering import REFERENCE_REPLICAS, reference_from_draws, sample_tempered
 
     reference = reference_from_draws(chain_draws)
     best = None
@@ -940,11 +940,12 @@ def _heavy_modes(counts: CountsLike, settings: FitSettings, draws: np.ndarray,
                  expected: np.ndarray) -> tuple[list[np.ndarray], int]:
     """``(starts, light chains)`` for the chains of ``draws`` (``[chain, draw, n]``, unconstrained),
     grouped into the modes they sat in by their ``expected`` scores (``[chain, draw, K]``,
-    :mod:`simplex_core.mode_mass`). ``starts``: a point of each mode that holds mass (its first
+    :mod:`simplex_core.inference.mode_mass`). ``starts``: a point of each mode that holds mass (its first
     chain's last draw; [] when all chains sat in one mode). ``light chains``: how many chains sat in
     modes holding less than e^-NEGLIGIBLE_LOG_MASS of the heaviest one's mass (0: none)."""
-    from simplex_core import fast_density, fast_engine
-    from simplex_core.mode_mass import chain_log_masses, heavy_modes, mode_log_masses, same_mode_clusters
+    from simplex_core.model import fast_density
+    from simplex_core.inference import fast_engine
+    from simplex_core.inference.mode_mass import chain_log_masses, heavy_modes, mode_log_masses, same_mode_clusters
 
     clusters = same_mode_clusters(expected)
     if len(clusters) < 2:
@@ -965,8 +966,8 @@ def _heavy_modes(counts: CountsLike, settings: FitSettings, draws: np.ndarray,
 
 def _mode_starts(draws: np.ndarray, expected: np.ndarray) -> list[np.ndarray]:
     """:func:`_first_draws` of the modes the chains sat in (grouped by their ``expected`` scores,
-    :func:`simplex_core.mode_mass.same_mode_clusters`); [] for one mode."""
-    from simplex_core.mode_mass import same_mode_clusters
+    :func:`simplex_core.inference.mode_mass.same_mode_clusters`); [] for one mode."""
+    from simplex_core.inference.mode_mass import same_mode_clusters
 
     clusters = same_mode_clusters(expected)
     return _first_draws(draws, clusters) if len(clusters) > 1 else []
@@ -1009,11 +1010,11 @@ DIVERGENCE_RETRY_ACCEPT = (0.95, 0.99)
 
 def _with_boost_log(idata, counts: CountsLike, prior: str):
     """Add ``boost_log`` (judge) to a fast-engine posterior from its unconstrained draws, and drop
-    those draws: the judge prior's β_max statistic that :mod:`simplex_core.reweighting` needs (the
+    those draws: the judge prior's β_max statistic that :mod:`simplex_core.inference.reweighting` needs (the
     prior's Dirichlets themselves are not stored)."""
     import xarray as xr
 
-    from simplex_core.reweighting import boost_log_from_unconstrained
+    from simplex_core.inference.reweighting import boost_log_from_unconstrained
 
     x = np.asarray(idata.sample_stats["unconstrained_draw"].values)  # [chain, draw, n]
     J, K, M = np.asarray(counts.N).shape
@@ -1052,9 +1053,9 @@ def fit_model(
     Parameters
     ----------
     counts
-        The count tensor (:class:`simplex_core.data.Counts`).
+        The count tensor (:class:`simplex_core.data.table.Counts`).
     settings
-        :class:`~simplex_core.model.FitSettings`.
+        :class:`~simplex_core.model.definition.FitSettings`.
     progress_callback
         Optional ``callback(message, fraction)`` called from this thread while compiling and sampling.
 
@@ -1067,7 +1068,7 @@ def fit_model(
     check_fit_size(counts.scale)
     if settings.engine == "fast":
         t_import = time.perf_counter()
-        import simplex_core.fast_density  # noqa: F401  the first import loads (or compiles) the C callbacks
+        import simplex_core.model.fast_density  # noqa: F401  the first import loads (or compiles) the C callbacks
 
         return _fit_fast(counts, settings, progress_callback, started=t_import)
     with _CACHE_LOCK:

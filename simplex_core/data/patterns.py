@@ -3,7 +3,7 @@
 This module owns :class:`ScorePatterns` and :func:`score_patterns`. Every judge scores the *same*
 answers, so the judges' scores of one answer (item i, candidate k) are one observation of one
 latent true level t_ik, not J independent ones. What the shared-truth likelihood of
-:mod:`simplex_core.model` needs from the data is therefore, per candidate, each distinct vector of
+:mod:`simplex_core.model.definition` needs from the data is therefore, per candidate, each distinct vector of
 scores over the judges (a *pattern*: one observed-level index per judge, or "no score" where the
 score is missing or the pair is excluded as self-family), the gold true level when the answer is
 labelled, and how many answers share it. Summing a pattern's judges over its multiplicity gives back

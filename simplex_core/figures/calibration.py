@@ -1,6 +1,6 @@
 """The figure of simulation-based calibration: one rank histogram per parameter (Plotly).
 
-Takes the long rank table of :class:`simplex_core.calibration.CalibrationResult` and never fits.
+Takes the long rank table of :class:`simplex_core.studies.calibration.CalibrationResult` and never fits.
 Each panel shows the counts per bin and the band where 99% of bin counts fall under uniform ranks
 (binomial quantiles, Talts et al. 2018, figure 3), so a bin outside the band stands out.
 """
@@ -25,7 +25,7 @@ def rank_histogram_figure(ranks: pd.DataFrame, n_ranks: int, bins: int, *, title
         Columns ``parameter`` and ``rank`` (0..n_ranks-1), one row per replicate and parameter.
     n_ranks, bins
         Rank values (L + 1) and histogram bins (consecutive groups of rank values, as in
-        :func:`simplex_core.calibration.uniformity_test`).
+        :func:`simplex_core.studies.calibration.uniformity_test`).
     p_values
         Optional parameter -> uniformity p-value, shown in the panel titles.
 

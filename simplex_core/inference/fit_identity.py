@@ -1,8 +1,8 @@
 """The identity of a fit: which data, which model settings, which sampler settings.
 
 This module owns the hashes every cache and job queue uses, so that one fit has one key on disk
-(:mod:`simplex_core.fit_cache`), in the job book (:mod:`simplex_core.jobs`), in the study memos
-(:mod:`simplex_core.experiments`) and in the app's memory; the shipped default fit
+(:mod:`simplex_core.inference.fit_cache`), in the job book (:mod:`simplex_core.jobs`), in the study memos
+(:mod:`simplex_core.studies.experiments`) and in the app's memory; the shipped default fit
 (``assets/precomputed/``) is found by the same keys.
 
 * :func:`data_hash` — the hash of the table the counts were made from (provenance; ``""`` for
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model import CountsLike, FitSettings
+    from simplex_core.model.definition import CountsLike, FitSettings
 
 __all__ = ["KEY_FORMAT", "MODEL_FIELDS", "counts_hash", "data_hash", "data_key", "fit_key", "model_fields",
            "model_key", "patterns_hash"]
@@ -51,7 +51,7 @@ def _update(h: Any, a: np.ndarray, dtype: Any) -> None:
 def data_hash(counts: CountsLike) -> str:
     """sha256 of the table the counts came from (``Counts.data_hash``); ``""`` for counts built
     another way (they have no table)."""
-    from simplex_core.data import Counts
+    from simplex_core.data.table import Counts
 
     return counts.data_hash if isinstance(counts, Counts) else ""
 

@@ -1,5 +1,5 @@
-"""Engine ``'fast'`` of :mod:`simplex_core.inference` around the numba kernels of
-:mod:`simplex_core.fast_density`: where the chains start (:func:`find_modes`: L-BFGS runs from
+"""Engine ``'fast'`` of :mod:`simplex_core.inference.fitting` around the numba kernels of
+:mod:`simplex_core.model.fast_density`: where the chains start (:func:`find_modes`: L-BFGS runs from
 PyMC-style random starts, distinct maxima ranked by Laplace mass; :func:`chain_starts`: the modes
 that get chains) and the nutpie glue (:func:`compile_fast`: a nutpie compiled model over the
 kernels' C callbacks, chains jittered around a start).
@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simplex_core.fast_density import (PRIOR_CODES, _offsets, build_buffer, expand_c, logp_c, logp_grad, sizes,
-                                       stored_coords, stored_slices, stored_variables)
+from simplex_core.model.fast_density import PRIOR_CODES, _offsets, build_buffer, expand_c, logp_c, logp_grad, sizes, stored_coords, stored_slices, stored_variables
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model import CountsLike, ModelSettings
+    from simplex_core.model.definition import CountsLike, ModelSettings
 
 __all__ = ["DAWID_SKENE_ITERATIONS", "INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "TRUSTED_ACCURACY", "Mode", "chain_starts",
            "compile_fast", "deal_chains", "dawid_skene", "find_modes", "negative_hessian", "trusted_start"]
@@ -64,7 +63,7 @@ def _prior_centre(buf: np.ndarray) -> np.ndarray:
 
 
 def _simplex_coordinates(p: np.ndarray) -> np.ndarray:
-    """The inverse of :func:`simplex_core.fast_density._simplex` (a centred softmax): the n − 1
+    """The inverse of :func:`simplex_core.model.fast_density._simplex` (a centred softmax): the n − 1
     coordinates whose simplex is ``p`` (all entries > 0)."""
     logp = np.log(np.asarray(p, dtype=float))
     return (logp - logp.mean())[:-1]
@@ -86,7 +85,7 @@ def trusted_start(counts: "CountsLike", buf: np.ndarray, accuracy: float | np.nd
     node whose correct cell is out of reach keeps its mass where it is); π_k is ``pi[k]`` or, without
     it, the share of candidate k's scores at each true level pooled over judges (plus one per level),
     as in Dawid & Skene's majority-vote start. Other coordinates are as at :func:`_prior_centre`;
-    ``buf`` is :func:`simplex_core.fast_density.build_buffer`'s for ``counts``.
+    ``buf`` is :func:`simplex_core.model.fast_density.build_buffer`'s for ``counts``.
 
     Why: a latent-class posterior has many local maxima in which the judges' rows are relabelled
     (true levels merged, split or shifted). On simulated 7-level data with 5 judges (one of them

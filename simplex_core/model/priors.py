@@ -3,8 +3,8 @@
 stochastic-dominance check.
 
 This module owns the *structure* of the weight-propagation prior (:func:`weight_propagation_graph`);
-``simplex_core/model.py`` builds the PyMC version of the same prior from it, and
-``simplex_core/simulate.py`` draws judges from the numpy samplers here.
+``simplex_core/model/definition.py`` builds the PyMC version of the same prior from it, and
+``simplex_core/model/simulate.py`` draws judges from the numpy samplers here.
 
 Conventions (see ``docs/ARCHITECTURE.md``): ``Theta[m1, m2]`` is the probability that a judge gives
 observed level ``m2`` (index into ``Scale.values``, ``0..M_obs-1``) when the true level is ``m1``
@@ -57,7 +57,7 @@ from typing import Sequence
 
 import numpy as np
 
-from simplex_core.scale import Scale
+from simplex_core.data.scale import Scale
 
 __all__ = [
     "DELTA_PRESETS",
@@ -217,7 +217,7 @@ def weight_propagation_graph(scale: Scale) -> WeightPropagationGraph:
     Parameters
     ----------
     scale
-        Any :class:`~simplex_core.scale.Scale`, square or not.
+        Any :class:`~simplex_core.data.scale.Scale`, square or not.
 
     Returns
     -------

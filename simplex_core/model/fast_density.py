@@ -1,9 +1,9 @@
 """Hand-written log density and gradient of the model, compiled once by numba.
 
-This module owns the numba kernels of the fast path of :mod:`simplex_core.inference` (engine
+This module owns the numba kernels of the fast path of :mod:`simplex_core.inference.fitting` (engine
 ``'fast'``; the engine itself, mode search, chain starts and the nutpie glue, is
-:mod:`simplex_core.fast_engine`): the log density of the model that
-:func:`simplex_core.model.build_model` defines, with any of its three judge priors, fixed ω and
+:mod:`simplex_core.inference.fast_engine`): the log density of the model that
+:func:`simplex_core.model.definition.build_model` defines, with any of its three judge priors, fixed ω and
 β_max or integrated mode (both random), written out with its gradient in
 plain numba code and exposed as C callbacks that nutpie's Rust NUTS sampler calls directly, from
 several threads, with no Python (and no GIL) in the loop.
@@ -51,7 +51,7 @@ levels, E = M(M−1)/2)::
     ω, β_max    2                (integrated mode only) Uniform(0, 8), Uniform(0, 20), PyMC's interval
                                  transform (value = upper · sigmoid(u))
 
-Integrated mode writes R and W by the exact augmentation of :func:`simplex_core.model.build_model`
+Integrated mode writes R and W by the exact augmentation of :func:`simplex_core.model.definition.build_model`
 (``V_R``, ``E_R``, ``V_W``, ``E_W``): with PyMC's log-odds of R_j ~ Beta(ωJ, J), ω and the J + K
 variables it governs form a funnel as ω → 0 (the prior's log-odds scale grows like 1/ω), and on
 single-judge data, where W_k R_j is not identified, chains diverged there. V's prior stays
@@ -73,7 +73,7 @@ import numpy as np
 from numba import njit
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model import CountsLike, ModelSettings
+    from simplex_core.model.definition import CountsLike, ModelSettings
 
 __all__ = [
     "build_buffer",
@@ -98,7 +98,7 @@ __all__ = [
 #: compiled code never holds a copy of model.py's constants)
 HEADER = 17
 
-#: The judge priors this path implements, by the code the buffer carries (``simplex_core.model``'s names).
+#: The judge priors this path implements, by the code the buffer carries (``simplex_core.model.definition``'s names).
 PRIOR_CODES = {"weight-propagation": 0, "diagonal": 1, "mixing": 2}
 
 #: :func:`_shared_truth_loglik_dense` works on every (candidate, distinct pattern) cell, the row-by-row
@@ -323,7 +323,7 @@ def logp_grad(x, g, buf):
 @njit(cache=True, error_model="numpy")
 def tempered_logp_grad(x, g, buf, power):
     """``(log prior + power · log likelihood, log likelihood)`` at ``x``, the gradient of the first
-    into ``g``: the tempered densities of :mod:`simplex_core.tempering` (``power = 1``: the posterior)."""
+    into ``g``: the tempered densities of :mod:`simplex_core.inference.tempering` (``power = 1``: the posterior)."""
     J, K, M, T, P, use_re, G, n = sizes(buf)
     omega = buf[7]
     beta = buf[8]
@@ -834,7 +834,7 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, de
                          gR, gW):
     """The shared-truth log likelihood Σ_q weight_q · log Σ_t π_k[t] Π_j L[j, k, t, s_qj] of the
     ``Q`` pattern rows ``rows`` (each: candidate, gold true level or −1, weight, J scores or −1; see
-    :func:`simplex_core.model.shared_truth_emission` for L); adds ``power`` times its gradient into
+    :func:`simplex_core.model.definition.shared_truth_emission` for L); adds ``power`` times its gradient into
     the gradient arrays of π, Θ, Z, R and W. ``distinct``: the ``U`` distinct score patterns and
     each row's index among them, then where each candidate's non-gold rows start (gold rows come first,
     then the others by candidate; see :func:`_shared_truth_loglik_distinct` and
@@ -1045,7 +1045,7 @@ def expand_c(dim, n_exp, x_, out_, ud_):
     return 0
 
 
-# -- parallel tempering kernels (the sampler of simplex_core.tempering) --------------------------------
+# -- parallel tempering kernels (the sampler of simplex_core.inference.tempering) --------------------------------
 # They live here, not in tempering.py, because numba's on-disk cache tracks only the source file of a
 # function: a kernel in another file would keep running a stale copy of tempered_logp_grad after it
 # changes.
@@ -1382,8 +1382,8 @@ def _tiny_buffer() -> np.ndarray:
     (or compile) a kernel, whatever the data, since the machine code does not depend on them."""
     from types import SimpleNamespace
 
-    from simplex_core.model import FitSettings
-    from simplex_core.scale import Scale
+    from simplex_core.model.definition import FitSettings
+    from simplex_core.data.scale import Scale
 
     tiny = SimpleNamespace(N=np.ones((1, 2, 2)), included=np.ones((1, 2), dtype=bool), scale=Scale((0.0, 1.0)),
                            judges=("j",), candidates=("a", "b"))
@@ -1418,7 +1418,7 @@ def warm_up_tempering() -> None:
 
 def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     """The float64 data buffer the compiled callbacks read (see the module docstring)."""
-    from simplex_core.model import BETA_MAX_UPPER, OMEGA_UPPER, included_pairs, require_patterns, resolve_delta
+    from simplex_core.model.definition import BETA_MAX_UPPER, OMEGA_UPPER, included_pairs, require_patterns, resolve_delta
 
     if not supports(settings):
         raise ValueError(f"the fast path implements the judge priors {', '.join(PRIOR_CODES)}; got prior {settings.prior!r}.")
@@ -1487,7 +1487,7 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
     ``R_logodds__``, ``W_logodds__`` or, in integrated mode, ``V_R_logodds__``, ``E_R_log__``,
     ``V_W_logodds__``, ``E_W_log__``, then ``omega_interval__``, ``beta_max_interval__``), e.g.
     ``model.initial_point()``; a gradient dict in the same names maps the same way."""
-    from simplex_core.model import weight_propagation_groups
+    from simplex_core.model.definition import weight_propagation_groups
 
     J, K, M = np.asarray(counts.N).shape
     T = counts.scale.n_true

@@ -1,10 +1,10 @@
 """Posterior slices the figures draw, read from a fit's InferenceData alone (so a fit loaded from the
-cache or the app's precomputed posterior works as well as a fresh :class:`~simplex_core.inference.FitResult`).
+cache or the app's precomputed posterior works as well as a fresh :class:`~simplex_core.inference.fitting.FitResult`).
 
 - :func:`rank_draws`: posterior rank draws, long (for box plots and CSV), thinned or all;
-- :func:`bayesian_method_result`: the fit as a :class:`~simplex_core.baselines.MethodResult`, so the
+- :func:`bayesian_method_result`: the fit as a :class:`~simplex_core.methods.baselines.MethodResult`, so the
   Bayesian ranking sits beside the baselines in the rankings figure and the evaluation (the one
-  implementation: the app, the ``figures`` command and :mod:`simplex_core.experiments` use it);
+  implementation: the app, the ``figures`` command and :mod:`simplex_core.studies.experiments` use it);
 - :func:`ppc_figure_table`: the posterior predictive check in the shares the PPC figure draws;
 - :func:`simplex_parts`: per judge, evenly spaced posterior draws of its matrix Θ_j, their mean and
   the candidates' posterior positions γ_jk (the simplex figures' inputs);
@@ -12,7 +12,7 @@ cache or the app's precomputed posterior works as well as a fresh :class:`~simpl
   :class:`~simplex_core.figures.JudgeSimplex` (one per judge).
 
 The app (``app_support/results.py``, cached per fit), the ``figures`` command and the evaluation
-(:mod:`simplex_core.experiments`) use these.
+(:mod:`simplex_core.studies.experiments`) use these.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.baselines import MethodResult, rank_interval, rank_scores
-from simplex_core.summaries import _draws, _names, fitted_score_distributions
+from simplex_core.methods.baselines import MethodResult, rank_interval, rank_scores
+from simplex_core.summaries.posterior_tables import _draws, _names, fitted_score_distributions
 
 
 def _even(n: int, max_draws: int | None) -> np.ndarray:
@@ -50,11 +50,11 @@ def rank_draws(fit: Any, max_draws: int | None) -> pd.DataFrame:
 def bayesian_method_result(fit: Any, *, max_draws: int | None, method: str = "bayesian",
                            uses_labels: bool = False) -> MethodResult:
     """The fit as a ranking method: scores = posterior means of E_k, point ranks = their ranks,
-    the 95% rank interval of :func:`~simplex_core.baselines.rank_interval` over all draws (the
+    the 95% rank interval of :func:`~simplex_core.methods.baselines.rank_interval` over all draws (the
     rule of every method), replicate ranks = :func:`rank_draws` thinned to ``max_draws`` (None =
     all draws: the evaluation keeps them all; the app's figures and downloads thin to 1,000).
     ``uses_labels`` marks a fit with gold labels. No ``details`` or ``notes``: the evaluation adds
-    its own (:func:`simplex_core.experiments.fit_method_result`)."""
+    its own (:func:`simplex_core.studies.experiments.fit_method_result`)."""
     expected = np.asarray(_draws(fit, "expected_score"), dtype=float)
     ranks = np.asarray(_draws(fit, "rank"), dtype=float)
     index = pd.Index(_names(fit, "candidate"), name="candidate")
@@ -68,7 +68,7 @@ def bayesian_method_result(fit: Any, *, max_draws: int | None, method: str = "ba
 
 
 def ppc_figure_table(ppc: pd.DataFrame) -> pd.DataFrame:
-    """The check of :func:`~simplex_core.summaries.posterior_predictive_check` in the shares the PPC
+    """The check of :func:`~simplex_core.summaries.posterior_tables.posterior_predictive_check` in the shares the PPC
     figure draws: ``judge, candidate, level, label, observed, fitted_mean, fitted_lo, fitted_hi,
     misfit`` (observed and fitted shares, the 95% predictive range as shares, ``misfit`` = observed
     count outside that range)."""
@@ -105,7 +105,7 @@ def simplex_parts(fit: Any, max_draws: int = 60, judges: Sequence[str] | None = 
 def judge_simplex_data(fit: Any, distribution: pd.DataFrame, max_draws: int = 40,
                        judges: Sequence[str] | None = None) -> dict[str, Any]:
     """Per judge, a :class:`~simplex_core.figures.JudgeSimplex`: observed shares and counts from
-    ``distribution`` (:func:`simplex_core.data.score_distribution` of the fitted table) with the
+    ``distribution`` (:func:`simplex_core.data.table.score_distribution` of the fitted table) with the
     posterior parts of :func:`simplex_parts`, candidates in the fit's order (those a judge never
     scored are left out of its view)."""
     from simplex_core.figures import JudgeSimplex, judge_observed_table

@@ -1,8 +1,8 @@
 """Gold labels for experiments: which answers' true scores the model sees (issue 11).
 
 A *gold* answer (item, candidate) is one whose true score is a known label; the shared-truth
-likelihood takes its true level as observed (see :mod:`simplex_core.patterns`). Real gold labels
-come from a ``gold`` column (validated in :mod:`simplex_core.data`); this module draws them at
+likelihood takes its true level as observed (see :mod:`simplex_core.data.patterns`). Real gold labels
+come from a ``gold`` column (validated in :mod:`simplex_core.data.table`); this module draws them at
 random from answers that have a ``true_score``, for experiments:
 
 - :func:`labelled_item_mask`: the draw of labelled *items* shared by the PPI baselines (``ppi_5``,
@@ -25,7 +25,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from .data import JudgmentTable
+from simplex_core.data.table import JudgmentTable
 
 __all__ = ["labelled_item_mask", "labelled_items", "mark_gold", "draw_gold", "nearest_true_level"]
 
@@ -49,7 +49,7 @@ def labelled_item_mask(n_items: int, fraction: float, rng: np.random.Generator |
 
 def labelled_items(view: pd.DataFrame, fraction: float, rng: np.random.Generator) -> list[str]:
     """The items of an item view labelled by :func:`labelled_item_mask` (items in the view's order
-    of first appearance, as :func:`simplex_core.baselines.score_array` orders them)."""
+    of first appearance, as :func:`simplex_core.methods.baselines.score_array` orders them)."""
     items = list(dict.fromkeys(view.index.get_level_values("item")))
     mask = labelled_item_mask(len(items), fraction, rng)
     return [it for it, m in zip(items, mask) if m]

@@ -7,7 +7,7 @@ app get them with the repository.
 
 This module owns: :class:`DatasetInfo` / :class:`CriterionInfo` / :class:`CollapseMapping` (frozen
 views of ``dataset.json``), :func:`list_datasets`, :func:`get_dataset`, :func:`load_dataset`
-(a built-in as a validated :class:`~simplex_core.data.JudgmentTable`), :func:`resolve_data`
+(a built-in as a validated :class:`~simplex_core.data.table.JudgmentTable`), :func:`resolve_data`
 (DATA = a built-in name or a file), and the one-line / JSON summaries the command line prints.
 """
 
@@ -24,9 +24,9 @@ import pandas as pd
 
 import simplex_core
 
-from .data import JudgmentTable, load_families, load_table
-from .scale import Scale
-from .scale import format_level as _fmt
+from simplex_core.data.table import JudgmentTable, load_families, load_table
+from simplex_core.data.scale import Scale
+from simplex_core.data.scale import format_level as _fmt
 
 ASSETS_DIR = Path(simplex_core.__file__).resolve().parent.parent / "assets" / "datasets"
 
@@ -46,7 +46,7 @@ class DatasetError(ValueError):
 class CollapseMapping:
     """A suggested many-to-one map of observed levels onto 3 levels, for simplex views.
 
-    Use with :func:`simplex_core.data.collapse_levels` (``collapse_levels(table, m.mapping, m.labels)``).
+    Use with :func:`simplex_core.data.table.collapse_levels` (``collapse_levels(table, m.mapping, m.labels)``).
     """
 
     name: str
@@ -254,7 +254,7 @@ def load_dataset(name: str, criterion: str | None = None, **loader_options: Any)
     criterion
         One of the dataset's criteria; ``None`` = its default criterion.
     **loader_options
-        Passed to :func:`simplex_core.data.load_table`. ``scale`` replaces the dataset's declared
+        Passed to :func:`simplex_core.data.table.load_table`. ``scale`` replaces the dataset's declared
         scale. ``families`` replaces the dataset's ``families.json`` when the key is given at all:
         ``families=None`` or ``{}`` means no families (no self-family exclusion).
 
@@ -269,7 +269,7 @@ def load_dataset(name: str, criterion: str | None = None, **loader_options: Any)
     ------
     DatasetError
         Unknown dataset or criterion (a ``ValueError``; the message lists the valid ones).
-    simplex_core.data.ValidationError
+    simplex_core.data.table.ValidationError
         When an option (e.g. a ``scale`` that does not fit the scores) makes the table invalid.
     """
     info = get_dataset(name)
@@ -301,7 +301,7 @@ def resolve_data(data: Any, criterion: str | None = None, **loader_options: Any)
     """DATA as the command line and the app accept it: a built-in name, or a file / DataFrame.
 
     A string that names a built-in dataset loads it (write ``./NAME`` for a file of that name);
-    anything else goes to :func:`simplex_core.data.load_table` (``criterion`` then selects rows of a
+    anything else goes to :func:`simplex_core.data.table.load_table` (``criterion`` then selects rows of a
     ``criterion`` column).
     """
     if isinstance(data, str) and data in dataset_names():

@@ -20,7 +20,7 @@ During warm-up every replica adapts its step size (dual averaging, Hoffman & Gel
 doubling windows, estimated as nutpie does from the variances of the position and of the gradient (sqrt(var x / var ∇): measured here,
 it triples the step size of a plain variance estimate); the ladder itself is moved so that every
 pair of neighbours swaps about equally often (Syed et al.'s schedule update). Everything runs in
-numba over :func:`simplex_core.fast_density.tempered_logp_grad`, each chain on its own thread
+numba over :func:`simplex_core.model.fast_density.tempered_logp_grad`, each chain on its own thread
 without the GIL.
 
 Where tempering the likelihood does not join the modes (a weakly identified part of the model that
@@ -37,11 +37,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-from simplex_core.fast_density import (build_buffer, expand_all, reference_arrays, sizes, stored_coords,
-                                       stored_slices, stored_variables, tempered_chain)
+from simplex_core.model.fast_density import build_buffer, expand_all, reference_arrays, sizes, stored_coords, stored_slices, stored_variables, tempered_chain
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model import CountsLike, FitSettings
+    from simplex_core.model.definition import CountsLike, FitSettings
 
 __all__ = ["B_MIN", "REFERENCE_REPLICAS", "REPLICAS", "TEMPERED_THIN", "Reference", "reference_from_draws",
            "sample_tempered"]
@@ -103,7 +102,7 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
                     reference: "Reference | None" = None, unconstrained_out: "list[np.ndarray] | None" = None):
     """Parallel-tempering chains of the posterior (``settings.chains`` chains, ``settings.tune``
     warm-up and ``settings.draws`` kept draws each), started at ``starts`` (modes from
-    :func:`simplex_core.fast_engine.find_modes`, dealt round-robin over chains, jittered by
+    :func:`simplex_core.inference.fast_engine.find_modes`, dealt round-robin over chains, jittered by
     ±0.1). Returns an ArviZ InferenceData shaped like the other engines' (posterior variables with
     the contract names; ``sample_stats``: ``diverging``, ``acceptance_rate``, ``step_size``,
     ``n_steps``) with the swap rates and ladder in ``sample_stats.attrs``.
@@ -172,9 +171,9 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
     expand_all(draws, flat, buf)
     posterior: dict[str, Any] = {name: flat[:, :, sl].reshape((C, S) + tuple(shape))
                                  for name, sl, shape in zip(names, slices, shapes)}
-    from simplex_core.reweighting import boost_log_from_unconstrained
+    from simplex_core.inference.reweighting import boost_log_from_unconstrained
 
-    J, K, M = np.asarray(counts.N).shape  # the judge prior's β_max statistic (see simplex_core.reweighting)
+    J, K, M = np.asarray(counts.N).shape  # the judge prior's β_max statistic (see simplex_core.inference.reweighting)
     posterior["boost_log"] = boost_log_from_unconstrained(draws, J, K, M, counts.scale.n_true, counts.scale.true_index,
                                                           model.prior)
     dims = {**dims, "boost_log": ("judge",)}
@@ -185,7 +184,7 @@ def sample_tempered(counts: "CountsLike", settings: "FitSettings", starts: list[
         coords=stored_coords(counts), dims={k: list(v) for k, v in dims.items()},
     )
     idata.sample_stats.attrs.update({
-        "sampler": "parallel tempering (simplex_core.tempering)"
+        "sampler": "parallel tempering (simplex_core.inference.tempering)"
                    + (", variational reference" if reference is not None else ""),
         "replicas": int(replicas),
         "min_swap_rate": float(swaps.min()),

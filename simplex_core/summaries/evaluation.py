@@ -12,7 +12,7 @@ performance evaluation"; appendix D, E):
 - the long table of rank draws per method for the rankings figure (:func:`method_rank_draws`).
 
 A *method* is any callable ``f(view, rng) -> MethodResult`` on an item view (see
-``simplex_core.baselines``); the Bayesian model plugs in the same way, with its own caching.
+``simplex_core.methods.baselines``); the Bayesian model plugs in the same way, with its own caching.
 The self-preference and prior experiments will live here too (``experiments``), once the model exists.
 """
 
@@ -24,20 +24,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .baselines import (
-    TRUE_SCORE,
-    Method,
-    MethodResult,
-    RngLike,
-    _as_generator,
-    _check_view,
-    _unique_in_order,
-    method_generator,
-    rank_scores,
-)
+from simplex_core.methods.baselines import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, _check_view, _unique_in_order, method_generator, rank_scores
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .data import JudgmentTable
+    from simplex_core.data.table import JudgmentTable
 
 __all__ = [
     "EVALUATION_COLUMNS",
@@ -76,7 +66,7 @@ class NoTruthError(ValueError):
 def _as_view(table_or_view: "JudgmentTable | pd.DataFrame") -> pd.DataFrame:
     if isinstance(table_or_view, pd.DataFrame):
         return table_or_view
-    from .data import item_view
+    from simplex_core.data.table import item_view
 
     return item_view(table_or_view)
 
@@ -253,7 +243,7 @@ def evaluate_methods(
     2.5% / 97.5% quantiles (numpy's linear interpolation) of the figures over resamples.
     ``ci_resamples=0`` skips this and leaves the interval columns NaN.
 
-    Each method run gets its own generator from :func:`~simplex_core.baselines.method_generator`
+    Each method run gets its own generator from :func:`~simplex_core.methods.baselines.method_generator`
     (base seed from ``rng``, the method name, the resample number), so the result of one method does
     not depend on which other methods are evaluated. A method with an ``rng_stream`` attribute gets
     the generator of that name instead (``bayesian_gold_10`` gets ``ppi_10``'s, so both label the

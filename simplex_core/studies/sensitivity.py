@@ -4,7 +4,7 @@ Protocol: fit the base (ω = 0, β_max = 5); sweep ω ∈ {0, 1, 2, 4, 8} at the
 β_max ∈ {0, 1, 5, 10, 20} at the base ω (grids configurable). For each setting report the Spearman
 correlation of its point ranking (ranks of the posterior means of E_k) with the base's, its
 candidate table (rank intervals) and diagnostics. Each distinct setting is fitted once; fits that
-differ from the base only in ω or β_max reuse the compiled model (see :mod:`simplex_core.inference`).
+differ from the base only in ω or β_max reuse the compiled model (see :mod:`simplex_core.inference.fitting`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.evaluation import rank_correlation
-from simplex_core.inference import Diagnostics, FitResult, ProgressCallback, fit_model
-from simplex_core.model import CountsLike, FitSettings
-from simplex_core.summaries import candidate_summary, candidates_records
+from simplex_core.summaries.evaluation import rank_correlation
+from simplex_core.inference.fitting import Diagnostics, FitResult, ProgressCallback, fit_model
+from simplex_core.model.definition import CountsLike, FitSettings
+from simplex_core.summaries.posterior_tables import candidate_summary, candidates_records
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.reweighting import PriorDraws
+    from simplex_core.inference.reweighting import PriorDraws
 
 DEFAULT_OMEGAS: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_BETA_MAXES: tuple[float, ...] = (0.0, 1.0, 5.0, 10.0, 20.0)
@@ -65,7 +65,7 @@ class SensitivityRow:
     """One setting of the sweep.
 
     ``sweep`` is ``'omega'`` or ``'beta_max'`` (the base setting appears in both sweeps, fitted once).
-    ``candidates`` is :func:`~simplex_core.summaries.candidate_summary` of its fit.
+    ``candidates`` is :func:`~simplex_core.summaries.posterior_tables.candidate_summary` of its fit.
     """
 
     sweep: str
@@ -150,9 +150,9 @@ def sensitivity_sweep(
         Keep each :class:`FitResult` on its row (memory grows with the grid).
     fit_fn
         ``fit_fn(counts, settings, progress_callback=...)`` used to fit (default
-        :func:`~simplex_core.inference.fit_model`; e.g. :func:`simplex_core.fit_cache.fit_cached`).
+        :func:`~simplex_core.inference.fitting.fit_model`; e.g. :func:`simplex_core.inference.fit_cache.fit_cached`).
     client
-        A ``distributed.Client`` (:func:`simplex_core.distributed.open_client`): the settings are
+        A ``distributed.Client`` (:func:`simplex_core.inference.distributed.open_client`): the settings are
         fitted side by side on its workers (``fit_fn`` must then be a module-level function), and
         the callback gets a line per finished fit. None: one after another in this process.
 
@@ -180,7 +180,7 @@ def sensitivity_sweep(
 
             fits[(o, b)] = fit_fn(counts, base.replace(omega=o, beta_max=b), progress_callback=sub)
     else:  # every setting at once on Dask; a line per finished fit
-        from simplex_core.distributed import map_tasks
+        from simplex_core.inference.distributed import map_tasks
 
         finished = [0]
 
@@ -250,7 +250,7 @@ def reweighted_sweep(sources: Sequence["PriorDraws"], base_expected: np.ndarray,
         ``base_expected``, the base fit's means), ``khat``, ``ess``, ``source_omega``,
         ``source_beta_max``; NaN where no source has the target's structure.
     """
-    from simplex_core.reweighting import best_source, structure_problem
+    from simplex_core.inference.reweighting import best_source, structure_problem
 
     rows = []
     for which, grid in (("omega", omegas), ("beta_max", beta_maxes)):

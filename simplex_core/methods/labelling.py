@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .patterns import NO_SCORE
+from simplex_core.data.patterns import NO_SCORE
 
 __all__ = ["LabelDraws", "Answers", "answers_of", "label_probabilities", "rank_uncertainty",
            "weighted_rank_interval", "expected_reductions", "suggest_labels", "budget_curve"]
@@ -64,7 +64,7 @@ class LabelDraws:
 
     @classmethod
     def from_fit(cls, fit, max_draws: int | None = 2000, seed: int = 0) -> "LabelDraws":
-        """The draws of a :class:`~simplex_core.inference.FitResult` (thinned at random to at most
+        """The draws of a :class:`~simplex_core.inference.fitting.FitResult` (thinned at random to at most
         ``max_draws``)."""
         post = getattr(fit, "idata", fit).posterior  # a FitResult or its InferenceData
 
@@ -89,7 +89,7 @@ class LabelDraws:
 
     def log_emission(self) -> np.ndarray:
         """``log L[s, j, k', t, m]`` (k' = candidate with random effects, else one slot): the shared-truth
-        emission of :func:`simplex_core.model.shared_truth_emission`, per draw."""
+        emission of :func:`simplex_core.model.definition.shared_truth_emission`, per draw."""
         theta = self.theta[:, :, None, :, :]  # [S, J, 1, T, M]
         if self.mix is None:
             L = theta
@@ -184,7 +184,7 @@ def weighted_rank_interval(weights: np.ndarray, ranks: np.ndarray, level: float 
     """Inclusive rank interval per candidate from weighted rank draws (``weights`` ``[S]``, ``ranks``
     ``[S, K]``): the lower end is the smallest rank whose cumulative weight reaches (1 − level) / 2, the
     upper end the smallest reaching (1 + level) / 2 (the inverse of the weighted distribution function:
-    numpy's ``inverted_cdf`` quantiles when the weights are equal; :func:`simplex_core.baselines.rank_interval`
+    numpy's ``inverted_cdf`` quantiles when the weights are equal; :func:`simplex_core.methods.baselines.rank_interval`
     takes order statistics at q (S − 1), which can sit one draw higher); half-integer ranks rounded outward.
     ``order`` = ``np.argsort(ranks, axis=0, kind="stable")`` may be passed when called many times."""
     w = np.asarray(weights, dtype=float)

@@ -15,7 +15,7 @@ credibly ahead of the next" means here. Greedy in mean order keeps tiers contigu
 ranking (tiers never reorder it). Pairs further apart are not checked across tiers: a wide-interval
 candidate low in tier 2 may be unsettled against the bottom of tier 1; the pairwise table says so.
 
-Rank intervals follow the project's one rule, :func:`simplex_core.baselines.rank_interval`; with
+Rank intervals follow the project's one rule, :func:`simplex_core.methods.baselines.rank_interval`; with
 importance weights they are taken on a systematic resample of the draws (the same rule on draws
 that follow the weighted posterior).
 """
@@ -27,8 +27,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.baselines import rank_interval, ranks_from_scores
-from simplex_core.reweighting import systematic_resample
+from simplex_core.methods.baselines import rank_interval, ranks_from_scores
+from simplex_core.inference.reweighting import systematic_resample
 
 __all__ = ["CREDIBLE", "LEADERBOARD_COLUMNS", "credibly_ahead", "leaderboard", "leaderboard_from_fit",
            "leaderboard_records", "share", "tiers", "weighted_pairwise", "systematic_resample"]
@@ -135,7 +135,7 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
     candidates
         Names, one per column.
     weights
-        Optional importance weights per draw (:mod:`simplex_core.reweighting`); normalised here.
+        Optional importance weights per draw (:mod:`simplex_core.inference.reweighting`); normalised here.
     credible
         Threshold of "credibly ahead" (:data:`CREDIBLE`).
     top
@@ -145,7 +145,7 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
     -------
     pd.DataFrame
         Columns :data:`LEADERBOARD_COLUMNS`: ``tier`` (1 = top), E mean and 95% interval, rank
-        median and 95% interval (:func:`~simplex_core.baselines.rank_interval`), ``p_best``
+        median and 95% interval (:func:`~simplex_core.methods.baselines.rank_interval`), ``p_best``
         (P(rank = 1)), ``p_top3`` (P(rank ≤ 3)) and ``p_ahead_of_next`` (P(E above the next row's E);
         NaN on the last row). Sorted by posterior mean of E.
     """
@@ -181,7 +181,7 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
 
 
 def leaderboard_from_fit(fit: Any, weights: np.ndarray | None = None, **kwargs: Any) -> pd.DataFrame:
-    """:func:`leaderboard` of a :class:`~simplex_core.inference.FitResult` or its InferenceData."""
+    """:func:`leaderboard` of a :class:`~simplex_core.inference.fitting.FitResult` or its InferenceData."""
     idata = getattr(fit, "idata", fit)
     arr = np.asarray(idata.posterior["expected_score"].values)
     names = [str(v) for v in idata.posterior["candidate"].values]

@@ -44,10 +44,10 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-from .scale import Scale
+from simplex_core.data.scale import Scale
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .data import JudgmentTable
+    from simplex_core.data.table import JudgmentTable
 
 __all__ = [
     "TRUE_SCORE",
@@ -240,7 +240,7 @@ def _check_view(view: pd.DataFrame) -> None:
     if names != ["item", "candidate"]:
         raise ValueError(
             f"The item view must be indexed by (item, candidate); its index levels are {names}. "
-            "Build it with simplex_core.data.item_view(table)."
+            "Build it with simplex_core.data.table.item_view(table)."
         )
     if view.index.has_duplicates:
         dup = view.index[view.index.duplicated()][:5].tolist()
@@ -750,8 +750,8 @@ def _power_tuning_lambda(
 def ppi_labelled_items(n_items: int, labelled_fraction: float, rng: RngLike | None) -> np.ndarray:
     """Boolean mask ``[I]`` of the labelled items: ``max(1, round(fraction * I))`` items chosen by
     ``rng.permutation(n_items)`` (the first ones). The draw lives in
-    :func:`simplex_core.gold.labelled_item_mask`, shared with the Bayesian gold methods."""
-    from .gold import labelled_item_mask
+    :func:`simplex_core.data.gold.labelled_item_mask`, shared with the Bayesian gold methods."""
+    from simplex_core.data.gold import labelled_item_mask
 
     return labelled_item_mask(n_items, labelled_fraction, _as_generator(rng))
 
@@ -828,7 +828,7 @@ def ppi_mean_ranks(
         Another predictor instead of the judges' mean (step 2): one value per (item, candidate) on the
         scale of ``true_score`` (rescaled here like the labels), NaN or absent = no prediction. It must
         not have seen the labels, or the rectifier no longer corrects its bias
-        (:mod:`simplex_core.model_ppi` passes the label-free model's posterior mean true score).
+        (:mod:`simplex_core.studies.model_ppi` passes the label-free model's posterior mean true score).
     name
         Method name (default ``ppi_<pct>``).
     expanded
@@ -947,7 +947,7 @@ def table_baseline_methods(table: "JudgmentTable", *, self_exclusion: bool = Tru
     """:func:`baseline_methods` for a ``JudgmentTable``: its item view, its scale, and its self-family
     pairs (``table.self_family_pairs``: judge and candidate have the same family) excluded when
     ``self_exclusion`` (the default, as in the model)."""
-    from .data import item_view
+    from simplex_core.data.table import item_view
 
     excluded = frozenset(table.self_family_pairs) if self_exclusion else frozenset()
     return baseline_methods(item_view(table), table.scale, excluded=excluded, **options)

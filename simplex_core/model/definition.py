@@ -3,7 +3,7 @@
 This module owns the settings of a fit (:class:`FitSettings` = :class:`ModelSettings` +
 :class:`SamplerSettings` + the data-view flag ``self_exclusion``) and :func:`build_model`. It builds the model of the paper's
 section 5 and appendix B from the sufficient statistics of the data (the count tensor) and never
-samples; :mod:`simplex_core.inference` compiles and samples it.
+samples; :mod:`simplex_core.inference.fitting` compiles and samples it.
 
 The model, for every judge ``j`` and candidate ``k`` whose pair is included (not excluded as
 self-family)::
@@ -26,7 +26,7 @@ judge's marginal is exactly the paper's γ_jk. Marginalising t_ik::
 
 (judges with no score — missing, or an excluded self-family pair — drop out of the product; a gold
 answer keeps only its known t). Answers with the same scores are summed once with a weight: the
-score patterns of :mod:`simplex_core.patterns` are the sufficient statistics. Joint score patterns
+score patterns of :mod:`simplex_core.data.patterns` are the sufficient statistics. Joint score patterns
 of three or more judges identify the confusion matrices (Dawid–Skene; Kruskal), which the
 per-judge marginals cannot (the paper's theorem 2).
 
@@ -41,7 +41,7 @@ per-judge marginals cannot (the paper's theorem 2).
   priors, all driven by ``ρ_j ~ Beta(1, 1)`` and ``β_max``:
 
   - ``weight-propagation`` (default, the paper's): the graph of
-    :func:`simplex_core.priors.weight_propagation_graph`. The first row is
+    :func:`simplex_core.model.priors.weight_propagation_graph`. The first row is
     ``Dirichlet(1 + ρ_j β_max on its correct cell)`` (**our choice**); every node ``(m1, m2)`` with
     several outgoing edges to ``(m1 + 1, m2' ≥ m2)`` draws its edge weights from a Dirichlet with
     concentration 1, plus ``ρ_j β_max`` on the edge into the correct cell of row ``m1 + 1``; a node
@@ -51,7 +51,7 @@ per-judge marginals cannot (the paper's theorem 2).
   - ``mixing``: first row as above; ``Θ_j[m, ·] = (1 − λ_jm) Θ_j[m−1, ·] + λ_jm ε_jm`` with
     innovations ``ε_jm ~ Dirichlet(1 + ρ_j β_max on the correct cell of row m)`` and
     ``λ_jm ~ Beta(1, 1)`` (appendix E's mixing prior in the form of
-    :func:`simplex_core.priors.sample_mixing`, **our reading**; it does not enforce monotonicity).
+    :func:`simplex_core.model.priors.sample_mixing`, **our reading**; it does not enforce monotonicity).
 
 * Integrated mode (**our choice** of hyperpriors): ``ω ~ Uniform(0, 8)`` and
   ``β_max ~ Uniform(0, 20)`` become random so one fit marginalises over them (the paper's setting
@@ -75,7 +75,7 @@ Posterior variable names (the contract): ``pi`` (candidate, true_level), ``expec
 (candidate), ``theta`` (judge, true_level, level), ``rho`` (judge), random effects ``Z``
 (candidate, true_level), ``R`` (judge), ``W`` (candidate); in integrated mode ``omega``, ``beta_max``
 (and the augmentation's ``V_R``, ``E_R``, ``V_W``, ``E_W`` in a PyMC-engine trace). ``rank`` is added after sampling by
-:mod:`simplex_core.inference` (rank 1 = best = largest expected score).
+:mod:`simplex_core.inference.fitting` (rank 1 = best = largest expected score).
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import pymc as pm
 
-    from simplex_core.patterns import ScorePatterns
-    from simplex_core.scale import Scale
+    from simplex_core.data.patterns import ScorePatterns
+    from simplex_core.data.scale import Scale
 
 PRIORS: tuple[str, ...] = ("weight-propagation", "diagonal", "mixing")
 DELTA_PRESETS: tuple[str, ...] = ("inflation", "deflation", "central", "uniform")
@@ -105,7 +105,7 @@ BETA_MAX_UPPER = 20.0
 
 
 class CountsLike(Protocol):
-    """What the model needs from :class:`simplex_core.data.Counts`."""
+    """What the model needs from :class:`simplex_core.data.table.Counts`."""
 
     N: np.ndarray
     included: np.ndarray
@@ -246,7 +246,7 @@ def _plain(d: dict[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ModelSettings:
     """The model's settings (see :class:`FitSettings` for each field): what :func:`build_model`,
-    :func:`model_data`, :func:`structure_key` and :mod:`simplex_core.fast_density` read."""
+    :func:`model_data`, :func:`structure_key` and :mod:`simplex_core.model.fast_density` read."""
 
     omega: float = 0.0
     beta_max: float = 5.0
@@ -271,7 +271,7 @@ class ModelSettings:
 @dataclass(frozen=True)
 class SamplerSettings:
     """How a model is sampled (see :class:`FitSettings` for each field): what the engines of
-    :mod:`simplex_core.inference` and :mod:`simplex_core.tempering` read."""
+    :mod:`simplex_core.inference.fitting` and :mod:`simplex_core.inference.tempering` read."""
 
     chains: int = 4
     draws: int = 1000
@@ -330,10 +330,10 @@ class FitSettings(ModelSettings, SamplerSettings):
         Random seed; the same data, settings and seed give identical output.
     engine
         ``'fast'`` (the default: nutpie's Rust NUTS on the hand-written numba log density of
-        :mod:`simplex_core.fast_density`, chains started at the posterior's modes), ``'nutpie'``
+        :mod:`simplex_core.model.fast_density`, chains started at the posterior's modes), ``'nutpie'``
         (nutpie's Rust NUTS on a PyTensor C-compiled log density, chains in threads), ``'nutpie-numba'`` (nutpie's numba backend: slow to compile) or ``'pymc'``
         (PyMC's own NUTS, chains one after another in this process). See
-        :mod:`simplex_core.inference`.
+        :mod:`simplex_core.inference.fitting`.
     target_accept
         Target acceptance rate of the step-size adaptation.
     likelihood
@@ -426,7 +426,7 @@ def check_data_view(counts: "CountsLike", settings: FitSettings) -> None:
 
 def resolve_delta(delta: str | tuple[float, ...], n_true: int) -> np.ndarray:
     """δ as a positive vector of length ``n_true`` (a preset name or explicit values)."""
-    from simplex_core import priors
+    from simplex_core.model import priors
 
     if isinstance(delta, str):
         values = priors.delta_preset(delta, n_true)
@@ -462,12 +462,12 @@ class EdgeGroups:
 
 
 def weight_propagation_groups(scale: "Scale") -> EdgeGroups:
-    """Arrange :func:`simplex_core.priors.weight_propagation_graph` by out-degree for vectorising.
+    """Arrange :func:`simplex_core.model.priors.weight_propagation_graph` by out-degree for vectorising.
 
     Checks that the graph has the shape the vectorised model relies on: the children of node
     ``(m1, m2)`` are the consecutive observed levels ``m2, m2 + 1, ...``.
     """
-    from simplex_core import priors
+    from simplex_core.model import priors
 
     graph = priors.weight_propagation_graph(scale)
     groups_nodes: dict[int, list[tuple[int, int]]] = {}
@@ -575,7 +575,7 @@ def judge_prior_note(counts: CountsLike, settings: "ModelSettings | None" = None
     """One sentence when the scale is square with at least :data:`LEANING_PRIOR_LEVELS` true levels, no
     answer is labelled (gold) and the judge prior is weight propagation (``settings``; None = the
     default): how far above the truth its mean judge scores before any data, at the fit's β_max or,
-    integrated, over β_max's range (:func:`simplex_core.priors.mean_judge_offset`). None otherwise.
+    integrated, over β_max's range (:func:`simplex_core.model.priors.mean_judge_offset`). None otherwise.
 
     Why: from row to row of Θ the weight-propagation prior moves mass only to higher observed levels,
     and a node has more edges above the correct cell than below it, so on M levels its judges lean
@@ -585,7 +585,7 @@ def judge_prior_note(counts: CountsLike, settings: "ModelSettings | None" = None
     intervals missed above; under the centred diagonal prior 8 of 8 covered. Seed 7035 (a symmetric, a
     harsh and a near-random judge, 100 items; converged since tempering towards a reference): every E_k
     at about half its true value (6.00 → 3.2, 1.22 → 0.47), the order of all 7 exact."""
-    from simplex_core.priors import mean_judge_offset
+    from simplex_core.model.priors import mean_judge_offset
 
     settings = settings if settings is not None else FitSettings()
     scale = counts.scale
@@ -722,7 +722,7 @@ def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "p
     Parameters
     ----------
     counts
-        The count tensor (:class:`simplex_core.data.Counts`): ``N`` [J, K, M_obs], ``included``
+        The count tensor (:class:`simplex_core.data.table.Counts`): ``N`` [J, K, M_obs], ``included``
         [J, K], names and the scale. Excluded pairs do not enter the likelihood.
     settings
         The model settings (:class:`ModelSettings`). Given a :class:`FitSettings`, only its
