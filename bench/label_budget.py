@@ -5,7 +5,8 @@ For each data set: one shared-truth fit at the default settings (ω = 0, β_max 
 1000); :func:`simplex_core.methods.labelling.suggest_labels` picks a batch of 20 answers; the budget curve
 (:func:`simplex_core.methods.labelling.budget_curve`) simulates labels from the fitted model (a posterior draw
 taken as the truth; labelling an answer reweights the draws) and prints the uncertainty (summed
-posterior variance of the ranks) after n = 0, 1, 2, 5, 10, 15, 20 labels for the suggested order and
+posterior variance of the ranks), the expected coverage and mean width of the 95% rank intervals after
+n = 0, 1, 2, 5, 10, 15, 20 labels (share = n / unlabelled answers) for the suggested order and
 for random orders (mean over replicates), the effective sample size of the weights, and whether
 suggested < random after 20. The simulated data set: 8 binary candidates with close accuracies
 (0.55 … 0.65), 300 items, 5 judges of accuracy 0.70 … 0.95, one true level per answer shared by the
@@ -58,15 +59,21 @@ def run(name: str, table, budget: int, replicates: int) -> bool:
     curve = budget_curve(draws, answers, suggested, replicates=replicates, seed=1)
     print(f"\n## {name}: {len(answers.frame)} unlabelled answers, {len(answers.size)} patterns; fit {t_fit:.1f} s "
           f"({fit.diagnostics.message}); suggest {t_suggest:.1f} s; {replicates} simulated label sets")
-    print("| n | suggested | random | ESS suggested | ESS random |")
-    print("|---|---|---|---|---|")
+    print("| n | share | suggested | random | coverage sugg. | coverage random | width sugg. | width random "
+          "| ESS suggested | ESS random |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in sorted({0, 1, 2, 5, 10, 15, budget} & set(curve["n"])):
         r = curve.loc[curve["n"] == n].iloc[0]
-        print(f"| {n} | {r['suggested']:.4f} | {r['random']:.4f} | {r['suggested_ess']:.0f} | {r['random_ess']:.0f} |")
+        print(f"| {n} | {n / len(answers.frame):.3f} | {r['suggested']:.4f} | {r['random']:.4f} "
+              f"| {r['suggested_coverage']:.3f} | {r['random_coverage']:.3f} | {r['suggested_width']:.3f} "
+              f"| {r['random_width']:.3f} | {r['suggested_ess']:.0f} | {r['random_ess']:.0f} |")
     first, last = curve.iloc[0], curve.iloc[-1]
     won = bool(last["suggested"] < last["random"])
     print(f"after {budget} labels: uncertainty down {first['suggested'] - last['suggested']:.4f} (suggested) vs "
-          f"{first['random'] - last['random']:.4f} (random): suggested {'beats' if won else 'does NOT beat'} random")
+          f"{first['random'] - last['random']:.4f} (random): suggested {'beats' if won else 'does NOT beat'} random; "
+          f"mean interval width {first['suggested_width']:.3f} -> {last['suggested_width']:.3f} (suggested) vs "
+          f"{last['random_width']:.3f} (random); expected coverage {last['suggested_coverage']:.3f} vs "
+          f"{last['random_coverage']:.3f}")
     return won
 
 

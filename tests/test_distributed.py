@@ -56,6 +56,30 @@ def test_map_tasks_names_the_failing_task(client):
     assert any("two" in note for note in info.value.__notes__)
 
 
+def test_bayesian_ppi_fits_on_dask_once_for_both_shares_and_equals_serial(table, client):
+    """bayesian_ppi_5 and bayesian_ppi_10 share one label-free fit per view: the prefetch runs it on
+    the workers through the method's own task runner, once per view, and the table equals a serial run's."""
+    from simplex_core.methods.baselines import baseline_methods
+    from simplex_core.data.table import item_view
+    from simplex_core.summaries.evaluation import resampled_views
+    from simplex_core.studies.experiments import prefetch_fits
+    from simplex_core.studies.model_ppi import model_ppi_methods
+
+    def run(c):
+        ours = model_ppi_methods(table, ("bayesian_ppi_5", "bayesian_ppi_10"), **TINY)
+        ppi = baseline_methods(item_view(table), table.scale, single_judges=False, ppi_fractions=(0.05, 0.10))
+        if c is not None:
+            assert prefetch_fits([(ours.values(), resampled_views(item_view(table), 2, 5), 5)], client=c) == 3
+        out = evaluate_table(table, {**ppi, **ours}, ci_resamples=2, expensive=ours, seed=5, client=c)
+        return out, ours
+
+    serial, _ = run(None)
+    dask, ours = run(client)
+    pd.testing.assert_frame_equal(serial, dask)
+    assert len(ours["bayesian_ppi_10"].memo) == 3 and ours["bayesian_ppi_5"].memo is ours["bayesian_ppi_10"].memo
+    assert len(ours["bayesian_ppi_10"].history) == 3 and all(r.uses_labels for r in ours["bayesian_ppi_10"].history)
+
+
 @pytest.mark.slow
 def test_evaluate_on_dask_equals_serial(table, client):
     def run(c):

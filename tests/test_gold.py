@@ -180,9 +180,10 @@ def test_cli_evaluate_adds_gold_methods_next_to_ppi(tmp_path, capsys):
                  "--ci-resamples", "0", "--chains", "2", "--draws", "200", "--tune", "200", "--quiet"])
     assert code == 0, capsys.readouterr().err
     table = pd.read_csv(out).set_index("method")
-    assert list(table.index) == ["simple_average", "ppi_10", "bayesian_gold_10"]
+    assert list(table.index) == ["simple_average", "ppi_10", "bayesian_gold_10", "bayesian_ppi_10"]
     assert table.loc["bayesian_gold_10", "uses_labels"] and table.loc["ppi_10", "uses_labels"]
-    assert np.isfinite(table.loc["bayesian_gold_10", "spearman"])
+    assert table.loc["bayesian_ppi_10", "uses_labels"]
+    assert np.isfinite(table.loc["bayesian_gold_10", "spearman"]) and np.isfinite(table.loc["bayesian_ppi_10", "spearman"])
     assert main(["evaluate", str(path), "--out", str(out), "--gold-fractions", "0.1,abc"]) == 2
     assert "entry 2 ('abc')" in capsys.readouterr().err
 

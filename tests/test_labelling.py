@@ -10,7 +10,7 @@ import pytest
 
 from simplex_core.cli import main
 from simplex_core.methods.baselines import ranks_from_scores
-from simplex_core.methods.labelling import Answers, LabelDraws, budget_curve, expected_reductions, label_probabilities, rank_uncertainty, suggest_labels
+from simplex_core.methods.labelling import Answers, LabelDraws, budget_curve, expected_reductions, label_probabilities, rank_uncertainty, suggest_labels, weighted_rank_interval
 from simplex_core.model.definition import shared_truth_emission
 from simplex_core.data.patterns import NO_SCORE
 
@@ -132,6 +132,41 @@ def test_suggested_labels_beat_random_labels_on_the_budget_curve():
     assert curve["gain_se"].iloc[0] == 0 and curve["gain"].iloc[-1] > 2 * curve["gain_se"].iloc[-1] > 0
 
 
+def test_weighted_rank_interval_with_equal_weights_is_the_inverse_cdf_interval():
+    rng = np.random.default_rng(0)
+    for S in (1, 7, 40, 400):
+        ranks = ranks_from_scores(rng.normal(size=(S, 6)) + np.arange(6) * 0.5).astype(float)
+        lo, hi = weighted_rank_interval(np.ones(S), ranks)
+        want_lo = np.quantile(ranks, 0.025, axis=0, method="inverted_cdf")
+        want_hi = np.quantile(ranks, 0.975, axis=0, method="inverted_cdf")
+        np.testing.assert_array_equal(lo, want_lo)
+        np.testing.assert_array_equal(hi, want_hi)
+
+
+def test_weighted_rank_interval_of_concentrated_weights_and_an_exact_case():
+    ranks = np.array([[1, 2, 3], [2, 1, 3], [3, 2, 1], [1, 3, 2]], dtype=float)
+    lo, hi = weighted_rank_interval(np.array([0.0, 0.0, 1.0, 0.0]), ranks)
+    np.testing.assert_array_equal(lo, ranks[2])
+    np.testing.assert_array_equal(hi, ranks[2])
+    # weights 0.5 / 0.5 on draws 0 and 1: each candidate's interval spans both draws' ranks
+    lo, hi = weighted_rank_interval(np.array([0.5, 0.5, 0.0, 0.0]), ranks)
+    np.testing.assert_array_equal(lo, [1, 1, 3])
+    np.testing.assert_array_equal(hi, [2, 2, 3])
+
+
+def test_budget_curve_reports_expected_coverage_and_width():
+    draws = _three_candidates()
+    answers = _answers([(0, (1, 0, 1)), (1, (0, 1, 0)), (0, (1, 1, 1)), (1, (0, 0, 0)), (2, (1, 0, 1))],
+                       [15, 15, 200, 200, 200])
+    out = suggest_labels(draws, answers, budget=20)
+    curve = budget_curve(draws, answers, out, replicates=60, seed=2)
+    first = curve.iloc[0]
+    lo, hi = weighted_rank_interval(np.ones(draws.n_draws), draws.ranks)
+    assert first["suggested_width"] == first["random_width"] == pytest.approx(np.mean(hi - lo + 1))
+    # the truth is a posterior draw, so the reweighted intervals keep about their level
+    assert (curve[["suggested_coverage", "random_coverage"]] >= 0.85).all().all()
+
+
 def test_cli_suggest_labels_end_to_end(tmp_path, capsys):
     from simplex_core.data.scale import Scale
     from simplex_core.model.simulate import simulate
@@ -148,7 +183,7 @@ def test_cli_suggest_labels_end_to_end(tmp_path, capsys):
     assert list(table.columns[:3]) == ["order", "item", "candidate"]
     assert {"judge1", "judge2", "judge3", "expected_reduction", "alone_reduction"} <= set(table.columns)
     assert len(table) == 5 and (table["expected_reduction"] >= 0).all()
-    assert "budget curve" in printed
+    assert "budget curve" in printed and "labelled_share" in printed and "expected coverage of the 95% rank" in printed
     assert main(["suggest-labels", str(path), "--budget", "0", "--out", str(out)]) == 2
     assert main(["suggest-labels", str(path), "--out", str(out), "--likelihood", "per-judge"]) == 2
     assert "shared-truth posterior" in capsys.readouterr().err

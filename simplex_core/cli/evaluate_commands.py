@@ -32,7 +32,8 @@ from simplex_core.cli import UsageError, add_dask_options, add_data_options, che
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
     "single_judge:<judge>, simple_average, bootstrap, bradley_terry, ppi_5, ppi_10; or the groups "
-    "'baselines' and 'all' (default: all); bayesian_gold_<pct> (see --gold-fractions)"
+    "'baselines' and 'all' (default: all); bayesian_gold_<pct> and bayesian_ppi_<pct> (PPI with the label-free "
+    "model as predictor; see --gold-fractions)"
 )
 
 
@@ -75,9 +76,10 @@ def register(subparsers) -> None:
     _add_common(ev, default_ci=50)
     ev.add_argument("--methods", default="all", help=METHOD_HELP)
     ev.add_argument("--gold-fractions", metavar="F,F,...", default=None,
-                    help="also run bayesian_gold_<pct> for each labelled share F (e.g. 0.05,0.10): the shared-truth "
-                         "model with the answers of a share F of the items as gold labels, the same items as "
-                         "ppi_<pct> labels in every resample (ppi_<pct> is added too)")
+                    help="also run bayesian_gold_<pct> and bayesian_ppi_<pct> for each labelled share F (e.g. "
+                         "0.05,0.10): the shared-truth model with the answers of a share F of the items as gold "
+                         "labels, and PPI with the label-free model's posterior mean true score as predictor, the "
+                         "same items as ppi_<pct> labels in every resample (ppi_<pct> is added too)")
     ev.set_defaults(handler=run_evaluate)
 
     ex = subparsers.add_parser(
@@ -203,10 +205,11 @@ def _check_labelled_shares(table, fractions: tuple[float, ...]) -> None:
 
 def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cache=None,
                    gold_fractions: tuple[float, ...] = (), **fit_options):
-    """Methods named by ``--methods`` (see METHOD_HELP) plus, per gold fraction, ``ppi_<pct>`` and
-    ``bayesian_gold_<pct>``: name -> method, and the Bayesian names."""
+    """Methods named by ``--methods`` (see METHOD_HELP) plus, per gold fraction, ``ppi_<pct>``,
+    ``bayesian_gold_<pct>`` and ``bayesian_ppi_<pct>``: name -> method, and the Bayesian names."""
     from simplex_core.methods.baselines import table_baseline_methods
     from simplex_core.studies.experiments import BAYESIAN_METHODS, bayesian_methods, gold_method_fraction, gold_method_name
+    from simplex_core.studies.model_ppi import model_ppi_fraction, model_ppi_methods, model_ppi_name
 
     ppi_fractions = tuple(dict.fromkeys((0.05, 0.10) + tuple(gold_fractions)))
     baselines = table_baseline_methods(table, self_exclusion=self_exclusion, ppi_fractions=ppi_fractions)
@@ -224,9 +227,10 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
             wanted += [m for m in baselines if m.startswith("single_judge:")]
         elif t in BAYESIAN_METHODS or t in baselines:
             wanted.append(t)
-        elif t.startswith("bayesian_gold_"):
+        elif t.startswith(("bayesian_gold_", "bayesian_ppi_")):
             try:
                 gold_method_fraction(t)
+                model_ppi_fraction(t)
             except ValueError as exc:
                 raise UsageError(usage_message(exc)) from None
             wanted.append(t)
@@ -236,15 +240,17 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
         valid = ["all", "baselines", "single_judge", *BAYESIAN_METHODS, *baselines]
         raise UsageError(f"unknown method(s) {', '.join(map(repr, unknown))} in --methods. Valid: {', '.join(valid)}.")
     for f in gold_fractions:
-        wanted += [f"ppi_{int(round(f * 100))}", gold_method_name(f)]
+        wanted += [f"ppi_{int(round(f * 100))}", gold_method_name(f), model_ppi_name(f)]
     wanted = list(dict.fromkeys(wanted))
     for m in wanted:  # a gold method is compared with PPI at the same labels
-        f = gold_method_fraction(m)
+        f = gold_method_fraction(m) or model_ppi_fraction(m)
         if f is not None and f"ppi_{int(round(f * 100))}" not in baselines:
             baselines.update(table_baseline_methods(table, self_exclusion=self_exclusion, ppi_fractions=(f,),
                                                     single_judges=False))
     bayes_names = [m for m in wanted if m in BAYESIAN_METHODS or gold_method_fraction(m) is not None]
     bayes = bayesian_methods(table, bayes_names, self_exclusion=self_exclusion, progress=progress, cache=cache, **fit_options)
+    bayes.update(model_ppi_methods(table, [m for m in wanted if model_ppi_fraction(m) is not None],
+                                   self_exclusion=self_exclusion, progress=progress, cache=cache, **fit_options))
     methods = {m: (bayes[m] if m in bayes else baselines[m]) for m in wanted}
     return methods, set(bayes)
 

@@ -6,8 +6,9 @@ reduction of the ranking's uncertainty (summed posterior variance of the ranks) 
 true score would bring, and writes a batch of ``--budget`` answers: ``order, item, candidate``, each
 judge's score, ``expected_reduction`` (given the earlier picks), ``alone_reduction`` (labelled alone) and the
 predictive probability of each true level.
-``--curve`` also prints the budget curve (uncertainty after n labels, suggested against random
-order, labels simulated from the fit).
+``--curve`` also prints the budget curve (uncertainty, expected coverage and mean width of the 95%
+rank intervals after n labels, with the labelled share, suggested against random order, labels
+simulated from the fit).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def register(subparsers) -> None:
     p.add_argument("--budget", type=int, default=20, help="how many answers to suggest (default 20)")
     p.add_argument("--out", required=True, metavar="next.csv", help="where to write the suggestions (CSV)")
     p.add_argument("--curve", action="store_true",
-                   help="also print the budget curve: uncertainty after n labels, suggested vs random order")
+                   help="also print the budget curve: uncertainty, expected coverage and mean width of the 95%% rank "
+                        "intervals after n labels (and the labelled share), suggested vs random order")
     p.add_argument("--curve-replicates", type=int, default=100, metavar="N",
                    help="simulated label sets behind the budget curve (default 100)")
     _add_model_options(p)
@@ -83,7 +85,15 @@ def run_suggest(args: argparse.Namespace) -> int:
         print(f"\nbudget curve (mean over {args.curve_replicates} simulated label sets; gain = random − suggested, "
               "gain_se its Monte Carlo standard error: a gain within about 2 gain_se is noise):")
         shown = curve.round({"suggested_ess": 0, "random_ess": 0}).astype({"suggested_ess": int, "random_ess": int})  # no decimals
+        n_answers = len(answers.frame) + table.n_gold
+        shown.insert(1, "labelled_share", (curve["n"] + table.n_gold) / n_answers)
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        first, last = curve.iloc[0], curve.iloc[-1]
+        print(f"after {int(last['n'])} more labels ({last['n'] / n_answers:.1%} of the answers): expected coverage of the "
+              f"95% rank intervals {last['suggested_coverage']:.3f} suggested / {last['random_coverage']:.3f} random "
+              f"(now {first['suggested_coverage']:.3f}); mean interval width {last['suggested_width']:.2f} suggested / "
+              f"{last['random_width']:.2f} random ranks (now {first['suggested_width']:.2f}). Coverage and width are "
+              "the model's own expectation (labels simulated from the fit).")
         thin = curve[curve[["suggested_ess", "random_ess"]].min(axis=1) < CURVE_ESS_MIN]
         if len(thin):
             print(f"Note: from n = {int(thin['n'].iloc[0])} the reweighted draws fall below an effective sample "

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special
+from scipy import optimize, special, stats
 
 from simplex_core.data.scale import Scale
 from simplex_core.model.ranks import rank_interval, rank_scores, ranks_from_scores
@@ -751,6 +751,9 @@ def ppi_mean_ranks(
     excluded: Collection[tuple[str, str]] = (),
     power_tuning: bool = False,
     level: float = 0.95,
+    predictions: pd.Series | None = None,
+    name: str | None = None,
+    expanded: bool = False,
 ) -> MethodResult:
     """Prediction-powered ranking (methods ``ppi_5``, ``ppi_10``; uses gold labels).
 
@@ -774,6 +777,18 @@ def ppi_mean_ranks(
         The table's scale (for the rescaling).
     labelled_fraction
         Share of items labelled (0.05 -> ``ppi_5``, 0.10 -> ``ppi_10``).
+    predictions
+        Another predictor instead of the judges' mean (step 2): one value per (item, candidate) on the
+        scale of ``true_score`` (rescaled here like the labels), NaN or absent = no prediction. It must
+        not have seen the labels, or the rectifier no longer corrects its bias
+        (:mod:`simplex_core.studies.model_ppi` passes the label-free model's posterior mean true score).
+    name
+        Method name (default ``ppi_<pct>``).
+    expanded
+        Widen each candidate's bootstrap deviations from its estimate by Hesterberg's (2015)
+        expanded-percentile factor ``sqrt(n / (n - 1)) t_{n-1} / z`` (n = its labelled answers), before
+        ranking: the percentile bootstrap of a mean over a handful of labelled items is too narrow
+        (with 3 items it sees 10 distinct resamples); the factor is ~1.2 at n = 10 and ~1.05 at n = 40.
     """
     if TRUE_SCORE not in view.columns:
         raise ValueError(
@@ -784,9 +799,14 @@ def ppi_mean_ranks(
         raise ValueError(f"n_resamples must be at least 1; got {n_resamples}.")
     gen = _as_generator(rng)
     arr = score_array(view, excluded)
-    name = f"ppi_{int(round(labelled_fraction * 100))}"
+    name = name or f"ppi_{int(round(labelled_fraction * 100))}"
     labelled = ppi_labelled_items(len(arr.items), labelled_fraction, gen)
-    preds = _nanmean_last(scale.rescale(arr.scores))  # [I, K]
+    if predictions is None:
+        preds = _nanmean_last(scale.rescale(arr.scores))  # [I, K]
+    else:
+        full = pd.MultiIndex.from_product([arr.items, arr.candidates], names=["item", "candidate"])
+        given = predictions.reindex(full).to_numpy(dtype=float)
+        preds = scale.rescale(given).reshape(len(arr.items), len(arr.candidates))
     labels = scale.rescale(arr.truth)  # [I, K]
     y_l, yh_l, yh_u = labels[labelled], preds[labelled], preds[~labelled]
     n_lab, n_unl = int(labelled.sum()), int((~labelled).sum())
@@ -801,7 +821,14 @@ def ppi_mean_ranks(
         )
     lab_w = _item_resample_weights(n_lab, n_resamples, gen)
     unl_w = _item_resample_weights(n_unl, n_resamples, gen)
-    draws = rank_scores(_ppi_estimates(y_l, yh_l, yh_u, lab_w, unl_w, power_tuning), nan_last=True)
+    boot = _ppi_estimates(y_l, yh_l, yh_u, lab_w, unl_w, power_tuning)
+    if expanded:
+        n_k = (~np.isnan(y_l) & ~np.isnan(yh_l)).sum(axis=0).astype(float)
+        q = (1.0 + level) / 2.0
+        df = np.maximum(n_k - 1.0, 1.0)
+        factor = np.sqrt(n_k / df) * stats.t.ppf(q, df) / stats.norm.ppf(q)
+        boot = est + factor * (boot - est)
+    draws = rank_scores(boot, nan_last=True)
     lo, hi = rank_interval(draws, level)
     return MethodResult(
         method=name,
@@ -816,6 +843,7 @@ def ppi_mean_ranks(
             "n_labelled_items": float(n_lab),
             "power_tuning": float(power_tuning),
             "n_resamples": float(n_resamples),
+            "expanded": float(expanded),
         },
         notes=_missing_note(est, arr.candidates, name),
     )

@@ -35,7 +35,7 @@ import pandas as pd
 from simplex_core.data.patterns import NO_SCORE
 
 __all__ = ["LabelDraws", "Answers", "answers_of", "label_probabilities", "rank_uncertainty",
-           "expected_reductions", "suggest_labels", "budget_curve"]
+           "weighted_rank_interval", "expected_reductions", "suggest_labels", "budget_curve"]
 
 _CHUNK = 128  # patterns per block when gathering [S, P, J, T] log-likelihood terms
 
@@ -179,6 +179,29 @@ def rank_uncertainty(weights: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     return (w @ ranks**2 - m1**2).sum(axis=-1)
 
 
+def weighted_rank_interval(weights: np.ndarray, ranks: np.ndarray, level: float = 0.95,
+                           order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Inclusive rank interval per candidate from weighted rank draws (``weights`` ``[S]``, ``ranks``
+    ``[S, K]``): the lower end is the smallest rank whose cumulative weight reaches (1 − level) / 2, the
+    upper end the smallest reaching (1 + level) / 2 (the inverse of the weighted distribution function:
+    numpy's ``inverted_cdf`` quantiles when the weights are equal; :func:`simplex_core.methods.baselines.rank_interval`
+    takes order statistics at q (S − 1), which can sit one draw higher); half-integer ranks rounded outward.
+    ``order`` = ``np.argsort(ranks, axis=0, kind="stable")`` may be passed when called many times."""
+    w = np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    ranks = np.asarray(ranks, dtype=float)
+    if order is None:
+        order = np.argsort(ranks, axis=0, kind="stable")
+    sorted_ranks = np.take_along_axis(ranks, order, axis=0)
+    cum = np.cumsum(w[order], axis=0)  # [S, K]
+    alpha = (1.0 - level) / 2.0
+    tol = 1e-12  # cumulative sums of equal weights land a rounding error short of the quantile
+    lo_i = (cum < alpha - tol).sum(axis=0)
+    hi_i = np.minimum((cum < 1.0 - alpha - tol).sum(axis=0), len(w) - 1)
+    cols = np.arange(ranks.shape[1])
+    return np.floor(sorted_ranks[lo_i, cols]), np.ceil(sorted_ranks[hi_i, cols])
+
+
 def expected_reductions(q: np.ndarray, weights: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     """Expected reduction of :func:`rank_uncertainty` from learning each pattern's true level.
 
@@ -267,7 +290,10 @@ def budget_curve(draws: LabelDraws, answers: Answers, suggested: pd.DataFrame, *
     the same truth), ``gain_se`` (its Monte Carlo standard error; NaN with one replicate: a gain
     within about two of these is noise, as a curve of 0.0199 → 0.0202 read without it was),
     ``suggested_ess, random_ess`` (mean effective sample size of the weights, a check on the
-    reweighting).
+    reweighting), ``suggested_coverage, random_coverage`` (expected coverage: share of candidates
+    whose rank under the replicate's truth lies in the reweighted 95% rank interval,
+    :func:`weighted_rank_interval`) and ``suggested_width, random_width`` (mean number of ranks
+    inside that interval, both ends included): what the next labels buy in interval terms.
     """
     rng = np.random.default_rng(seed)
     S = draws.n_draws
@@ -278,6 +304,9 @@ def budget_curve(draws: LabelDraws, answers: Answers, suggested: pd.DataFrame, *
     pattern_of = answers.frame["pattern"].to_numpy()
     curves = {"suggested": np.zeros((replicates, n + 1)), "random": np.zeros((replicates, n + 1))}
     ess = {"suggested": np.zeros((replicates, n + 1)), "random": np.zeros((replicates, n + 1))}
+    cover = {"suggested": np.zeros((replicates, n + 1)), "random": np.zeros((replicates, n + 1))}
+    width = {"suggested": np.zeros((replicates, n + 1)), "random": np.zeros((replicates, n + 1))}
+    rank_order = np.argsort(draws.ranks, axis=0, kind="stable")
     for r in range(replicates):
         s_true = rng.integers(S)
         orders = {"suggested": sugg, "random": pattern_of[rng.permutation(len(pattern_of))[:n]]}
@@ -288,6 +317,10 @@ def budget_curve(draws: LabelDraws, answers: Answers, suggested: pd.DataFrame, *
                 w /= w.sum()
                 curves[name][r, i] = rank_uncertainty(w, draws.ranks)
                 ess[name][r, i] = 1.0 / np.sum(w**2)
+                lo, hi = weighted_rank_interval(w, draws.ranks, order=rank_order)
+                true_rank = draws.ranks[s_true]
+                cover[name][r, i] = np.mean((lo <= true_rank) & (true_rank <= hi))
+                width[name][r, i] = np.mean(hi - lo + 1)
                 if i < n:
                     qp = q[order[i]]
                     t = min(int((rng.random() > np.cumsum(qp[s_true])).sum()), qp.shape[1] - 1)
@@ -296,4 +329,6 @@ def budget_curve(draws: LabelDraws, answers: Answers, suggested: pd.DataFrame, *
     gain_se = gain.std(0, ddof=1) / np.sqrt(replicates) if replicates > 1 else np.full(n + 1, np.nan)
     return pd.DataFrame({"n": np.arange(n + 1), "suggested": curves["suggested"].mean(0),
                          "random": curves["random"].mean(0), "gain": gain.mean(0), "gain_se": gain_se,
-                         "suggested_ess": ess["suggested"].mean(0), "random_ess": ess["random"].mean(0)})
+                         "suggested_ess": ess["suggested"].mean(0), "random_ess": ess["random"].mean(0),
+                         "suggested_coverage": cover["suggested"].mean(0), "random_coverage": cover["random"].mean(0),
+                         "suggested_width": width["suggested"].mean(0), "random_width": width["random"].mean(0)})

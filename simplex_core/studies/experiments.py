@@ -61,6 +61,7 @@ __all__ = [
     "STUDY_COLUMNS",
     "evaluate_table",
     "fit_method_result",
+    "run_method_task",
     "prefetch_fits",
     "inject_self_preference",
     "self_preference_experiment",
@@ -355,6 +356,13 @@ def fit_method_result(task: tuple) -> MethodResult:
     return _method_result(name, fit, time.perf_counter() - t0, uses_labels)
 
 
+def run_method_task(task: tuple):
+    """``task = (runner, runner_task)``: a method's own fit-and-reduce function (its ``task_runner``,
+    default :func:`fit_method_result`) on its task; module-level so Dask workers can run it."""
+    runner, inner = task
+    return runner(inner)
+
+
 def _method_result(name: str, fit, elapsed: float, uses_labels: bool = False) -> MethodResult:
     """:func:`~simplex_core.summaries.posterior_views.bayesian_method_result` over every draw, with the
     evaluation's details (convergence, fit time, label-switching check) and notes."""
@@ -464,13 +472,19 @@ def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.Da
         return m.fit_tasks(views, method_generators(seed, len(views) - 1, method_stream(m.name, m)) if gold else None)
 
     batch = [(list(methods), list(views), seed) for methods, views, seed in batch]
-    keyed = [(m, key, task) for methods, views, seed in batch for m in methods for key, task in tasks_of(m, views, seed)]
+    keyed, seen = [], set()
+    for methods, views, seed in batch:
+        for m in methods:
+            for key, task in tasks_of(m, views, seed):
+                if (id(m.memo), key) not in seen:  # methods sharing a memo (bayesian_ppi_<pct>) fit once
+                    seen.add((id(m.memo), key))
+                    keyed.append((m, key, task))
     if not keyed:
         return 0
     if progress is not None:
         progress(f"{len(keyed)} Bayesian fit(s) to run {describe(client)}")
     # keep each result as it arrives, so the method's progress line comes when its fit finishes
-    map_tasks(fit_method_result, [task for _, _, task in keyed], client=client,
+    map_tasks(run_method_task, [(getattr(m, "task_runner", fit_method_result), task) for m, _, task in keyed], client=client,
               labels=[f"{m.name} fit {n + 1}" for n, (m, _, _) in enumerate(keyed)],
               on_result=lambda i, result: keyed[i][0].store(keyed[i][1], result))
     return len(keyed)
