@@ -1,0 +1,161 @@
+"""The ordinal many-facet model's log density and gradient in numba (engine ``'numba'`` of
+:mod:`simplex_core.ordinal`), compiled once per machine and cached on disk.
+
+The unconstrained vector holds, in this order (PyMC's order of creation in
+:func:`simplex_core.ordinal.build_ordinal_model`): ``quality_raw`` [K]; when there are item effects,
+``log sigma_item`` and ``z_item`` [I]; when there are answer effects, ``log sigma_answer`` and
+``z_answer`` [K, I] (row-major); ``severity`` [J] (each judge's lowest cutpoint); ``log_gap``
+[rows, M - 2] with rows = J (per-judge cutpoints) or 1 (shared). The density equals the PyMC
+model's up to a constant (HalfStudentT priors with the log transform's Jacobian).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+PRIOR_SD = 2.5
+NU = 3.0
+
+
+@njit(cache=True, error_model="numpy")
+def log_sigmoid(a):
+    return -math.log1p(math.exp(-a)) if a >= 0 else a - math.log1p(math.exp(a))
+
+
+@njit(cache=True, error_model="numpy")
+def sigmoid(a):
+    if a >= 0:
+        return 1.0 / (1.0 + math.exp(-a))
+    ea = math.exp(a)
+    return ea / (1.0 + ea)
+
+
+@njit(cache=True, error_model="numpy")
+def half_t(x, grad, pos, lp):
+    # HalfStudentT(nu, s) on sigma = exp(x[pos]), with the log transform's Jacobian
+    sig = math.exp(x[pos])
+    t = sig * sig / (NU * PRIOR_SD * PRIOR_SD)
+    grad[pos] += -(NU + 1.0) * t / (1.0 + t) + 1.0
+    return lp - 0.5 * (NU + 1.0) * math.log1p(t) + x[pos], sig
+
+
+@njit(cache=True, error_model="numpy")
+def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_rows):
+    grad = np.zeros_like(x)
+    lp = 0.0
+    o = 0
+    q_raw = x[o:o + K]
+    oq = o
+    o += K
+    q = q_raw - q_raw.mean()
+    for k in range(K):
+        lp -= 0.5 * (q_raw[k] / PRIOR_SD) ** 2
+        grad[oq + k] -= q_raw[k] / (PRIOR_SD * PRIOR_SD)
+    u = np.zeros(I)
+    s_i = 0.0
+    osi = -1
+    if item_fx:
+        osi = o
+        lp, s_i = half_t(x, grad, o, lp)
+        o += 1
+        z = x[o:o + I]
+        for i in range(I):
+            lp -= 0.5 * z[i] * z[i]
+            grad[o + i] -= z[i]
+        u = s_i * (z - z.mean())
+        o += I
+    e = np.zeros((K, I))
+    s_e = 0.0
+    ose = -1
+    if answer_fx:
+        ose = o
+        lp, s_e = half_t(x, grad, o, lp)
+        o += 1
+        for k in range(K):
+            zk = x[o + k * I:o + (k + 1) * I]
+            zbar = zk.mean()
+            for i in range(I):
+                lp -= 0.5 * zk[i] * zk[i]
+                grad[o + k * I + i] -= zk[i]
+                e[k, i] = s_e * (zk[i] - zbar)
+        o += K * I
+    ofirst = o
+    n_cut = M - 1
+    cut = np.empty((J, n_cut))
+    for j in range(J):
+        cut[j, 0] = x[o + j]
+        lp -= 0.5 * (x[o + j] / PRIOR_SD) ** 2
+        grad[o + j] -= x[o + j] / (PRIOR_SD * PRIOR_SD)
+    o += J
+    og = o
+    n_gap = M - 2
+    for r in range(gap_rows * n_gap):
+        lp -= 0.5 * x[o + r] * x[o + r]
+        grad[o + r] -= x[o + r]
+    for j in range(J):
+        row = j if gap_rows > 1 else 0
+        for m in range(1, n_cut):
+            cut[j, m] = cut[j, m - 1] + math.exp(x[og + row * n_gap + m - 1])
+    g_ans = np.zeros((K, I))
+    g_cut = np.zeros((J, n_cut))
+    for n in range(level.shape[0]):
+        k = cand[n]
+        i = item[n]
+        j = judge[n]
+        y = level[n]
+        eta = q[k] + u[i] + e[k, i]
+        if y == 0:
+            a = cut[j, 0] - eta
+            lp += log_sigmoid(a)
+            da = sigmoid(-a)
+            g_cut[j, 0] += da
+            g_ans[k, i] -= da
+        elif y == n_cut:
+            b = cut[j, n_cut - 1] - eta
+            lp += log_sigmoid(-b)
+            db = -sigmoid(b)
+            g_cut[j, n_cut - 1] += db
+            g_ans[k, i] -= db
+        else:
+            a = cut[j, y] - eta
+            b = cut[j, y - 1] - eta
+            d = a - b
+            # log(sigmoid(a) - sigmoid(b)) = log sigmoid(a) + log sigmoid(-b) + log(1 - exp(-(a - b)))
+            lp += log_sigmoid(a) + log_sigmoid(-b) + math.log(-math.expm1(-d))
+            r = 1.0 / math.expm1(d)
+            da = sigmoid(-a) + r
+            db = -sigmoid(b) - r
+            g_cut[j, y] += da
+            g_cut[j, y - 1] += db
+            g_ans[k, i] -= da + db
+    g_q = g_ans.sum(axis=1)
+    gq_bar = g_q.mean()
+    for k in range(K):
+        grad[oq + k] += g_q[k] - gq_bar
+    if item_fx:
+        g_u = g_ans.sum(axis=0)
+        gu_bar = g_u.mean()
+        acc = 0.0
+        for i in range(I):
+            grad[osi + 1 + i] += s_i * (g_u[i] - gu_bar)
+            acc += g_u[i] * u[i]
+        grad[osi] += acc
+    if answer_fx:
+        acc = 0.0
+        for k in range(K):
+            gbar = g_ans[k].mean()
+            for i in range(I):
+                grad[ose + 1 + k * I + i] += s_e * (g_ans[k, i] - gbar)
+                acc += g_ans[k, i] * e[k, i]
+        grad[ose] += acc
+    for j in range(J):
+        row = j if gap_rows > 1 else 0
+        tail = 0.0
+        for m in range(n_cut - 1, 0, -1):
+            tail += g_cut[j, m]
+            grad[og + row * n_gap + m - 1] += math.exp(x[og + row * n_gap + m - 1]) * tail
+        grad[ofirst + j] += tail + g_cut[j, 0]
+    return lp, grad
