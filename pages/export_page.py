@@ -144,6 +144,20 @@ with guard("preparing the baseline downloads"):
 
     csv_button(baseline_table, f"{label}-baselines", label="Baselines CSV", key="dl-x-baselines")
 
+    def ordinal_table() -> pd.DataFrame:
+        res, why = da.ordinal_result(table, da.table_key(table), ctx.self_exclusion)
+        if res is None:
+            return pd.DataFrame({"method": ["ordinal"], "error": [why]})
+        s = res.summary()
+        s.insert(0, "method", res.method)
+        s.insert(1, "uses_labels", res.uses_labels)
+        s["p_best"] = [res.details.get(f"p_best:{c}") for c in s["candidate"]]
+        return s
+
+    csv_button(ordinal_table, f"{label}-ordinal", label="Ordinal model CSV", key="dl-x-ordinal",
+               help="The label-free ordinal many-facet model (quality on the logit scale, rank, 95% rank interval, "
+                    "P(best)); fitted when first asked for: an MCMC fit of a minute or more")
+
 st.subheader("Figures for slides and papers")
 st.caption("The main figures at a fixed page size, with a title and a caption naming the dataset, the setting and the "
            "likelihood. Reproduce the paper's figure types (simplex with posterior judge triangles, rank boxes by method "

@@ -84,6 +84,9 @@ st.markdown(
     "- The baselines answer a narrower question. Bootstrap and Bradley–Terry intervals cover sampling noise only "
     "(resampling items), not doubt about the judges; simple average and single judge are points. PPI uses some gold "
     "labels and is marked so: it is not a label-free competitor.\n"
+    "- The **ordinal** method is the model a psychometrician would fit first: a cumulative-logit many-facet model "
+    "(candidate quality, item and answer effects, each judge's severity and cutpoints), label-free, with its own "
+    "posterior rank intervals. Binary scales are the same model with one cutpoint (a Rasch-like model).\n"
     "- With ground truth, **Spearman** measures how well a point ranking matches the truth and **coverage** the share of "
     "candidates whose true rank falls inside the method's interval (a 95% interval should cover about 95%).")
 

@@ -469,7 +469,7 @@ def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.Da
     from .distributed import describe, map_tasks
 
     def tasks_of(m: BayesianMethod, views: Sequence[pd.DataFrame], seed: RngLike) -> list[tuple[str, tuple]]:
-        gold = m.gold_fraction is not None  # only a gold method's data depend on its generator
+        gold = getattr(m, "gold_fraction", None) is not None  # only a gold method's data depend on its generator
         return m.fit_tasks(views, method_generators(seed, len(views) - 1, method_stream(m.name, m)) if gold else None)
 
     batch = [(list(methods), list(views), seed) for methods, views, seed in batch]
@@ -479,10 +479,17 @@ def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.Da
     if progress is not None:
         progress(f"{len(keyed)} Bayesian fit(s) to run {describe(client)}")
     # keep each result as it arrives, so the method's progress line comes when its fit finishes
-    map_tasks(fit_method_result, [task for _, _, task in keyed], client=client,
+    # a method other than the Bayesian model (the ordinal one) brings its own task function
+    map_tasks(_run_fit_task, [(getattr(m, "run_task", fit_method_result), task) for m, _, task in keyed], client=client,
               labels=[f"{m.name} fit {n + 1}" for n, (m, _, _) in enumerate(keyed)],
               on_result=lambda i, result: keyed[i][0].store(keyed[i][1], result))
     return len(keyed)
+
+
+def _run_fit_task(job: tuple) -> MethodResult:
+    """``(function, task)`` -> ``function(task)``: one prefetched fit (module level, for Dask)."""
+    function, task = job
+    return function(task)
 
 
 def evaluate_table(
@@ -517,7 +524,8 @@ def evaluate_table(
     seed_int = int(_as_generator(seed).integers(2**63)) if isinstance(seed, np.random.Generator) else int(seed)
     expensive = set(expensive) & set(methods)
     n_exp = ci_resamples if expensive_ci_resamples is None else expensive_ci_resamples
-    bayes = {n: m for n, m in methods.items() if n in expensive and isinstance(m, BayesianMethod)}
+    # methods that fit (the Bayesian ones, the ordinal model): fits prefetched, convergence reported
+    bayes = {n: m for n, m in methods.items() if n in expensive and hasattr(m, "fit_tasks")}
     if bayes:
         prefetch_fits([(bayes.values(), resampled_views(view, n_exp, seed_int), seed_int)], client=client,
                       progress=progress)

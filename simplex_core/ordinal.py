@@ -74,7 +74,10 @@ __all__ = [
     "build_ordinal_model",
     "ordinal_logp_grad",
     "fit_ordinal",
+    "ORDINAL",
     "OrdinalMethod",
+    "ordinal_for_table",
+    "ordinal_json",
     "ordinal_method",
     "run_ordinal_task",
     "ordinal_result",
@@ -577,3 +580,50 @@ class OrdinalMethod:
                 f"{'converged' if d['converged'] else 'NOT converged'} (R-hat {d['max_rhat']:.3f}, "
                 f"ESS {d['min_ess_bulk']:.0f}, {d['divergences']:.0f} divergent)"
             )
+
+
+ORDINAL = "ordinal"
+"""The method's name (``evaluate --methods ordinal``)."""
+
+
+def ordinal_for_table(table, *, self_exclusion: bool = True, progress=None, chains: int | None = None,
+                      draws: int | None = None, tune: int | None = None, seed: int | None = None,
+                      **ignored) -> OrdinalMethod:
+    """:class:`OrdinalMethod` for a ``JudgmentTable``: its scale, its self-family pairs excluded when
+    ``self_exclusion`` (as the baselines and the Bayesian model), the fit size of the Bayesian
+    methods (``chains``, ``draws``, ``tune``, ``seed``; options only the simplex engines read, such
+    as ``extra_rounds``, are ignored)."""
+    given = {k: v for k, v in dict(chains=chains, draws=draws, tune=tune, seed=seed).items() if v is not None}
+    excluded = frozenset(table.self_family_pairs) if self_exclusion else frozenset()
+    return OrdinalMethod(table.scale, excluded, OrdinalSettings(**given), progress=progress)
+
+
+def ordinal_json(result: MethodResult, settings: OrdinalSettings) -> dict:
+    """The ``ordinal`` object of ``result.json`` (``fit --ordinal``): the label-free ordinal model's
+    ranking beside the Bayesian one. ``candidates`` best first: ``candidate``, ``quality`` (posterior
+    mean, logit scale, sum to zero; null without judgments), ``rank``, ``rank_lo``, ``rank_hi`` (95%),
+    ``p_best``; ``diagnostics``; ``settings``; ``notes``."""
+
+    def clean(v):
+        return None if v is None or not math.isfinite(float(v)) else float(v)
+
+    d = result.details
+    rows = []
+    for c in result.scores.sort_values(ascending=False, na_position="last").index:
+        rows.append({"candidate": str(c), "quality": clean(result.scores[c]), "rank": clean(result.ranks[c]),
+                     "rank_lo": clean(result.rank_lo[c]), "rank_hi": clean(result.rank_hi[c]),
+                     "p_best": clean(d.get(f"p_best:{c}"))})
+    return {
+        "method": result.method,
+        "uses_labels": False,
+        "model": "cumulative-logit many-facet model: quality + item + answer effects, "
+                 f"{'per-judge' if settings.cutpoints == 'judge' else 'shared'} cutpoints shifted by judge severity",
+        "candidates": rows,
+        "diagnostics": {"converged": bool(d["converged"]), "max_rhat": clean(d["max_rhat"]),
+                        "min_ess_bulk": clean(d["min_ess_bulk"]), "divergences": int(d["divergences"]),
+                        "fit_seconds": clean(d["fit_seconds"])},
+        "settings": {"chains": settings.chains, "draws": settings.draws, "tune": settings.tune, "seed": settings.seed,
+                     "engine": settings.engine, "cutpoints": settings.cutpoints,
+                     "answer_effects": bool(d["answer_effects"])},
+        "notes": list(result.notes),
+    }

@@ -21,16 +21,13 @@ NU = 3.0
 
 
 @njit(cache=True, error_model="numpy")
-def log_sigmoid(a):
-    return -math.log1p(math.exp(-a)) if a >= 0 else a - math.log1p(math.exp(a))
-
-
-@njit(cache=True, error_model="numpy")
-def sigmoid(a):
+def log_sigmoid_pair(a):
+    """(log sigmoid(a), sigmoid(-a)) from one exponential: a log term and its derivative in a."""
     if a >= 0:
-        return 1.0 / (1.0 + math.exp(-a))
+        ea = math.exp(-a)
+        return -math.log1p(ea), ea / (1.0 + ea)
     ea = math.exp(a)
-    return ea / (1.0 + ea)
+    return a - math.log1p(ea), 1.0 / (1.0 + ea)
 
 
 @njit(cache=True, error_model="numpy")
@@ -42,7 +39,8 @@ def half_t(x, grad, pos, lp):
     return lp - 0.5 * (NU + 1.0) * math.log1p(t) + x[pos], sig
 
 
-@njit(cache=True, error_model="numpy")
+# nogil: nutpie runs the chains in threads of this process, so each chain's gradient runs beside the others
+@njit(cache=True, error_model="numpy", nogil=True)
 def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_rows):
     grad = np.zeros_like(x)
     lp = 0.0
@@ -108,26 +106,27 @@ def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_r
         y = level[n]
         eta = q[k] + u[i] + e[k, i]
         if y == 0:
-            a = cut[j, 0] - eta
-            lp += log_sigmoid(a)
-            da = sigmoid(-a)
-            g_cut[j, 0] += da
-            g_ans[k, i] -= da
+            lsa, sna = log_sigmoid_pair(cut[j, 0] - eta)
+            lp += lsa
+            g_cut[j, 0] += sna
+            g_ans[k, i] -= sna
         elif y == n_cut:
-            b = cut[j, n_cut - 1] - eta
-            lp += log_sigmoid(-b)
-            db = -sigmoid(b)
-            g_cut[j, n_cut - 1] += db
-            g_ans[k, i] -= db
+            # log sigmoid(-b), b = c - eta, and its derivative in b, -sigmoid(b)
+            lsb, sb = log_sigmoid_pair(eta - cut[j, n_cut - 1])
+            lp += lsb
+            g_cut[j, n_cut - 1] -= sb
+            g_ans[k, i] += sb
         else:
             a = cut[j, y] - eta
             b = cut[j, y - 1] - eta
-            d = a - b
             # log(sigmoid(a) - sigmoid(b)) = log sigmoid(a) + log sigmoid(-b) + log(1 - exp(-(a - b)))
-            lp += log_sigmoid(a) + log_sigmoid(-b) + math.log(-math.expm1(-d))
-            r = 1.0 / math.expm1(d)
-            da = sigmoid(-a) + r
-            db = -sigmoid(b) - r
+            lsa, sna = log_sigmoid_pair(a)
+            lsb, sb = log_sigmoid_pair(-b)
+            t = -math.expm1(b - a)  # 1 - exp(-(a - b)), in (0, 1]
+            lp += lsa + lsb + math.log(t)
+            r = (1.0 - t) / t  # derivative of log(1 - exp(b - a)) in a
+            da = sna + r
+            db = -sb - r
             g_cut[j, y] += da
             g_cut[j, y - 1] += db
             g_ans[k, i] -= da + db

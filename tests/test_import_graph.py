@@ -15,11 +15,11 @@ CORE = Path(__file__).resolve().parent.parent / "simplex_core"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # foundations: levels, settings and the model's density, geometry, the cluster, status types, style, spreadsheet-safe CSV
     ("text", "spreadsheet", "scale", "patterns", "geometry", "distributed", "priors", "model", "fast_density", "jobs.status",
-     "figures.style"),
+     "figures.style", "ordinal_density"),
     # the data: tables and counts, built-in datasets, gold labels, simulated data, a fit's identity
     ("data", "datasets", "gold", "simulate", "labelling", "fit_identity"),
     # ranking methods and fitting: baselines, the engines, prior reweighting, the fit cache, one job
-    ("baselines", "reweighting", "fast_engine", "mode_mass", "tempering", "inference", "fit_cache", "jobs.book",
+    ("baselines", "ordinal", "reweighting", "fast_engine", "mode_mass", "tempering", "inference", "fit_cache", "jobs.book",
      "jobs.worker"),
     # what a fit is read into: tables, scores, the leaderboard, figures
     ("summaries", "evaluation", "leaderboard", "figures", "figures.simplex", "figures.results",
