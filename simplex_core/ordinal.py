@@ -15,11 +15,13 @@ Model, for the score ``y`` (observed level index 0..M-1) judge ``j`` gave the an
   prior Normal(0, 2.5) before centring (a weakly informative fixed effect on the logit scale);
 - ``u_i``: item effect (items differ in difficulty), sum to zero over items, scale ``sigma_item``,
   non-centred;
-- ``e_ik``: answer effect, non-centred, sum to zero over the items of each candidate (so ``q_k`` is
-  the candidate's mean over these items, the quantity the true ranking ranks), scale
-  ``sigma_answer``; only when some answer has two or more judgments (one judge cannot tell an
-  answer's own quality from its noise). Without it, judgments of the same answer would count as
-  independent evidence and the rank intervals would be too narrow;
+- ``e_ik``: optional answer effect (``answer_effects=True``; off by default, as in the issue's
+  and ``brms``' formula ``score ~ candidate + (1|judge) + (1|item)``), non-centred, sum to zero
+  over the items of each candidate, scale ``sigma_answer``. It makes judgments of the same answer
+  dependent (wider intervals) at the cost of one parameter per answer: measured on TriviaQA V1
+  (3,600 answers) it made the fit 46 times as long as the simplex model's
+  (``bench/results/ordinal-compare-answer-effects-20261207.log``) and did not improve Spearman or
+  coverage there;
 - ``c_j``: judge ``j``'s ordered cutpoints (its severity and its use of the scale).
   ``cutpoints="judge"`` (default; Linacre's partial-credit form): ``c_j0 ~ Normal(0, 2.5)`` (the
   judge's severity) and ``c_jm - c_j(m-1) = exp(g_jm)``, ``g_jm ~ Normal(0, 1)``, per judge;
@@ -108,7 +110,8 @@ class OrdinalSettings:
     cutpoints
         ``'judge'`` (default) or ``'shared'`` (see :data:`CUTPOINT_FORMS`).
     answer_effects
-        ``'auto'`` (default: when some answer has ≥ 2 judgments), ``True`` or ``False``.
+        ``False`` (default, the issue's model), ``True``, or ``'auto'`` (when some answer has ≥ 2
+        judgments: one judge cannot tell an answer's own quality from its noise).
     target_accept
         NUTS target acceptance.
     """
@@ -119,7 +122,7 @@ class OrdinalSettings:
     seed: int = 0
     engine: str = "numba"
     cutpoints: str = "judge"
-    answer_effects: bool | str = "auto"
+    answer_effects: bool | str = False
     target_accept: float = 0.9
 
     def __post_init__(self) -> None:
@@ -300,53 +303,34 @@ def ordinal_logp_grad(x: np.ndarray, data: OrdinalData, settings: OrdinalSetting
               lay.M, lay.item_effects, lay.answer_effects, lay.gap_rows)
 
 
-def _expand(x: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
-    """The kept variables of one draw."""
-    q = x[:lay.K] - x[:lay.K].mean()
-    out = {"quality": q}
-    o = lay.K
-    if lay.item_effects:
-        out["sigma_item"] = np.array(math.exp(x[o]))
-        o += 1 + lay.I
-    if lay.answer_effects:
-        out["sigma_answer"] = np.array(math.exp(x[o]))
-        o += 1 + lay.K * lay.I
-    out["severity"] = np.array(x[o:o + lay.J])
-    return out
-
-
 def _compile_numba(data: OrdinalData, settings: OrdinalSettings):
-    """nutpie model over the numba density (a Python callback per gradient: its overhead is small
-    beside the loop over judgments)."""
-    from nutpie.compiled_pyfunc import from_pyfunc
+    """nutpie model over the numba C callbacks of :mod:`simplex_core.ordinal_density` (no Python
+    call per gradient: a Python callback made the fit several times slower on HANNA)."""
+    from nutpie.compile_pymc import CompiledPyMCModel
 
-    from .ordinal_density import logp_grad as fn
+    from .ordinal_density import build_buffer, expand_c, logp_c
 
     lay = _layout(data, settings)
-    args = (data.item, data.candidate, data.judge, data.level, lay.K, lay.I, lay.J, lay.M, lay.item_effects,
-            lay.answer_effects, lay.gap_rows)
-    fn(np.zeros(lay.size), *args)  # compile (or load from the disk cache) before the chains start
+    buf = build_buffer(data.item, data.candidate, data.judge, data.level, lay.K, lay.I, lay.J, lay.M,
+                       lay.item_effects, lay.answer_effects, lay.gap_rows)
+    names = ["quality", "severity"] + (["sigma_item"] if lay.item_effects else []) + (
+        ["sigma_answer"] if lay.answer_effects else [])
+    shapes = [(lay.K,), (lay.J,)] + [()] * (len(names) - 2)
+    slices, o = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape)) if shape else 1
+        slices.append(slice(o, o + size))
+        o += size
 
-    def make_logp_fn():
-        def logp(x, **_):
-            value, g = fn(np.asarray(x, dtype=np.float64), *args)
-            return float(value), g
+    def initial_point(seed: int) -> np.ndarray:  # PyMC's default jitter: uniform(-1, 1) around 0
+        return np.random.default_rng(int(seed) % (2**63)).uniform(-1.0, 1.0, size=lay.size)
 
-        return logp
-
-    def make_expand_fn(seed1, seed2, chain):
-        return lambda x, **_: _expand(np.asarray(x, dtype=np.float64), lay)
-
-    def make_initial_point(seed):  # PyMC's default jitter: uniform(-1, 1) around 0
-        return np.random.default_rng(int(seed) % (2**32)).uniform(-1.0, 1.0, lay.size)
-
-    shapes = {n: np.shape(v) for n, v in _expand(np.zeros(lay.size), lay).items()}
-    dims = {"quality": ("candidate",), "severity": ("judge",)}
-    coords = {"candidate": pd.Index(list(data.fitted)), "judge": pd.Index(list(data.judges))}
-    return from_pyfunc(
-        ndim=lay.size, make_logp_fn=make_logp_fn, make_expand_fn=make_expand_fn,
-        expanded_dtypes=[np.dtype("float64")] * len(shapes), expanded_shapes=list(shapes.values()),
-        expanded_names=list(shapes), coords=coords, dims=dims, make_initial_point_fn=make_initial_point,
+    return CompiledPyMCModel(
+        _n_dim=int(lay.size), dims={"quality": ("candidate",), "severity": ("judge",)},
+        _coords={"candidate": pd.Index(list(data.fitted)), "judge": pd.Index(list(data.judges))},
+        _shapes=dict(zip(names, shapes)), compiled_logp_func=logp_c, compiled_expand_func=expand_c,
+        initial_point_func=initial_point, shared_data={}, user_data=buf, n_expanded=o,
+        shape_info=(names, slices, shapes), logp_func=None, expand_func=None,
     )
 
 

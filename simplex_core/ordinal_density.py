@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numba
 from numba import njit
 
 PRIOR_SD = 2.5
@@ -100,10 +101,10 @@ def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_r
     g_ans = np.zeros((K, I))
     g_cut = np.zeros((J, n_cut))
     for n in range(level.shape[0]):
-        k = cand[n]
-        i = item[n]
-        j = judge[n]
-        y = level[n]
+        k = int(cand[n])  # int(): the C callback passes the codes as doubles in its data buffer
+        i = int(item[n])
+        j = int(judge[n])
+        y = int(level[n])
         eta = q[k] + u[i] + e[k, i]
         if y == 0:
             lsa, sna = log_sigmoid_pair(cut[j, 0] - eta)
@@ -158,3 +159,102 @@ def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_r
             grad[og + row * n_gap + m - 1] += math.exp(x[og + row * n_gap + m - 1]) * tail
         grad[ofirst + j] += tail + g_cut[j, 0]
     return lp, grad
+
+
+# -- the C callbacks nutpie calls (as the simplex model's fast engine: no Python per gradient) ------
+
+HEADER = 9  # buffer: [HEADER, K, I, J, M, item effects, answer effects, gap rows, N], then item, candidate, judge, level
+
+
+def build_buffer(item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_rows) -> np.ndarray:
+    """Every input of :func:`logp_grad` but the point, in one float64 buffer (nutpie's user data)."""
+    n = len(level)
+    head = np.array([HEADER, K, I, J, M, float(item_fx), float(answer_fx), gap_rows, n], dtype=np.float64)
+    return np.concatenate([head, np.asarray(item, float), np.asarray(cand, float), np.asarray(judge, float),
+                           np.asarray(level, float)])
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def logp_grad_buffer(x, buf):
+    K = int(buf[1])
+    I = int(buf[2])
+    J = int(buf[3])
+    M = int(buf[4])
+    n = int(buf[8])
+    o = HEADER
+    return logp_grad(x, buf[o:o + n], buf[o + n:o + 2 * n], buf[o + 2 * n:o + 3 * n], buf[o + 3 * n:o + 4 * n],
+                     K, I, J, M, buf[5] > 0.5, buf[6] > 0.5, int(buf[7]))
+
+
+_C_SIG = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.double),
+                           numba.types.CPointer(numba.types.double), numba.types.CPointer(numba.types.double),
+                           numba.types.CPointer(numba.types.double))
+
+
+@numba.cfunc(_C_SIG, cache=True, error_model="numpy")
+def logp_c(dim, x_, out_, logp_, ud_):
+    head = numba.carray(ud_, (HEADER,))
+    n_buf = HEADER + 4 * int(head[8])
+    buf = numba.carray(ud_, (n_buf,))
+    x = numba.carray(x_, (dim,))
+    out = numba.carray(out_, (dim,))
+    lp, grad = logp_grad_buffer(x, buf)
+    logp_[0] = lp
+    if not math.isfinite(lp):
+        return 4
+    for i in range(dim):
+        out[i] = grad[i]
+        if not math.isfinite(grad[i]):
+            return 3
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def expand(x, out, buf):
+    """The stored values of a point: quality [K] (centred), severity [J], then sigma_item and
+    sigma_answer when the model has them."""
+    K = int(buf[1])
+    I = int(buf[2])
+    J = int(buf[3])
+    item_fx = buf[5] > 0.5
+    answer_fx = buf[6] > 0.5
+    mean = 0.0
+    for k in range(K):
+        mean += x[k]
+    mean /= K
+    for k in range(K):
+        out[k] = x[k] - mean
+    o = K
+    w = K
+    s_item = 0.0
+    s_answer = 0.0
+    if item_fx:
+        s_item = math.exp(x[o])
+        o += 1 + I
+    if answer_fx:
+        s_answer = math.exp(x[o])
+        o += 1 + K * I
+    for j in range(J):
+        out[w + j] = x[o + j]
+    w += J
+    if item_fx:
+        out[w] = s_item
+        w += 1
+    if answer_fx:
+        out[w] = s_answer
+        w += 1
+    return w
+
+
+_E_SIG = numba.types.int64(numba.types.uint64, numba.types.uint64, numba.types.CPointer(numba.types.double),
+                           numba.types.CPointer(numba.types.double), numba.types.CPointer(numba.types.double))
+
+
+@numba.cfunc(_E_SIG, cache=True, error_model="numpy")
+def expand_c(dim, n_exp, x_, out_, ud_):
+    head = numba.carray(ud_, (HEADER,))
+    buf = numba.carray(ud_, (HEADER + 4 * int(head[8]),))
+    x = numba.carray(x_, (dim,))
+    out = numba.carray(out_, (n_exp,))
+    expand(x, out, buf)
+    return 0

@@ -20,10 +20,10 @@ from simplex_core.ordinal import (
 )
 from simplex_core.scale import Scale
 
-SMALL = OrdinalSettings(chains=2, draws=300, tune=300, seed=1)
+SMALL = OrdinalSettings(chains=2, draws=600, tune=600, seed=1)
 
 
-def simulate_view(quality, n_items, n_levels, *, n_judges=3, sigma_item=0.8, sigma_answer=0.5, seed=0):
+def simulate_view(quality, n_items, n_levels, *, n_judges=3, sigma_item=0.8, sigma_answer=0.0, seed=0):
     """An item view simulated from the ordinal model: eta = q_k + u_i + e_ik, each judge with its
     own severity and spread of cutpoints; levels 1..M."""
     rng = np.random.default_rng(seed)
@@ -85,7 +85,7 @@ def test_recovers_simulated_qualities_and_its_intervals_cover():
     best = [result.details[f"p_best:c{k}"] for k in range(5)]
     assert sum(best) == pytest.approx(1.0) and int(np.argmax(best)) == 0
     draws = result.rank_draws
-    assert set(draws.columns) == {"replicate", "candidate", "rank"} and len(draws) == 5 * 600
+    assert set(draws.columns) == {"replicate", "candidate", "rank"} and len(draws) == 5 * 1200
 
 
 def test_binary_scale_is_one_cutpoint_per_judge():
@@ -144,3 +144,49 @@ def test_method_memoises_and_keeps_history():
     assert method(view, None) is first and len(method.history) == 2 and len(method.memo) == 1
     assert method.fit_tasks([view]) == []
     assert first.uses_labels is False and first.method == "ordinal"
+
+
+def _long_csv(path, n_items=40, seed=6):
+    """A binary table with truth as a file: 4 candidates well apart, 3 judges."""
+    quality = np.array([1.5, 0.5, -0.5, -1.5])
+    view, judges = simulate_view(quality, n_items, 2, n_judges=3, seed=seed)
+    truth = pd.Series((view[judges].mean(axis=1) >= 0.5).astype(float), index=view.index)
+    frame = view.reset_index().melt(id_vars=["item", "candidate"], var_name="judge", value_name="score")
+    frame["true_score"] = truth.reindex(pd.MultiIndex.from_frame(frame[["item", "candidate"]])).to_numpy()
+    frame.to_csv(path, index=False)
+    return path
+
+
+CLI_FIT = ["--chains", "2", "--draws", "300", "--tune", "300", "--extra-rounds", "0"]
+
+
+def test_evaluate_runs_ordinal_beside_the_baselines(tmp_path):
+    from simplex_core.cli import main
+
+    out = tmp_path / "eval.csv"
+    rc = main(["evaluate", str(_long_csv(tmp_path / "t.csv")), "--out", str(out), "--methods", "ordinal,simple_average",
+               "--ci-resamples", "2", "--bayes-ci-resamples", "1", "--quiet", "--workers", "0", *CLI_FIT])
+    assert rc == 0
+    table = pd.read_csv(out).set_index("method")
+    row = table.loc["ordinal"]
+    assert not bool(row["uses_labels"]) and row["resamples"] == 1
+    assert row["converged"] in (True, False) and row["resamples_converged"] in (0.0, 1.0)
+    assert row["spearman"] >= 0.8 and 0 <= row["coverage"] <= 1
+    assert pd.isna(table.loc["simple_average", "converged"])
+
+
+def test_fit_ordinal_adds_its_ranking_to_result_json(tmp_path):
+    import json
+
+    from simplex_core.cli import main
+
+    out = tmp_path / "result.json"
+    rc = main(["fit", str(_long_csv(tmp_path / "t.csv")), "--out", str(out), "--ordinal", "--quiet", *CLI_FIT])
+    assert rc == 0
+    doc = json.loads(out.read_text())
+    ordinal = doc["ordinal"]
+    assert ordinal["uses_labels"] is False and ordinal["method"] == "ordinal"
+    assert [r["candidate"] for r in ordinal["candidates"]] == ["c0", "c1", "c2", "c3"]  # best first
+    assert all(r["rank_lo"] <= r["rank"] <= r["rank_hi"] for r in ordinal["candidates"])
+    assert sum(r["p_best"] for r in ordinal["candidates"]) == pytest.approx(1.0)
+    assert "--ordinal" in doc["settings"]["command_line"]
