@@ -7,7 +7,7 @@
   distributions and baselines;
 - :mod:`app_support.fits`: the process-wide fit manager, cached fit results (the fits shipped in
   ``assets/precomputed/`` are the fit cache's read-only layer), progress panels and the background grid;
-- :mod:`app_support.results`: cached posterior tables (through :mod:`simplex_core.summaries`);
+- :mod:`app_support.results`: cached posterior tables (through :mod:`simplex_core.summaries.posterior_tables`);
 - :mod:`app_support.page_parts`: headers and "nothing yet" states several pages share;
 - :mod:`app_support.downloads`: download buttons (CSV, HTML, PNG/SVG, NetCDF, JSON);
 - :mod:`app_support.errors`: exceptions turned into plain messages (never a traceback);

@@ -1,5 +1,5 @@
 """The instant answer while a fit runs: the posterior of a fit already done, reweighted to the
-settings asked for (:mod:`simplex_core.reweighting`), shown at once and labelled "approximate" with
+settings asked for (:mod:`simplex_core.inference.reweighting`), shown at once and labelled "approximate" with
 its k̂ and effective sample size; the real fit keeps running in the background and replaces it.
 
 Sources are the fits of the same data already in memory or in the fit cache: the background
@@ -16,9 +16,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simplex_core.fit_identity import fit_key, model_fields
-from simplex_core.sensitivity import base_settings, grid_settings
-from simplex_core.model import FitSettings
+from simplex_core.inference.fit_identity import fit_key, model_fields
+from simplex_core.studies.sensitivity import base_settings, grid_settings
+from simplex_core.model.definition import FitSettings
 
 from . import fits
 from .lru import Lru
@@ -31,9 +31,9 @@ class Approximate:
     InferenceData that every summary reads as it reads a fit), how it was made, and how far to
     trust it."""
 
-    result: Any  # simplex_core.reweighting.resampled_posterior
+    result: Any  # simplex_core.inference.reweighting.resampled_posterior
     key: str  # names this answer in the page caches (target, source and the source's fit)
-    rw: Any  # simplex_core.reweighting.Reweighted
+    rw: Any  # simplex_core.inference.reweighting.Reweighted
     source: FitSettings
 
     @property
@@ -42,7 +42,7 @@ class Approximate:
 
     def label(self) -> str:
         """``Approximate: reweighted from the fit at ω = 1, β_max = 5 (k̂ = 0.31, ESS 1800 of 2000 draws)``."""
-        from simplex_core.reweighting import KHAT_OK
+        from simplex_core.inference.reweighting import KHAT_OK
 
         rw = self.rw
         verdict = "" if self.reliable else f"; k̂ > {KHAT_OK}: not to be trusted, the real fit decides"
@@ -64,7 +64,7 @@ class _DrawsMemo(Lru):
         super().__init__(size)
 
     def get(self, key: str, result: Any) -> Any | None:
-        from simplex_core.reweighting import ReweightError, prior_draws
+        from simplex_core.inference.reweighting import ReweightError, prior_draws
 
         draws = self.lookup(key, _MISSING)
         if draws is not _MISSING or result is None:
@@ -80,7 +80,7 @@ class _DrawsMemo(Lru):
         """The PriorDraws of the finished fit of ``counts`` at ``settings``, read from its cache
         entry's file alone where it can be (0.02 s instead of 0.3 s for the whole fit), else from
         the whole fit (in memory, shipped, or a file that does not read: that path quarantines it)."""
-        from simplex_core.reweighting import ReweightError, prior_draws_from_file
+        from simplex_core.inference.reweighting import ReweightError, prior_draws_from_file
 
         draws = self.lookup(key, _MISSING)
         if draws is not _MISSING:
@@ -106,14 +106,14 @@ def _draws_memo() -> _DrawsMemo:
 def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettings, Any]] | None = None,
                  nearest: int | None = None) -> list[tuple[FitSettings, Any, str]]:
     """``(settings, PriorDraws, key)`` of the fits of these data that are available without fitting, have
-    the structure of ``settings`` (:func:`simplex_core.reweighting.structure_problem`) and carry what
+    the structure of ``settings`` (:func:`simplex_core.inference.reweighting.structure_problem`) and carry what
     reweighting needs: the background grid's fits in the cache, the fits shipped with the app (the
     default at ω = 0 and one at ω = 1, so that a move from ω = 0 to any ω > 0 has a source before
     the grid has fitted anything), and ``shown`` (``(settings, result)`` pairs, e.g. the fit on the
     page). With ``nearest``, only that many, the nearest to ``settings`` first: reading a fit back
     from disk takes ~0.3 s, so the others are not read. ``key`` names the fit the draws come from
     (its fit key, with ``:pre`` for a thinned fit shipped with the app)."""
-    from simplex_core.reweighting import structure_problem
+    from simplex_core.inference.reweighting import structure_problem
 
     memo = _draws_memo()
     found: list[tuple[FitSettings, Any, str]] = []  # (settings, result or None: read when needed, memo key)
@@ -183,7 +183,7 @@ def approximate(view: fits.FitView | None) -> Approximate | None:
     """The reweighted answer for ``view.requested`` (None when no fit of the same structure is
     available, or the requested fit is already shown). Kept per target and sources, so a setting
     visited again is not reweighted again."""
-    from simplex_core.reweighting import best_source, resampled_posterior
+    from simplex_core.inference.reweighting import best_source, resampled_posterior
 
     if view is None or view.current or view.requested.integrated:
         return None
@@ -245,7 +245,7 @@ def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted
     """The sensitivity curves on the fine grid, reweighted from the sweep's fits (``ready``), with
     the fitted points marked and a band where k̂ > 0.7; None when no fit can be reweighted."""
     from simplex_core.figures import reweighted_sensitivity_figure
-    from simplex_core.sensitivity import reweighted_sweep
+    from simplex_core.studies.sensitivity import reweighted_sweep
 
     base = base_view.requested
     keys = tuple(fit_key(v.counts, v.requested) for v in ready)

@@ -13,16 +13,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simplex_core import datasets
-from simplex_core.data import (JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution,
-                               score_distribution_wide)
-from simplex_core.datasets import CriterionInfo, DatasetInfo
-from simplex_core.scale import Scale, format_level, paper_three_level_mapping, scale_from_options
+from simplex_core.data import datasets
+from simplex_core.data.table import JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution, score_distribution_wide
+from simplex_core.data.datasets import CriterionInfo, DatasetInfo
+from simplex_core.data.scale import Scale, format_level, paper_three_level_mapping, scale_from_options
 
 
 @st.cache_resource(show_spinner=False)
 def dataset_catalogue() -> tuple[DatasetInfo, ...]:
-    """The built-in datasets (:func:`simplex_core.datasets.list_datasets`, read once per process)."""
+    """The built-in datasets (:func:`simplex_core.data.datasets.list_datasets`, read once per process)."""
     return tuple(datasets.list_datasets())
 
 
@@ -81,7 +80,7 @@ def load_builtin(name: str, criterion: str | None, levels: str = "", true_levels
 def _parsed_upload(data: bytes, filename: str) -> pd.DataFrame | ValidationError:
     """The uploaded bytes parsed once (within the loader's byte and row caps); a file that cannot be
     read is remembered as its error, so that it is not parsed again on every rerun either."""
-    from simplex_core.data import read_source
+    from simplex_core.data.table import read_source
 
     try:
         return read_source(data, name=filename)
@@ -164,7 +163,7 @@ def distribution(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=32)
 def distribution_wide(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
     """The paper's appendix-D layout: rows candidates, columns ``judge | level``, counts
-    (:func:`simplex_core.data.score_distribution_wide`)."""
+    (:func:`simplex_core.data.table.score_distribution_wide`)."""
     out = score_distribution_wide(_table)
     out.columns = [f"{j} | {lab}" for j, lab in out.columns]
     return out
@@ -201,18 +200,18 @@ def truth_ranks(_table: JudgmentTable, table_key: str) -> pd.Series | None:
     """True ranks (rank 1 = best; mean true_score per candidate) when the table has truth."""
     if not _table.has_truth:
         return None
-    from simplex_core.data import item_view
-    from simplex_core.evaluation import true_ranks
+    from simplex_core.data.table import item_view
+    from simplex_core.summaries.evaluation import true_ranks
 
     return true_ranks(item_view(_table))
 
 
 @st.cache_data(show_spinner="Fitting the ordinal many-facet model (an MCMC fit: a minute or more)…", max_entries=8)
 def ordinal_result(_table: JudgmentTable, table_key: str, self_exclusion: bool) -> tuple[Any, str | None]:
-    """The label-free ordinal many-facet model on the table (:mod:`simplex_core.ordinal`, default fit
+    """The label-free ordinal many-facet model on the table (:mod:`simplex_core.methods.ordinal`, default fit
     size): (MethodResult, None), or (None, why it could not run)."""
-    from simplex_core.data import item_view
-    from simplex_core.ordinal import ordinal_for_table
+    from simplex_core.data.table import item_view
+    from simplex_core.methods.ordinal import ordinal_for_table
 
     try:
         return ordinal_for_table(_table, self_exclusion=self_exclusion)(item_view(_table)), None
@@ -224,8 +223,8 @@ def ordinal_result(_table: JudgmentTable, table_key: str, self_exclusion: bool) 
 def baseline_results(_table: JudgmentTable, table_key: str, self_exclusion: bool, seed: int = 0) -> tuple[dict[str, Any], dict[str, str]]:
     """Every baseline on the table, each on its own: ({method: MethodResult}, {method: why it could
     not run}). Bootstrap and Bradley–Terry intervals included; PPI when the table has truth."""
-    from simplex_core import baselines
-    from simplex_core.data import item_view
+    from simplex_core.methods import baselines
+    from simplex_core.data.table import item_view
 
     view = item_view(_table)
     methods = baselines.table_baseline_methods(_table, self_exclusion=self_exclusion)

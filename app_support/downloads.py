@@ -19,7 +19,7 @@ from typing import Any, Callable, Hashable
 import pandas as pd
 import streamlit as st
 
-from simplex_core.spreadsheet import spreadsheet_safe
+from simplex_core.data.spreadsheet import spreadsheet_safe
 
 from .lru import Lru
 

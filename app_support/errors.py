@@ -29,8 +29,8 @@ ADVICE = {
 
 def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
     """A headline and a list of details for an exception, in plain words."""
-    from simplex_core.data import ValidationError
-    from simplex_core.scale import ScaleError
+    from simplex_core.data.table import ValidationError
+    from simplex_core.data.scale import ScaleError
 
     context = f" while {doing}" if doing else ""
     if isinstance(exc, ValidationError):
@@ -57,8 +57,8 @@ def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
 
 def show_error(exc: BaseException, doing: str = "") -> None:
     """Render an exception as a plain ``st.error`` box (and log the traceback server-side)."""
-    from simplex_core.data import ValidationError
-    from simplex_core.scale import ScaleError
+    from simplex_core.data.table import ValidationError
+    from simplex_core.data.scale import ScaleError
 
     if not isinstance(exc, (ValidationError, ScaleError)):
         log.error("error%s", f" while {doing}" if doing else "", exc_info=exc)

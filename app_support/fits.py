@@ -22,13 +22,13 @@ from typing import Any, Callable
 import streamlit as st
 from streamlit.logger import get_logger
 
-from simplex_core.data import Counts, JudgmentTable, count_tensor
-from simplex_core.fit_identity import data_key, fit_key
-from simplex_core.fit_cache import SHIPPED_DIR
+from simplex_core.data.table import Counts, JudgmentTable, count_tensor
+from simplex_core.inference.fit_identity import data_key, fit_key
+from simplex_core.inference.fit_cache import SHIPPED_DIR
 from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitCacheStore, FitManager, GroupProgress, JobStatus, format_duration
-from simplex_core import sensitivity
-from simplex_core.sensitivity import base_settings, grid_settings
-from simplex_core.model import FitSettings, check_fit_size
+from simplex_core.studies import sensitivity
+from simplex_core.studies.sensitivity import base_settings, grid_settings
+from simplex_core.model.definition import FitSettings, check_fit_size
 
 from . import data_access as da
 from . import fit_push, live_progress
@@ -238,7 +238,7 @@ def settings_slug(settings: FitSettings) -> str:
     """The setting in a file name, ``"omega1-beta5"`` or ``"integrated"`` (plus the likelihood, prior
     and δ when not the defaults): downloads of two settings of one dataset must not share a name,
     or the second replaces the first in the downloads folder."""
-    from simplex_core.model import FitSettings as Defaults
+    from simplex_core.model.definition import FitSettings as Defaults
 
     default = Defaults()
     parts = ["integrated"] if settings.integrated else [f"omega{settings.omega:g}", f"beta{settings.beta_max:g}"]
@@ -393,7 +393,7 @@ def start_grid(view: FitView) -> str | None:
 
 
 def sweep_settings(base: FitSettings) -> list[FitSettings]:
-    """The paper's two sweeps around the base (:func:`simplex_core.sensitivity.sweep_settings`)."""
+    """The paper's two sweeps around the base (:func:`simplex_core.studies.sensitivity.sweep_settings`)."""
     return sensitivity.sweep_settings(base)
 
 

@@ -1,5 +1,5 @@
 """The Rankings page's leaderboard section: the tier table and its slide-ready figure (the table
-comes from :mod:`simplex_core.leaderboard`; this module only draws it)."""
+comes from :mod:`simplex_core.summaries.leaderboard`; this module only draws it)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simplex_core.leaderboard import CREDIBLE
+from simplex_core.summaries.leaderboard import CREDIBLE
 
 from .downloads import csv_button, show_figure
 from .page_parts import numbers_as_text

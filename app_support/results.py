@@ -1,8 +1,8 @@
-"""Cached tables from a fit result, through :mod:`simplex_core.summaries` and
-:mod:`simplex_core.sensitivity` (the app never computes posterior summaries itself).
+"""Cached tables from a fit result, through :mod:`simplex_core.summaries.posterior_tables` and
+:mod:`simplex_core.studies.sensitivity` (the app never computes posterior summaries itself).
 
 Every wrapper takes the result (not hashed) and a key naming the fit (hashed), so a table is
-computed once per fit and server process. A result is a :class:`simplex_core.inference.FitResult`
+computed once per fit and server process. A result is a :class:`simplex_core.inference.fitting.FitResult`
 (fitted, or the shipped default read from the fit cache's read-only layer).
 """
 
@@ -25,7 +25,7 @@ def candidate_table_with_truth(result: Any, key: str, truth: pd.Series | None) -
 def candidate_table(_result: Any, key: str) -> pd.DataFrame:
     """Per candidate, best first: E_k mean and 95% interval, rank median and 95% interval, P(best),
     and the point rank (rank of the posterior mean of E_k)."""
-    from simplex_core import summaries
+    from simplex_core.summaries import posterior_tables as summaries
 
     return summaries.candidate_summary(_result)
 
@@ -33,8 +33,8 @@ def candidate_table(_result: Any, key: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=64)
 def leaderboard_table(_result: Any, key: str) -> pd.DataFrame:
     """The presenting leaderboard, best first: tier, E and rank intervals, P(best), P(top 3)
-    (:func:`simplex_core.leaderboard.leaderboard_from_fit`)."""
-    from simplex_core.leaderboard import leaderboard_from_fit
+    (:func:`simplex_core.summaries.leaderboard.leaderboard_from_fit`)."""
+    from simplex_core.summaries.leaderboard import leaderboard_from_fit
 
     return leaderboard_from_fit(_result)
 
@@ -42,7 +42,7 @@ def leaderboard_table(_result: Any, key: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=64)
 def rank_probability_table(_result: Any, key: str) -> pd.DataFrame:
     """Candidate × rank → P(rank = r)."""
-    from simplex_core import summaries
+    from simplex_core.summaries import posterior_tables as summaries
 
     return summaries.rank_probabilities(_result)
 
@@ -50,7 +50,7 @@ def rank_probability_table(_result: Any, key: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=64)
 def pairwise_table(_result: Any, key: str) -> pd.DataFrame:
     """Candidate × candidate → P(E_row > E_col) (diagonal empty)."""
-    from simplex_core import summaries
+    from simplex_core.summaries import posterior_tables as summaries
 
     return summaries.pairwise_probabilities(_result)
 
@@ -59,7 +59,7 @@ def pairwise_table(_result: Any, key: str) -> pd.DataFrame:
 def judge_matrix_table(_result: Any, key: str) -> pd.DataFrame:
     """Every judge's posterior mean confusion matrix, stacked: rows (judge, true level), columns
     the observed levels."""
-    from simplex_core import summaries
+    from simplex_core.summaries import posterior_tables as summaries
 
     mats = summaries.judge_matrices(_result)
     return pd.concat(mats, names=["judge"]).reset_index()
@@ -68,7 +68,7 @@ def judge_matrix_table(_result: Any, key: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=32)
 def ppc_table(_result: Any, key: str, _counts: Any) -> pd.DataFrame:
     """The posterior predictive check (long: judge, candidate, level, …, agrees, verdict)."""
-    from simplex_core import summaries
+    from simplex_core.summaries import posterior_tables as summaries
 
     return summaries.posterior_predictive_check(_result, counts=_counts)
 
@@ -77,8 +77,8 @@ def ppc_table(_result: Any, key: str, _counts: Any) -> pd.DataFrame:
 def rank_draws(_result: Any, key: str, max_draws: int | None = None) -> pd.DataFrame:
     """Posterior rank draws, long: ``method, candidate, rank`` (every draw unless ``max_draws`` thins
     them: a thinned set put the figure's 95% whisker inside the interval the tables state):
-    :func:`simplex_core.posterior_views.rank_draws`."""
-    from simplex_core.posterior_views import rank_draws as draws
+    :func:`simplex_core.summaries.posterior_views.rank_draws`."""
+    from simplex_core.summaries.posterior_views import rank_draws as draws
 
     long = draws(_result, max_draws).drop(columns="replicate")
     long.insert(0, "method", "bayesian")
@@ -87,10 +87,10 @@ def rank_draws(_result: Any, key: str, max_draws: int | None = None) -> pd.DataF
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def bayesian_method_result(_result: Any, key: str, max_draws: int | None = None) -> Any:
-    """The Bayesian fit as a :class:`simplex_core.baselines.MethodResult` (for the rankings figure and
+    """The Bayesian fit as a :class:`simplex_core.methods.baselines.MethodResult` (for the rankings figure and
     the evaluation table), with every rank draw (unless ``max_draws`` thins them):
-    :func:`simplex_core.posterior_views.bayesian_method_result`."""
-    from simplex_core.posterior_views import bayesian_method_result as method_result
+    :func:`simplex_core.summaries.posterior_views.bayesian_method_result`."""
+    from simplex_core.summaries.posterior_views import bayesian_method_result as method_result
 
     return method_result(_result, max_draws=max_draws)
 
@@ -98,8 +98,8 @@ def bayesian_method_result(_result: Any, key: str, max_draws: int | None = None)
 @st.cache_data(show_spinner=False, max_entries=64)
 def judge_simplex_parts(_result: Any, key: str, judge: str, max_draws: int = 60) -> dict:
     """One judge's posterior draws for its simplex view (``theta_draws``, ``theta_mean``,
-    ``candidate_posterior``, ``candidates``): :func:`simplex_core.posterior_views.simplex_parts`."""
-    from simplex_core.posterior_views import simplex_parts
+    ``candidate_posterior``, ``candidates``): :func:`simplex_core.summaries.posterior_views.simplex_parts`."""
+    from simplex_core.summaries.posterior_views import simplex_parts
 
     return simplex_parts(_result, max_draws, [judge])[judge]
 
@@ -116,7 +116,7 @@ def diagnostics(result: Any) -> dict:
 
 def convergence_problem(result: Any) -> str | None:
     """The sentence of what went wrong with this fit (None when it converged or is unknown)."""
-    from simplex_core.inference import Diagnostics, convergence_problem as problem
+    from simplex_core.inference.fitting import Diagnostics, convergence_problem as problem
 
     d = getattr(result, "diagnostics", None)
     return problem(d) if isinstance(d, Diagnostics) else None
@@ -124,15 +124,15 @@ def convergence_problem(result: Any) -> str | None:
 
 def result_json(result: Any, key: str, counts: Any, command_line: str | None = None) -> dict:
     """The command line's ``result.json`` for this fit."""
-    from simplex_core import summaries
+    from simplex_core.summaries import posterior_tables as summaries
 
     return summaries.result_json(result, command_line=command_line, counts=counts)
 
 
 def sweep(fits: dict[tuple[float, float], Any], base: Any, counts: Any) -> Any:
     """The paper's sensitivity sweep over the settings already fitted (``{(ω, β_max): result}``,
-    base included): :func:`simplex_core.sensitivity.summarize_sweep` of those fits. Returns its :class:`~simplex_core.sensitivity.SensitivityResult`."""
-    from simplex_core.sensitivity import summarize_sweep
+    base included): :func:`simplex_core.studies.sensitivity.summarize_sweep` of those fits. Returns its :class:`~simplex_core.studies.sensitivity.SensitivityResult`."""
+    from simplex_core.studies.sensitivity import summarize_sweep
 
     if (base.omega, base.beta_max) not in fits:
         raise KeyError("the base fit is not available")

@@ -13,9 +13,9 @@ from typing import Any, Mapping
 
 import streamlit as st
 
-from simplex_core.data import JudgmentTable
-from simplex_core.datasets import DatasetInfo
-from simplex_core.model import DELTA_PRESETS, LIKELIHOODS, PRIORS, FitSettings
+from simplex_core.data.table import JudgmentTable
+from simplex_core.data.datasets import DatasetInfo
+from simplex_core.model.definition import DELTA_PRESETS, LIKELIHOODS, PRIORS, FitSettings
 
 from . import data_access as da
 from .state import DRAWS_CHOICES, SLIDER_BETA_MAXES, SLIDER_OMEGAS, UPLOAD, K, UrlChoices, fast_mode, load_url_state, write_url_state
@@ -107,13 +107,13 @@ INTEGRATED_LABEL = "Integrated: average over ω and β_max"
 
 def convergence_action(settings: Any = None, timing: dict | None = None) -> str:
     """The one thing to do in the app about a fit that has not converged: under a judge prior whose
-    chains sat in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the judge
+    chains sat in flipped-judge modes (:func:`simplex_core.inference.fitting.flipped_judge_modes`), the judge
     prior control; tempered chains that crossed between modes too rarely
-    (:func:`simplex_core.inference.uncrossed_modes`), the integrated-mode toggle; otherwise the next step of the draws control beyond what was tried (the engine's
+    (:func:`simplex_core.inference.fitting.uncrossed_modes`), the integrated-mode toggle; otherwise the next step of the draws control beyond what was tried (the engine's
     extra rounds may already have run chains several times as long as the value chosen), or, at its
     end, where to read about it."""
-    from simplex_core.inference import flipped_judge_modes, longest_chains_factor, uncrossed_modes
-    from simplex_core.model import FitSettings
+    from simplex_core.inference.fitting import flipped_judge_modes, longest_chains_factor, uncrossed_modes
+    from simplex_core.model.definition import FitSettings
 
     if flipped_judge_modes(settings, timing):
         return (f"Its chains sit in separate modes, as this judge prior allows (one judge read as flipped or not): "

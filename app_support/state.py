@@ -24,12 +24,12 @@ from typing import Any
 
 import streamlit as st
 
-from simplex_core.model import LIKELIHOODS, FitSettings
-from simplex_core.sensitivity import BASE_BETA_MAX, BASE_OMEGA, DEFAULT_BETA_MAXES, DEFAULT_OMEGAS  # noqa: F401 — BASE_*: for pages
+from simplex_core.model.definition import LIKELIHOODS, FitSettings
+from simplex_core.studies.sensitivity import BASE_BETA_MAX, BASE_OMEGA, DEFAULT_BETA_MAXES, DEFAULT_OMEGAS  # noqa: F401 — BASE_*: for pages
 
 UPLOAD = "__upload__"  # the dataset choice meaning "the user's file"
 
-#: The paper's grid and base setting (section 5): owned by simplex_core.sensitivity.
+#: The paper's grid and base setting (section 5): owned by simplex_core.studies.sensitivity.
 OMEGA_GRID: tuple[float, ...] = DEFAULT_OMEGAS
 BETA_MAX_GRID: tuple[float, ...] = DEFAULT_BETA_MAXES
 #: The sidebar sliders' values (issue 13): a fine grid, 33 values of ω and 41 of β_max, that holds

@@ -24,8 +24,8 @@ _LOG = get_logger("simplex_judge.warmup")  # Streamlit's handler: the line shows
 #: What the pages import on a first visit; imported here so a visitor does not pay for it.
 MODULES = (
     "arviz", "scipy.stats", "plotly.graph_objects", "pandas",
-    "simplex_core.baselines", "simplex_core.evaluation", "simplex_core.figures", "simplex_core.summaries",
-    "simplex_core.geometry", "simplex_core.jobs", "simplex_core.inference", "simplex_core.sensitivity",
+    "simplex_core.methods.baselines", "simplex_core.summaries.evaluation", "simplex_core.figures", "simplex_core.summaries.posterior_tables",
+    "simplex_core.model.geometry", "simplex_core.jobs", "simplex_core.inference.fitting", "simplex_core.studies.sensitivity",
     "app_support.page_parts", "app_support.results", "app_support.downloads", "app_support.guide_links",
 )
 

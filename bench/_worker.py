@@ -24,7 +24,7 @@ def main(spec_path: str, out_path: str) -> None:
     import numpy as np
 
     from bench.cases import make_case
-    from simplex_core.inference import fit_model
+    from simplex_core.inference.fitting import fit_model
 
     spec = json.loads(open(spec_path).read())
     engine = spec["engine"]

@@ -142,7 +142,7 @@ def expected_line(folder: Path) -> str:
     """The ranking line the page should show for the fit stored in ``folder``."""
     import arviz as az
 
-    from simplex_core.summaries import candidate_summary, ranking_sentence
+    from simplex_core.summaries.posterior_tables import candidate_summary, ranking_sentence
 
     return ranking_sentence(candidate_summary(az.from_netcdf(str(folder / "posterior.nc")))).replace("**", "")
 

@@ -1,8 +1,8 @@
 """The benchmark cases of issue 6: the same synthetic data for every engine.
 
 Data are drawn from the model itself with ω = 2, β_max = 5, every ρ_j = 0.8 and δ uniform (the
-fitted δ, so the fitted model is the generating model), using :mod:`simplex_core.simulate`; the
-self-family pairs are excluded from the fit by :func:`simplex_core.data.count_tensor`. Fits use
+fitted δ, so the fitted model is the generating model), using :mod:`simplex_core.model.simulate`; the
+self-family pairs are excluded from the fit by :func:`simplex_core.data.table.count_tensor`. Fits use
 δ uniform, β_max = 5 and 4 chains × 1000 + 1000 unless ``--quick``.
 
 Cases
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simplex_core.data import Counts, count_tensor, load_table
-from simplex_core.model import FitSettings
-from simplex_core.scale import Scale
-from simplex_core.simulate import ordinal_prevalences, scenario, simulate
+from simplex_core.data.table import Counts, count_tensor, load_table
+from simplex_core.model.definition import FitSettings
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import ordinal_prevalences, scenario, simulate
 
 DATA_OMEGA = 2.0
 DATA_BETA_MAX = 5.0
@@ -37,7 +37,7 @@ CASES: tuple[str, ...] = ("gpqa", "gpqa-omega0", "mtbench", "stress")
 @dataclass(frozen=True)
 class Case:
     name: str
-    counts: object            # simplex_core.data.Counts
+    counts: object            # simplex_core.data.table.Counts
     settings: FitSettings     # fit settings (engine filled in by the caller)
     true_ranks: np.ndarray    # population ranks (1 = best)
     description: str

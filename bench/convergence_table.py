@@ -5,7 +5,7 @@ Cases: every dataset-criterion pair with truth (12), WildBench (with and without
 exclusion), and simulated binary data with abstention and 3 judges (the gpqa-like scenario with a
 third judge). Settings: the base (ω = 0, β_max = 5); ``--integrated`` adds integrated mode,
 ``--grid`` the app's 5 × 5 grid (ω ∈ {0, 1, 2, 4, 8} × β_max ∈ {0, 1, 5, 10, 20}). Fits run on
-Dask (:mod:`simplex_core.distributed`: a LocalCluster by default, ``--scheduler`` for a cluster,
+Dask (:mod:`simplex_core.inference.distributed`: a LocalCluster by default, ``--scheduler`` for a cluster,
 ``--workers 0`` in this process), 4 chains × 1000 + 1000, the default likelihood unless
 ``--likelihood`` says otherwise, the default judge prior unless ``--priors`` lists others (every
 fit then runs once per prior).
@@ -36,12 +36,12 @@ OTHER = ("wildbench-v2:overall:no-exclusion", "simulated:gpqa-like-3-judges")
 
 def case_counts(case: str):
     """The count tensor of a case name (``dataset:criterion[:no-exclusion]`` or ``simulated:NAME``)."""
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.datasets import load_dataset
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.datasets import load_dataset
 
     parts = case.split(":")
     if parts[0] == "simulated":
-        from simplex_core.simulate import scenario
+        from simplex_core.model.simulate import scenario
 
         sim = scenario("gpqa-like", seed=0, judges=["claude-judge", "gpt-judge", "third-judge"], rho=[0.8, 0.6, 0.7])
         return count_tensor(load_table(sim.frame, scale=sim.scale, families=sim.families))
@@ -51,8 +51,8 @@ def case_counts(case: str):
 
 def fit_case(task: tuple) -> dict:
     """One fit (a Dask task): ``(case, settings)`` -> its diagnostics and wall seconds."""
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
 
     case, settings = task
     counts = case_counts(case)
@@ -93,8 +93,8 @@ def _seeds(text: str) -> range:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.distributed import describe, map_tasks, open_client
-    from simplex_core.model import FitSettings
+    from simplex_core.inference.distributed import describe, map_tasks, open_client
+    from simplex_core.model.definition import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=",".join(TRUTH_PAIRS + OTHER))
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.integrated:
         settings.append(FitSettings(integrated=True, likelihood=args.likelihood))
     if args.grid:  # the app's grid, from the protocol's owner
-        from simplex_core.sensitivity import base_settings, grid_settings
+        from simplex_core.studies.sensitivity import base_settings, grid_settings
 
         base = base_settings(FitSettings(likelihood=args.likelihood))
         settings += [s for s in grid_settings(base) if (s.omega, s.beta_max) != (base.omega, base.beta_max)]

@@ -49,8 +49,8 @@ def triviaqa_counts():
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=DEFAULT_CASES, help="comma-separated, as bench.convergence_table names them")

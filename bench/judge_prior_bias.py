@@ -26,8 +26,8 @@ import numpy as np
 def prior_rows(prior: str, levels: int, beta_max: float, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
     """``(P(correct) per row, mean offset per row, share of judges whose mean offset > 0)`` for a
     square scale of ``levels`` levels; ρ ~ Beta(1, 1) as in the model."""
-    from simplex_core.priors import sample_judge_matrices
-    from simplex_core.scale import Scale
+    from simplex_core.model.priors import sample_judge_matrices
+    from simplex_core.data.scale import Scale
 
     theta = sample_judge_matrices(prior, Scale(tuple(float(v) for v in range(levels))), beta_max, None,
                                   np.random.default_rng(seed), size=draws)  # [draws, M, M]
@@ -38,7 +38,7 @@ def prior_rows(prior: str, levels: int, beta_max: float, draws: int, seed: int) 
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.priors import JUDGE_PRIORS
+    from simplex_core.model.priors import JUDGE_PRIORS
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--levels", type=int, nargs="+", default=[2, 3, 5, 7, 10])

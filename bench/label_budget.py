@@ -2,8 +2,8 @@
 random labels after 20 labels on TriviaQA V1 and on a simulated dataset).
 
 For each data set: one shared-truth fit at the default settings (ω = 0, β_max = 5, 4 chains × 1000 +
-1000); :func:`simplex_core.labelling.suggest_labels` picks a batch of 20 answers; the budget curve
-(:func:`simplex_core.labelling.budget_curve`) simulates labels from the fitted model (a posterior draw
+1000); :func:`simplex_core.methods.labelling.suggest_labels` picks a batch of 20 answers; the budget curve
+(:func:`simplex_core.methods.labelling.budget_curve`) simulates labels from the fitted model (a posterior draw
 taken as the truth; labelling an answer reweights the draws) and prints the uncertainty (summed
 posterior variance of the ranks) after n = 0, 1, 2, 5, 10, 15, 20 labels for the suggested order and
 for random orders (mean over replicates), the effective sample size of the weights, and whether
@@ -27,9 +27,9 @@ from bench.speed import uptime
 
 
 def simulated_table(seed: int = 0):
-    from simplex_core.data import load_table
-    from simplex_core.scale import Scale
-    from simplex_core.simulate import simulate
+    from simplex_core.data.table import load_table
+    from simplex_core.data.scale import Scale
+    from simplex_core.model.simulate import simulate
 
     rng = np.random.default_rng(seed)
     acc = np.linspace(0.55, 0.65, 8)
@@ -41,10 +41,10 @@ def simulated_table(seed: int = 0):
 
 
 def run(name: str, table, budget: int, replicates: int) -> bool:
-    from simplex_core.data import count_tensor
-    from simplex_core.inference import fit_model
-    from simplex_core.labelling import LabelDraws, answers_of, budget_curve, suggest_labels
-    from simplex_core.model import FitSettings
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.methods.labelling import LabelDraws, answers_of, budget_curve, suggest_labels
+    from simplex_core.model.definition import FitSettings
 
     counts = count_tensor(table)
     t0 = time.perf_counter()
@@ -71,7 +71,7 @@ def run(name: str, table, budget: int, replicates: int) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.datasets import load_dataset
+    from simplex_core.data.datasets import load_dataset
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--replicates", type=int, default=300)

@@ -42,7 +42,7 @@ def make_frame(rows: int, candidates: int = 20, judges: int = 50, seed: int = 0)
 
 def main(argv: list[str] | None = None) -> int:
     from simplex_core.cli.data_commands import describe_table
-    from simplex_core.data import load_table
+    from simplex_core.data.table import load_table
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=1_000_000)

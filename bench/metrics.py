@@ -16,7 +16,7 @@ AGREE_RANK = 1      # rank-interval ends within 1
 
 def convergence(es: np.ndarray) -> dict:
     """Max R-hat and min bulk ESS over E_k for draws ``[chains, draws, K]`` (ArviZ's rank-normalised
-    split R-hat and bulk ESS, the definitions of ``simplex_core.inference.diagnose``)."""
+    split R-hat and bulk ESS, the definitions of ``simplex_core.inference.fitting.diagnose``)."""
     import arviz as az
 
     es = np.asarray(es, dtype=float)
@@ -32,14 +32,14 @@ def convergence(es: np.ndarray) -> dict:
 
 def ranks(es: np.ndarray) -> np.ndarray:
     """Rank draws (1 = best) from E_k draws ``[..., K]``, flattened to ``[S, K]``."""
-    from simplex_core.baselines import ranks_from_scores
+    from simplex_core.methods.baselines import ranks_from_scores
 
     es = np.asarray(es, dtype=float)
     return ranks_from_scores(es.reshape(-1, es.shape[-1]))
 
 
 def rank_intervals(es: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from simplex_core.baselines import rank_interval
+    from simplex_core.methods.baselines import rank_interval
 
     return rank_interval(ranks(es))
 

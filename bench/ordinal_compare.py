@@ -30,7 +30,7 @@ from bench.speed import uptime
 
 
 def _load(case: str):
-    from simplex_core.datasets import load_dataset, resolve_data
+    from simplex_core.data.datasets import load_dataset, resolve_data
 
     if ":" in case:
         name, criterion = case.split(":", 1)
@@ -40,12 +40,12 @@ def _load(case: str):
 
 def compare(table, *, cutpoints: str = "judge", chains: int = 4, draws: int = 1000, tune: int = 1000) -> dict:
     """One case's row (see the module docstring)."""
-    from simplex_core.baselines import simple_average
-    from simplex_core.data import count_tensor, item_view
-    from simplex_core.evaluation import coverage, spearman, true_ranks
-    from simplex_core.experiments import _method_result, bayesian_settings
-    from simplex_core.inference import fit_model
-    from simplex_core.ordinal import OrdinalMethod, OrdinalSettings
+    from simplex_core.methods.baselines import simple_average
+    from simplex_core.data.table import count_tensor, item_view
+    from simplex_core.summaries.evaluation import coverage, spearman, true_ranks
+    from simplex_core.studies.experiments import _method_result, bayesian_settings
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.methods.ordinal import OrdinalMethod, OrdinalSettings
 
     view = item_view(table)
     truth = true_ranks(view)

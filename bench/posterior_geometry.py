@@ -28,8 +28,8 @@ from bench.shared_truth_speed import CASES
 
 
 def block_labels(J: int, K: int, M: int, T: int, G: int, n: int) -> np.ndarray:
-    """The parameter block of each unconstrained coordinate (:func:`simplex_core.fast_density._offsets`)."""
-    from simplex_core.fast_density import _offsets
+    """The parameter block of each unconstrained coordinate (:func:`simplex_core.model.fast_density._offsets`)."""
+    from simplex_core.model.fast_density import _offsets
 
     o_pi, o_rho, o_first, o_edge, o_z, _, _ = _offsets(J, K, M, T, G, 1)
     labels = np.full(n, "random effects", dtype=object)
@@ -42,9 +42,9 @@ def block_labels(J: int, K: int, M: int, T: int, G: int, n: int) -> np.ndarray:
 def main(argv: list[str] | None = None) -> None:
     import nutpie
 
-    from simplex_core.fast_density import build_buffer, sizes
-    from simplex_core.fast_engine import compile_fast, find_modes, negative_hessian
-    from simplex_core.model import FitSettings
+    from simplex_core.model.fast_density import build_buffer, sizes
+    from simplex_core.inference.fast_engine import compile_fast, find_modes, negative_hessian
+    from simplex_core.model.definition import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--case", default="k50", choices=sorted(CASES))

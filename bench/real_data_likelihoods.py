@@ -30,11 +30,11 @@ BASELINES = ("simple_average", "bootstrap", "bradley_terry")
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.baselines import run_methods, table_baseline_methods
-    from simplex_core.data import item_view
-    from simplex_core.datasets import load_dataset
-    from simplex_core.evaluation import evaluate_results, true_ranks
-    from simplex_core.experiments import bayesian_methods
+    from simplex_core.methods.baselines import run_methods, table_baseline_methods
+    from simplex_core.data.table import item_view
+    from simplex_core.data.datasets import load_dataset
+    from simplex_core.summaries.evaluation import evaluate_results, true_ranks
+    from simplex_core.studies.experiments import bayesian_methods
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--likelihoods", default="shared-truth,per-judge")

@@ -1,4 +1,4 @@
-"""Simulation-based calibration (:mod:`simplex_core.calibration`) on square scales and judge counts
+"""Simulation-based calibration (:mod:`simplex_core.studies.calibration`) on square scales and judge counts
 that the shipped scenarios do not have, e.g. 7 levels, where a latent-class posterior has the most
 maxima with relabelled judges. Prints the uniformity tests; asserts nothing.
 
@@ -30,8 +30,8 @@ def square_scenario(levels: int, judges: int, candidates: int, items: int):
     """The three-level scenario's hyperparameters (ω = 0, β_max = 5) on a square scale of ``levels``
     levels, with ``judges`` judges and ``candidates`` candidates (their π and ρ are drawn from the prior
     in every replicate, so the values here are placeholders)."""
-    from simplex_core.scale import Scale
-    from simplex_core.simulate import SCENARIOS
+    from simplex_core.data.scale import Scale
+    from simplex_core.model.simulate import SCENARIOS
 
     return dataclasses.replace(
         SCENARIOS["three-level"], name=f"square-{levels}-levels-{judges}-judges",
@@ -42,8 +42,8 @@ def square_scenario(levels: int, judges: int, candidates: int, items: int):
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.calibration import CalibrationSettings, calibrate, uniformity_test
-    from simplex_core.distributed import describe, open_client
+    from simplex_core.studies.calibration import CalibrationSettings, calibrate, uniformity_test
+    from simplex_core.inference.distributed import describe, open_client
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--levels", type=int, default=7)

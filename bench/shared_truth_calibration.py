@@ -41,8 +41,8 @@ def judge_matrix(accuracy: float, n_levels: int) -> np.ndarray:
 
 
 def simulate_case(scale_name: str, n_judges: int, seed: int, n_items: int = 300):
-    from simplex_core.scale import Scale
-    from simplex_core.simulate import ordinal_prevalences, simulate
+    from simplex_core.data.scale import Scale
+    from simplex_core.model.simulate import ordinal_prevalences, simulate
 
     rng = np.random.default_rng([seed, n_judges, 11])
     if scale_name == "binary":
@@ -59,9 +59,9 @@ def simulate_case(scale_name: str, n_judges: int, seed: int, n_items: int = 300)
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.inference import fit_model
-    from simplex_core.model import LIKELIHOODS, FitSettings
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import LIKELIHOODS, FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--replicates", type=int, default=20)

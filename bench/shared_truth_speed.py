@@ -30,9 +30,9 @@ from bench.speed import uptime
 
 def k50_counts(seed: int = 0):
     from bench.shared_truth_calibration import judge_matrix
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.scale import Scale
-    from simplex_core.simulate import ordinal_prevalences, simulate
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.scale import Scale
+    from simplex_core.model.simulate import ordinal_prevalences, simulate
 
     rng = np.random.default_rng([seed, 50])
     scale = Scale((1.0, 2.0, 3.0, 4.0, 5.0))
@@ -44,8 +44,8 @@ def k50_counts(seed: int = 0):
 
 
 def triviaqa_counts():
-    from simplex_core.data import count_tensor
-    from simplex_core.datasets import load_dataset
+    from simplex_core.data.table import count_tensor
+    from simplex_core.data.datasets import load_dataset
 
     return count_tensor(load_dataset("triviaqa-v1"))
 
@@ -54,8 +54,8 @@ CASES = {"triviaqa-v1": (triviaqa_counts, 10.0), "k50": (k50_counts, 120.0)}
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=",".join(CASES))

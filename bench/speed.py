@@ -1,5 +1,5 @@
 """Speed benchmark of issue 6: the same model and data in Stan (pystan) and every engine of
-``simplex_core.inference.fit_model``, side by side. Prints figures; asserts nothing.
+``simplex_core.inference.fitting.fit_model``, side by side. Prints figures; asserts nothing.
 
 Usage (from the repo root, project venv)::
 
@@ -168,7 +168,7 @@ def print_table(summaries: list[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.model import ENGINES
+    from simplex_core.model.definition import ENGINES
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)

@@ -53,11 +53,11 @@ def stan_available() -> tuple[bool, str]:
 
 
 def stan_data(counts, settings) -> dict:
-    """Data of ``simplex_judge.stan`` for a :class:`simplex_core.data.Counts` and ``FitSettings``.
+    """Data of ``simplex_judge.stan`` for a :class:`simplex_core.data.table.Counts` and ``FitSettings``.
 
     Only the weight-propagation prior with fixed ω and β_max (not integrated mode) is programmed.
     """
-    from simplex_core.model import included_pairs, resolve_delta
+    from simplex_core.model.definition import included_pairs, resolve_delta
 
     if settings.prior != "weight-propagation" or settings.integrated:
         raise ValueError("the Stan reference implements the weight-propagation prior with fixed omega and beta_max only.")
@@ -86,7 +86,7 @@ def run_stan(counts, settings, *, cold: bool = False, timeout: float | None = No
     Parameters
     ----------
     counts, settings
-        As for :func:`simplex_core.inference.fit_model` (chains, draws, tune, seed are used).
+        As for :func:`simplex_core.inference.fitting.fit_model` (chains, draws, tune, seed are used).
     cold
         Compile into an empty httpstan cache (the cold compile figure).
     timeout

@@ -10,7 +10,7 @@ the rest spread evenly) or perfect; 3–12 candidates with ordinal prevalences (
 ordering (each row dominates the one above), so the data are inside the model's support; answers
 share one true level (shared truth, ω = 0). Each configuration is fitted at the default settings
 (4 chains × 1000 + 1000; ``--integrated``: the paper's integrated mode) on Dask
-(:mod:`simplex_core.distributed`). Printed per fit: converged (R-hat ≤ 1.01, bulk ESS ≥ 400, no
+(:mod:`simplex_core.inference.distributed`). Printed per fit: converged (R-hat ≤ 1.01, bulk ESS ≥ 400, no
 divergences), how many of the K population expected scores E_k its 95% interval covers, how many
 true ranks (of the population E_k) its 95% rank interval covers and the point ranking's Spearman
 with them (the ranking is the product's main output), also counted
@@ -18,7 +18,7 @@ apart for E_k: those not at an end of the scale, since a candidate always at the
 scale's end, where a continuous posterior puts no mass and no equal-tailed interval reaches), the fewest
 judges scoring a candidate and the sampler; then the totals, split by whether every candidate had
 at least three judges (below three the data cannot tell judge error from quality:
-:func:`simplex_core.model.identification_note`) and by scale.
+:func:`simplex_core.model.definition.identification_note`) and by scale.
 
 Usage (repo root, project venv)::
 
@@ -58,8 +58,8 @@ def judge_matrix(kind: str, accuracy: float, M: int) -> np.ndarray:
 
 def configuration(seed: int):
     """``(table frame without true_score, scale, population E_k in the frame's candidate names, text)``."""
-    from simplex_core.scale import Scale
-    from simplex_core.simulate import ordinal_prevalences, simulate
+    from simplex_core.data.scale import Scale
+    from simplex_core.model.simulate import ordinal_prevalences, simulate
 
     rng = np.random.default_rng([seed, 4242])
     M = int(rng.choice([2, 3, 5, 7]))
@@ -89,12 +89,12 @@ def configuration(seed: int):
 
 def fit_seed(task: int | tuple[int, bool]) -> dict:
     """Fit one seed's configuration: ``task`` is the seed, or ``(seed, integrated)``."""
-    from simplex_core.baselines import rank_scores
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.evaluation import rank_correlation
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
-    from simplex_core.summaries import candidate_summary
+    from simplex_core.methods.baselines import rank_scores
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.summaries.evaluation import rank_correlation
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
+    from simplex_core.summaries.posterior_tables import candidate_summary
 
     seed, integrated = (task, False) if isinstance(task, int) else task
     frame, scale, truth, text = configuration(seed)
@@ -134,7 +134,7 @@ def _seeds(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.distributed import describe, map_tasks, open_client
+    from simplex_core.inference.distributed import describe, map_tasks, open_client
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="7000-7039", help="FIRST-LAST, inclusive")

@@ -14,7 +14,7 @@ from app_support.guide_links import guide_link
 from app_support.sidebar import context
 from app_support.state import UPLOAD, K
 from app_support.safe_text import md
-from simplex_core.scale import level_mapping_text, parse_level_mapping
+from simplex_core.data.scale import level_mapping_text, parse_level_mapping
 
 #: Longer lists of families or self-family pairs are shown as tables, not as a line of text.
 LONG_LIST = 8
@@ -103,7 +103,7 @@ with right:
         st.file_uploader("Judgment table", type=["csv", "tsv", "gz", "jsonl", "json", "ndjson", "parquet", "pq"],
                          key=K.UPLOADER, on_change=_store_upload, label_visibility="collapsed",
                          help="Columns item, candidate, judge, score; optional true_score, candidate_family, judge_family, criterion.")
-        from simplex_core.data import template_frame
+        from simplex_core.data.table import template_frame
 
         csv_button(template_frame(), "simplex-judge-template", label="Template CSV", key="dl-template",
                    help="A small example file in the expected layout")

@@ -40,7 +40,7 @@ label = ctx.source_label
 
 
 def settings_payload() -> dict:
-    from simplex_core.summaries import package_versions
+    from simplex_core.summaries.posterior_tables import package_versions
 
     return {
         "dataset": ctx.dataset.name if ctx.dataset is not None else None,
@@ -195,9 +195,9 @@ def _slide_figure(which: str):
     cannot be drawn yet. The curves show the sweep around the base setting, whatever the sidebar's: their
     file is named by the base (a name with the sidebar's ω = 0.75 read as another figure)."""
     from simplex_core import figures as F
-    from simplex_core.evaluation import figure_order, method_rank_draws
+    from simplex_core.summaries.evaluation import figure_order, method_rank_draws
     from simplex_core.figures import slides as S
-    from simplex_core.posterior_views import judge_simplex_data
+    from simplex_core.summaries.posterior_views import judge_simplex_data
 
     if which == "Sensitivity curves":
         return _sensitivity_page()

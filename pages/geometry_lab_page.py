@@ -21,7 +21,8 @@ st.title("Geometry lab")
 st.caption("No data needed: move the sliders and watch how the judge's vertices decide the ranking.")
 guide_link("geometry")
 
-from simplex_core import figures, geometry
+from simplex_core import figures
+from simplex_core.model import geometry
 
 LEVELS = ("1 (low)", "2 (mid)", "3 (high)")
 ss = st.session_state

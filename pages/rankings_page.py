@@ -85,7 +85,7 @@ if st.toggle("Add the ordinal many-facet model (label-free competitor; an MCMC f
 
 if bayes is not None:  # the answer in one line, drawn before the figures' script loads in the browser
     with guard("summarising the ranking"):
-        from simplex_core.summaries import ranking_sentence
+        from simplex_core.summaries.posterior_tables import ranking_sentence
 
         # the approximate line names its setting; the previous fit's line says whose it is
         head = (f"**Bayesian ranking, approximate** ({fits.settings_label(view.requested)}; best first" if approximate_shown
@@ -96,7 +96,7 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
 
 # -- rank distributions -----------------------------------------------------------------------
 with guard("drawing the rank distributions"):
-    from simplex_core.evaluation import figure_order, method_rank_draws
+    from simplex_core.summaries.evaluation import figure_order, method_rank_draws
     from simplex_core.figures import rank_boxplot_figure
     from simplex_core.figures.style import safe_text
 
@@ -170,7 +170,7 @@ if baseline:
 # -- what to label next --------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=16)
 def _label_suggestions(_result, result_key: str, _table, _included, budget: int) -> pd.DataFrame:
-    from simplex_core.labelling import LabelDraws, answers_of, suggest_labels
+    from simplex_core.methods.labelling import LabelDraws, answers_of, suggest_labels
 
     answers = answers_of(_table, _included)
     if len(answers.frame) == 0:
@@ -179,7 +179,7 @@ def _label_suggestions(_result, result_key: str, _table, _included, budget: int)
 
 
 def label_suggestions_panel(table, view, source_label: str) -> None:
-    """Answers whose true score would most reduce the ranking's uncertainty (simplex_core.labelling)."""
+    """Answers whose true score would most reduce the ranking's uncertainty (simplex_core.methods.labelling)."""
     if view is None or not view.current:
         return  # suggestions reweight the draws of the fit asked for: not a previous or approximate answer
     # computed only while open (on_change="rerun" gives the expander an .open state): the suggestions
@@ -236,7 +236,7 @@ if bayes is not None:
 # -- evaluation against the truth -------------------------------------------------------------------
 if truth is not None and methods:
     with guard("scoring the methods against the ground truth"):
-        from simplex_core.evaluation import evaluate_results
+        from simplex_core.summaries.evaluation import evaluate_results
 
         st.subheader("Against the ground truth")
         ev = evaluate_results(methods, truth)

@@ -148,7 +148,7 @@ else:
                        "model — what self-preference looks like: " + "; ".join(f"{md(j)} on {md(k)}" for j, k in listed[:6])
                        + (f"; and {n - 6} more (all in the PPC CSV below)" if n > 6 else "") + ".")
         from simplex_core.figures import ppc_figure
-        from simplex_core.posterior_views import ppc_figure_table
+        from simplex_core.summaries.posterior_views import ppc_figure_table
 
         fig3 = ppc_figure(ppc_figure_table(ppc),
                           title="Observed vs fitted shares (one point per judge, candidate and level)")

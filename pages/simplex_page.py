@@ -16,7 +16,7 @@ from app_support.page_parts import data_caption, fit_header, require_settings, r
 from app_support.sidebar import context
 from app_support.state import K
 from app_support.safe_text import md
-from simplex_core.scale import level_mapping_text, parse_level_mapping
+from simplex_core.data.scale import level_mapping_text, parse_level_mapping
 
 page_frame()
 

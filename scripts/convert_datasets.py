@@ -12,14 +12,14 @@ One function per dataset (``convert_triviaqa``, ``convert_hanna``, ``convert_top
   as ``.csv``, or ``.csv.gz`` when the plain CSV would exceed 200 kB (gzip with a fixed header, so
   re-running the script gives byte-identical files);
 - ``families.json`` (flat {model name: family}, covering every judge and candidate);
-- ``dataset.json`` (the metadata :mod:`simplex_core.datasets` reads);
+- ``dataset.json`` (the metadata :mod:`simplex_core.data.datasets` reads);
 - ``CARD.md`` (source, licence, candidates, judges, levels, ground truth, every conversion decision
   with the counts of rows affected, caveats). The counts in the cards are computed here, from the
   data, so they cannot drift from the files.
 
 Conventions shared by every table: each table holds the full design grid (every item x candidate x
 judge the source meant to have a judgment); a judgment that is missing or unusable in the source is
-a row with an *empty* ``score``, which :func:`simplex_core.data.load_table` excludes and reports
+a row with an *empty* ``score``, which :func:`simplex_core.data.table.load_table` excludes and reports
 ("N judgments with no score excluded"), so nothing disappears silently. Rows that are not
 judgments at all (stale duplicates, empty placeholder blocks) are removed here and counted in the card.
 

@@ -100,12 +100,10 @@ def convergence_summary(work: Path) -> pd.DataFrame:
 # -- jobs ----------------------------------------------------------------------------------------
 
 def jobs(args, client=None) -> list[tuple[str, callable]]:
-    from simplex_core import datasets
-    from simplex_core.baselines import table_baseline_methods
-    from simplex_core.experiments import (
-        bayesian_methods, evaluate_table, prior_experiment, self_preference_experiment,
-    )
-    from simplex_core.fit_cache import FitCache
+    from simplex_core.data import datasets
+    from simplex_core.methods.baselines import table_baseline_methods
+    from simplex_core.studies.experiments import bayesian_methods, evaluate_table, prior_experiment, self_preference_experiment
+    from simplex_core.inference.fit_cache import FitCache
 
     cache = FitCache(Path(args.work) / "fits")
     fit = dict(chains=args.chains, draws=args.draws, tune=args.tune, seed=args.seed)
@@ -130,7 +128,7 @@ def jobs(args, client=None) -> list[tuple[str, callable]]:
     def ordinal_job(name, crit):
         # the label-free ordinal many-facet model: full-data fit only (each resample would be a fit)
         def run():
-            from simplex_core.ordinal import ORDINAL, ordinal_for_table
+            from simplex_core.methods.ordinal import ORDINAL, ordinal_for_table
 
             t = load(name, crit)
             methods = {ORDINAL: ordinal_for_table(t, progress=log, **fit)}
@@ -202,7 +200,7 @@ def run_jobs(args) -> None:
     timings_path = work / "timings.json"
     timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
     from simplex_core.cli import UsageError, study_client
-    from simplex_core.distributed import describe
+    from simplex_core.inference.distributed import describe
 
     with contextlib.ExitStack() as stack:
         try:  # the study commands' own client: an unreachable scheduler or a bad --workers is one line
@@ -427,7 +425,7 @@ def render(args) -> None:
     w = L.append
     w("# Results: the paper's comparison on the built-in datasets")
     w("")
-    from simplex_core.model import FitSettings
+    from simplex_core.model.definition import FitSettings
 
     likelihood = FitSettings().likelihood
     w(f"> The Bayesian rows on this page use the project's default model: the {likelihood} likelihood "
@@ -599,7 +597,7 @@ def render(args) -> None:
     w("## Self-preference stress experiment")
     w("")
     w("Every self-family judgment that is incorrect becomes correct with probability 0.8 (seed 0; "
-      "`simplex_core.experiments.inject_self_preference`). Settings: before / after injection × self-family "
+      "`simplex_core.studies.experiments.inject_self_preference`). Settings: before / after injection × self-family "
       "exclusion on / off for every method. TriviaQA already has real self-family pairs (GPT-4 judging gpt-4t, "
       "five Llama judges judging six Llama-2 candidates, Mistral judging two Mistral candidates).")
     w("")
@@ -696,7 +694,7 @@ def render(args) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--work", default="/tmp/simplex_results", help="directory of the per-job CSVs and the fit cache")
-    from simplex_core.model import SamplerSettings
+    from simplex_core.model.definition import SamplerSettings
 
     defaults = SamplerSettings()
     p.add_argument("--chains", type=int, default=defaults.chains, help="default: the project's (%(default)s)")

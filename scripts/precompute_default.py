@@ -5,7 +5,7 @@ Writes ``assets/precomputed/default_posterior.nc`` (the posterior of ``pi``, ``e
 and ``assets/precomputed/default_fit.json`` (what was fitted: dataset, criterion, data hash and
 key, settings; the diagnostics and timing of the fit; the candidate summary of the *full*
 posterior, which ``tests/test_app.py`` compares with a fresh fit): a read-only entry of the fit
-cache (:func:`simplex_core.fit_cache.write_read_only`), which the app's cache finds by its model
+cache (:func:`simplex_core.inference.fit_cache.write_read_only`), which the app's cache finds by its model
 key whatever the app's sampler sizes.
 
 Run from the repository root whenever the default dataset, the model or the default settings change::
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 KEEP_VARS = ("pi", "expected_score", "rank", "theta", "rho", "Z", "R", "W", "boost_log")  # boost_log: for reweighting
-SOURCE_VARS = ("expected_score", "rho", "R", "W", "boost_log")  # all that reweighting reads (simplex_core.reweighting)
+SOURCE_VARS = ("expected_score", "rho", "R", "W", "boost_log")  # all that reweighting reads (simplex_core.inference.reweighting)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep-draws", type=int, default=2000, help="posterior draws kept in the asset (thinned)")
-    parser.add_argument("--out", type=Path, default=None, help="folder (default: simplex_core.fit_cache.SHIPPED_DIR)")
+    parser.add_argument("--out", type=Path, default=None, help="folder (default: simplex_core.inference.fit_cache.SHIPPED_DIR)")
     parser.add_argument("--omega", type=float, default=0.0)
     parser.add_argument("--beta-max", type=float, default=5.0)
     parser.add_argument("--stem", default="default", help="file names: <stem>_posterior.nc, <stem>_fit.json")
@@ -48,11 +48,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="only rewrite the keys in the existing <stem>_fit.json (after fit_identity changed), no fit")
     args = parser.parse_args(argv)
 
-    from simplex_core import datasets, summaries
-    from simplex_core.data import count_tensor
-    from simplex_core.fit_cache import READ_ONLY_META, SHIPPED_DIR, write_read_only
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
+    from simplex_core.data import datasets
+    from simplex_core.summaries import posterior_tables as summaries
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fit_cache import READ_ONLY_META, SHIPPED_DIR, write_read_only
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
 
     out = args.out or SHIPPED_DIR
 
@@ -94,10 +95,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def rekey(meta_path: Path) -> int:
     """Rewrite ``data_key`` and ``model_key`` of a shipped fit for its own dataset and settings."""
-    from simplex_core import datasets
-    from simplex_core.data import count_tensor
-    from simplex_core.fit_identity import data_key, model_key
-    from simplex_core.model import FitSettings
+    from simplex_core.data import datasets
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fit_identity import data_key, model_key
+    from simplex_core.model.definition import FitSettings
 
     meta = json.loads(meta_path.read_text())
     table = datasets.load_dataset(meta["dataset"])

@@ -1,6 +1,6 @@
 """``python -m simplex_core``: the command line."""
 
-from .cli import main
+from simplex_core.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

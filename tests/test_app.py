@@ -97,7 +97,7 @@ def test_switching_self_family_exclusion_off_makes_wildbench_fittable():
 
 
 def test_the_topical_chat_licence_warning_shows_wherever_the_dataset_appears():
-    from simplex_core.datasets import get_dataset
+    from simplex_core.data.datasets import get_dataset
 
     warning = get_dataset("topical-chat").licence_warning
     assert warning
@@ -135,7 +135,7 @@ def test_a_candidate_scored_only_at_the_top_says_its_estimate_stops_short_of_the
 
 
 def test_a_scale_too_large_to_fit_is_shown_on_the_data_page_and_refused_in_words_on_rankings():
-    from simplex_core.model import MAX_FIT_LEVELS
+    from simplex_core.model.definition import MAX_FIT_LEVELS
 
     n = MAX_FIT_LEVELS + 1
     rows = ["item,candidate,judge,score"] + [f"q{i},{c},{j},{1 + (i + len(c) + len(j)) % n}"
@@ -182,7 +182,7 @@ def test_an_upload_with_bad_scores_lists_every_problem_with_its_rows():
 
 
 def test_a_valid_upload_replaces_the_dataset_and_survives_a_page_switch():
-    from simplex_core.data import template_frame
+    from simplex_core.data.table import template_frame
 
     at = new_app()
     at.switch_page("pages/data_page.py").run()
@@ -235,7 +235,7 @@ def test_a_mapping_that_skips_a_level_is_refused_in_plain_words():
 
 
 def test_families_text_is_data_never_a_server_path(tmp_path):
-    from simplex_core.data import template_frame
+    from simplex_core.data.table import template_frame
 
     secret = tmp_path / "secret.json"
     secret.write_text('{"model-a": "LEAKED-VALUE"}')
@@ -449,13 +449,13 @@ def test_moving_omega_queues_a_refit_and_shows_the_reweighted_answer_everywhere_
     import shutil
 
     from app_support.sidebar import sampler_sizes
-    from simplex_core import datasets
-    from simplex_core.data import count_tensor
-    from simplex_core.fit_cache import FitCache
-    from simplex_core.model import FitSettings
+    from simplex_core.data import datasets
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fit_cache import FitCache
+    from simplex_core.model.definition import FitSettings
 
     from app_support import approximate, fits
-    from simplex_core.sensitivity import grid_settings
+    from simplex_core.studies.sensitivity import grid_settings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
     # no stored fit at ω = 4 (the setting asked for), nor the other grid fits that other tests left (a
@@ -500,10 +500,10 @@ def test_a_cancelled_fit_says_so_and_can_be_restarted():
     import shutil
 
     from app_support.sidebar import sampler_sizes
-    from simplex_core import datasets
-    from simplex_core.data import count_tensor
-    from simplex_core.fit_cache import FitCache
-    from simplex_core.model import FitSettings
+    from simplex_core.data import datasets
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fit_cache import FitCache
+    from simplex_core.model.definition import FitSettings
 
     # make sure this setting is not in the disk cache, so that there is a fit to cancel
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
@@ -530,10 +530,10 @@ def test_a_fit_that_lands_while_its_page_waits_is_logged_once_with_the_delay_to_
 
     from app_support import fits
     from app_support.sidebar import sampler_sizes
-    from simplex_core import datasets
-    from simplex_core.data import count_tensor
-    from simplex_core.fit_cache import FitCache
-    from simplex_core.model import FitSettings
+    from simplex_core.data import datasets
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fit_cache import FitCache
+    from simplex_core.model.definition import FitSettings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
     shutil.rmtree(FitCache().path(counts, FitSettings(beta_max=17.5, **sampler_sizes())), ignore_errors=True)
@@ -585,9 +585,9 @@ def _shipped(settings=None):
     default data at ``settings`` (default: the app's own sampler sizes, not the shipped fit's), and
     the default counts."""
     from app_support.fits import fit_store
-    from simplex_core import datasets
-    from simplex_core.data import count_tensor
-    from simplex_core.model import FitSettings
+    from simplex_core.data import datasets
+    from simplex_core.data.table import count_tensor
+    from simplex_core.model.definition import FitSettings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
     settings = settings or FitSettings(chains=4, draws=1000, tune=1000, seed=7)
@@ -595,7 +595,7 @@ def _shipped(settings=None):
 
 
 def _shipped_meta(stem="default"):
-    from simplex_core.fit_cache import READ_ONLY_META, SHIPPED_DIR
+    from simplex_core.inference.fit_cache import READ_ONLY_META, SHIPPED_DIR
 
     return json.loads((SHIPPED_DIR / READ_ONLY_META.format(stem=stem)).read_text())
 
@@ -625,12 +625,12 @@ def test_label_suggestions_are_computed_only_when_their_panel_is_opened():
 
 
 def test_the_precomputed_assets_are_small_and_describe_themselves():
-    from simplex_core.fit_cache import READ_ONLY_POSTERIOR, SHIPPED_DIR
+    from simplex_core.inference.fit_cache import READ_ONLY_POSTERIOR, SHIPPED_DIR
 
     meta = _shipped_meta()
     assert (SHIPPED_DIR / READ_ONLY_POSTERIOR.format(stem="default")).stat().st_size < 5e6
     assert meta["reweighting_only"] is False and _shipped_meta("omega1")["reweighting_only"] is True
-    from simplex_core import datasets
+    from simplex_core.data import datasets
 
     assert meta["dataset"] == datasets.DEFAULT_DATASET
     assert meta["criterion"] == datasets.get_dataset(meta["dataset"]).default_criterion
@@ -644,8 +644,8 @@ def test_the_precomputed_result_agrees_with_a_fresh_fit():
     import arviz as az
     import pandas as pd
 
-    from simplex_core import summaries
-    from simplex_core.inference import fit_model
+    from simplex_core.summaries import posterior_tables as summaries
+    from simplex_core.inference.fitting import fit_model
 
     pre, counts = _shipped()
     assert pre is not None
@@ -667,7 +667,7 @@ def test_the_export_files_of_the_default_fit_open_again(tmp_path):
     import arviz as az
 
     from app_support.downloads import netcdf_bytes
-    from simplex_core import summaries
+    from simplex_core.summaries import posterior_tables as summaries
 
     pre, counts = _shipped()
     path = tmp_path / "posterior.nc"
@@ -686,7 +686,8 @@ def test_the_warm_start_does_the_first_visitors_work_before_they_come(monkeypatc
     import streamlit as st
 
     from app_support import warmup
-    from simplex_core import baselines, datasets
+    from simplex_core.methods import baselines
+    from simplex_core.data import datasets
 
     st.cache_data.clear()
     st.cache_resource.clear()
@@ -747,10 +748,10 @@ def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess()
     import shutil
 
     from app_support.sidebar import sampler_sizes
-    from simplex_core import datasets
-    from simplex_core.data import count_tensor
-    from simplex_core.fit_cache import FitCache
-    from simplex_core.model import FitSettings
+    from simplex_core.data import datasets
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fit_cache import FitCache
+    from simplex_core.model.definition import FitSettings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
     for omega, beta_max in ((2.5, 5.0), (0.0, 7.0)):  # the targets must not be fitted already
@@ -780,11 +781,11 @@ def test_a_grid_fit_in_the_cache_is_a_source_read_from_its_file_alone(monkeypatc
     import shutil
 
     from app_support.sidebar import sampler_sizes
-    from simplex_core import datasets
-    from simplex_core.data import count_tensor
-    from simplex_core.fit_cache import FitCache
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
+    from simplex_core.data import datasets
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fit_cache import FitCache
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
 
     from app_support import approximate, fits
 
@@ -828,7 +829,7 @@ def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_
 def test_download_names_carry_the_setting():
     # two settings of one dataset downloaded one after the other must not share a file name
     from app_support.fits import settings_slug
-    from simplex_core.model import FitSettings
+    from simplex_core.model.definition import FitSettings
 
     slugs = [settings_slug(FitSettings(omega=o, beta_max=b)) for o, b in ((0, 5), (1, 5), (0.75, 5), (1, 7))]
     slugs += [settings_slug(FitSettings(integrated=True)), settings_slug(FitSettings(likelihood="per-judge")),
@@ -839,7 +840,7 @@ def test_download_names_carry_the_setting():
 
 def test_rows_download_writes_whole_levels_as_integers():
     from app_support.data_access import rows_table
-    from simplex_core.data import load_table
+    from simplex_core.data.table import load_table
 
     table = load_table(b"item,candidate,judge,score,true_score\nq1,a,j,1,0.5\nq1,b,j,0,1\nq2,a,j,1,1\nq2,b,j,0,0\n", name="t.csv")
     text = rows_table(table).to_csv(index=False)

@@ -14,25 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simplex_core.baselines import (
-    MethodResult,
-    baseline_methods,
-    bootstrap_ranks,
-    bradley_terry,
-    fit_rao_kupper,
-    pairwise_counts,
-    ppi_labelled_items,
-    ppi_mean_estimate,
-    ppi_mean_ranks,
-    rank_interval,
-    rank_scores,
-    rao_kupper_loglik,
-    run_methods,
-    simple_average,
-    single_judge,
-    table_baseline_methods,
-)
-from simplex_core.scale import Scale
+from simplex_core.methods.baselines import MethodResult, baseline_methods, bootstrap_ranks, bradley_terry, fit_rao_kupper, pairwise_counts, ppi_labelled_items, ppi_mean_estimate, ppi_mean_ranks, rank_interval, rank_scores, rao_kupper_loglik, run_methods, simple_average, single_judge, table_baseline_methods
+from simplex_core.data.scale import Scale
 
 
 def make_view(scores: dict[str, dict[str, list[float]]], truth: dict[str, list[float]] | None = None) -> pd.DataFrame:
@@ -121,7 +104,7 @@ def test_simple_average_weights_judges_equally_not_judgments():
 
 
 def test_self_exclusion_through_a_judgment_table():
-    from simplex_core.data import load_table
+    from simplex_core.data.table import load_table
 
     rows = [
         (item, cand, judge, TWO_BY_TWO.loc[(item, cand), judge])
@@ -136,7 +119,7 @@ def test_self_exclusion_through_a_judgment_table():
 
 
 def run_methods_once(method, table) -> MethodResult:
-    from simplex_core.data import item_view
+    from simplex_core.data.table import item_view
 
     return method(item_view(table), np.random.default_rng(0))
 

@@ -8,14 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.calibration import (
-    CalibrationSettings,
-    calibrate,
-    default_bins,
-    rank_of,
-    uniformity_test,
-)
-from simplex_core.calibration_figures import rank_histogram_figure
+from simplex_core.studies.calibration import CalibrationSettings, calibrate, default_bins, rank_of, uniformity_test
+from simplex_core.figures.calibration import rank_histogram_figure
 from simplex_core.cli import main
 
 
@@ -100,8 +94,8 @@ def test_calibration_of_a_scenario_of_ones_own():
     registered, and its sbc.json names it and its shape."""
     import dataclasses
 
-    from simplex_core.scale import Scale
-    from simplex_core.simulate import SCENARIOS
+    from simplex_core.data.scale import Scale
+    from simplex_core.model.simulate import SCENARIOS
 
     spec = dataclasses.replace(
         SCENARIOS["three-level"], name="square-4", description="4 levels, 2 judges", scale=Scale((0.0, 1.0, 2.0, 3.0)),

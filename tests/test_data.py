@@ -10,18 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simplex_core.data import (
-    ValidationError,
-    collapse_levels,
-    count_tensor,
-    item_view,
-    load_table,
-    score_distribution,
-    score_distribution_wide,
-    template_frame,
-)
-from simplex_core.scale import (Scale, ScaleError, collapse_scale, level_mapping_text, paper_three_level_mapping,
-                                parse_level_mapping, parse_levels, parse_true_levels)
+from simplex_core.data.table import ValidationError, collapse_levels, count_tensor, item_view, load_table, score_distribution, score_distribution_wide, template_frame
+from simplex_core.data.scale import Scale, ScaleError, collapse_scale, level_mapping_text, paper_three_level_mapping, parse_level_mapping, parse_levels, parse_true_levels
 
 
 def _frame(rows):
@@ -102,7 +92,7 @@ def test_problems_carry_their_rows_values_and_the_setting_each_front_end_words_i
 
 def test_a_bad_levels_option_names_its_flag_on_the_command_line_only():
     from simplex_core.cli import usage_message
-    from simplex_core.scale import scale_from_options
+    from simplex_core.data.scale import scale_from_options
 
     with pytest.raises(ScaleError) as info:
         scale_from_options("1,,3", None)
@@ -287,7 +277,7 @@ def test_a_decimal_comma_is_named_with_its_fix():
 
 def test_a_scale_too_large_to_fit_is_described_but_refused_by_a_fit_with_its_flag(tmp_path, capsys):
     from simplex_core.cli import main
-    from simplex_core.model import MAX_FIT_LEVELS
+    from simplex_core.model.definition import MAX_FIT_LEVELS
 
     n = MAX_FIT_LEVELS + 1
     rows = [(f"q{i}", c, j, 1 + (i * 7 + len(c) + len(j)) % n) for i in range(3 * n) for c in ("a", "bb") for j in ("x", "yy")]

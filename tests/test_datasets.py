@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core import datasets as D
-from simplex_core.data import ValidationError, collapse_levels, count_tensor, load_table
-from simplex_core.scale import Scale
+from simplex_core.data import datasets as D
+from simplex_core.data.table import ValidationError, collapse_levels, count_tensor, load_table
+from simplex_core.data.scale import Scale
 
 REPO = Path(__file__).resolve().parent.parent
 RAW = Path(os.environ.get("SIMPLEX_RAW_DATA", REPO.parent / "shared" / "data" / "raw"))

@@ -16,14 +16,14 @@ import pytest
 pytest.importorskip("distributed")
 
 from simplex_core.cli import main  # noqa: E402
-from simplex_core.data import count_tensor, load_table  # noqa: E402
-from simplex_core import distributed  # noqa: E402
-from simplex_core.distributed import check_cluster, map_tasks, open_client, start_client  # noqa: E402
-from simplex_core.experiments import bayesian_methods, evaluate_table  # noqa: E402
-from simplex_core.model import FitSettings  # noqa: E402
-from simplex_core.scale import Scale  # noqa: E402
-from simplex_core.sensitivity import sensitivity_sweep  # noqa: E402
-from simplex_core.simulate import simulate  # noqa: E402
+from simplex_core.data.table import count_tensor, load_table  # noqa: E402
+from simplex_core.inference import distributed  # noqa: E402
+from simplex_core.inference.distributed import check_cluster, map_tasks, open_client, start_client  # noqa: E402
+from simplex_core.studies.experiments import bayesian_methods, evaluate_table  # noqa: E402
+from simplex_core.model.definition import FitSettings  # noqa: E402
+from simplex_core.data.scale import Scale  # noqa: E402
+from simplex_core.studies.sensitivity import sensitivity_sweep  # noqa: E402
+from simplex_core.model.simulate import simulate  # noqa: E402
 
 SCALE = Scale((1.0, 2.0, 3.0))
 TINY = dict(chains=2, draws=100, tune=100, extra_rounds=0)
@@ -77,10 +77,10 @@ def test_gold_evaluation_fits_on_dask_and_equals_serial(table, client):
     """bayesian_gold_<pct>'s labelled items come from PPI's stream as the evaluation goes: the
     prefetch draws the same ones up front, so every gold fit runs on the workers and the evaluation
     finds each one done; the table equals a serial run's."""
-    from simplex_core.baselines import baseline_methods
-    from simplex_core.data import item_view
-    from simplex_core.evaluation import resampled_views
-    from simplex_core.experiments import prefetch_fits
+    from simplex_core.methods.baselines import baseline_methods
+    from simplex_core.data.table import item_view
+    from simplex_core.summaries.evaluation import resampled_views
+    from simplex_core.studies.experiments import prefetch_fits
 
     def run(c):
         bayes = bayesian_methods(table, ("bayesian_gold_10",), **TINY)

@@ -8,19 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.baselines import MethodResult, bootstrap_ranks, rank_scores
-from simplex_core.evaluation import (
-    EVALUATION_COLUMNS,
-    NoTruthError,
-    coverage,
-    covered,
-    evaluate_methods,
-    figure_order,
-    method_rank_draws,
-    resample_items,
-    spearman,
-    true_ranks,
-)
+from simplex_core.methods.baselines import MethodResult, bootstrap_ranks, rank_scores
+from simplex_core.summaries.evaluation import EVALUATION_COLUMNS, NoTruthError, coverage, covered, evaluate_methods, figure_order, method_rank_draws, resample_items, spearman, true_ranks
 
 CANDS = ["a", "b", "c", "d"]
 

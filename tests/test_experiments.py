@@ -1,4 +1,4 @@
-"""Tests of simplex_core.experiments and the evaluate / experiment command line.
+"""Tests of simplex_core.studies.experiments and the evaluate / experiment command line.
 
 Fits are tiny (2 chains × 150 draws) on a small simulated table with strong judges, and they share
 one compiled model per prior (same judge and candidate names), so the slow tests stay short.
@@ -12,23 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.baselines import simple_average
+from simplex_core.methods.baselines import simple_average
 from simplex_core.cli import UsageError, main
 from simplex_core.cli.evaluate_commands import select_methods
-from simplex_core.data import count_tensor, item_view, load_table
-from simplex_core.evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, resample_items, true_ranks
-from simplex_core.experiments import (
-    STUDY_COLUMNS,
-    BayesianMethod,
-    bayesian_methods,
-    evaluate_table,
-    inject_self_preference,
-    label_switched_judges,
-    row_separation,
-    table_from_view,
-)
-from simplex_core.scale import Scale
-from simplex_core.simulate import simulate
+from simplex_core.data.table import count_tensor, item_view, load_table
+from simplex_core.summaries.evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, resample_items, true_ranks
+from simplex_core.studies.experiments import STUDY_COLUMNS, BayesianMethod, bayesian_methods, evaluate_table, inject_self_preference, label_switched_judges, row_separation, table_from_view
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import simulate
 
 BINARY = Scale((0.0, 1.0), ("incorrect", "correct"))
 FAMILIES = {"j1": "A", "j2": "B", "j3": "C", "c1": "A", "c2": "B", "c3": "C"}

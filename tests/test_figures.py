@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from simplex_core import figures as F
-from simplex_core import geometry as G
+from simplex_core.model import geometry as G
 
 LEVELS = ["incorrect", "partial", "correct"]
 NAMES = ["alpha", "beta", "gamma", "delta"]
@@ -205,7 +205,7 @@ def test_rank_boxplot_has_one_box_per_interval_method(rank_table):
 
 
 def test_rank_box_whiskers_are_the_stated_rank_intervals():
-    from simplex_core.baselines import rank_interval
+    from simplex_core.methods.baselines import rank_interval
 
     rng = np.random.default_rng(5)
     draws = np.argsort(np.argsort(-(rng.normal(size=(4000, 6)) + np.linspace(0, 2.5, 6)), axis=1), axis=1) + 1.0

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from simplex_core import fit_cache
+from simplex_core.inference import fit_cache
 from simplex_core.jobs import FitCacheStore
 from tests.test_summaries import make_counts, make_fit
 
@@ -24,7 +24,7 @@ def fake_fits(monkeypatch):
         calls.append(settings)
         return make_fit(settings=settings, counts=counts)
 
-    monkeypatch.setattr("simplex_core.inference.fit_model", fake_fit_model)
+    monkeypatch.setattr("simplex_core.inference.fitting.fit_model", fake_fit_model)
     return calls
 
 

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pandas as pd
 
-from simplex_core import fit_identity as fid
-from simplex_core.data import count_tensor, load_table
-from simplex_core.gold import mark_gold
-from simplex_core.model import FitSettings
+from simplex_core.inference import fit_identity as fid
+from simplex_core.data.table import count_tensor, load_table
+from simplex_core.data.gold import mark_gold
+from simplex_core.model.definition import FitSettings
 
 
 def _table(flip: bool = False):
@@ -59,8 +59,8 @@ def test_data_hash_is_the_tables_and_empty_for_hand_built_counts():
 
 
 def test_the_shipped_default_fit_is_found_by_its_model_key():
-    from simplex_core import datasets
-    from simplex_core.fit_cache import READ_ONLY_META, SHIPPED_DIR
+    from simplex_core.data import datasets
+    from simplex_core.inference.fit_cache import READ_ONLY_META, SHIPPED_DIR
 
     meta = json.loads((SHIPPED_DIR / READ_ONLY_META.format(stem="default")).read_text())
     counts = count_tensor(datasets.load_dataset(meta["dataset"]))
@@ -70,13 +70,14 @@ def test_the_shipped_default_fit_is_found_by_its_model_key():
 
 
 def test_identity_imports_nothing_of_the_caches_jobs_or_app():
-    code = ("import sys, simplex_core.fit_identity; "
+    code = ("import sys, simplex_core.inference.fit_identity; "
             "print(sorted(m for m in sys.modules if m.startswith(('simplex_core', 'app_support', 'streamlit'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert eval(out) == ["simplex_core", "simplex_core.fit_identity"]
+    assert eval(out) == ["simplex_core", "simplex_core.inference.fit_identity"]
 
 
 def test_identity_model_fields_are_the_models_own():
-    from simplex_core import fit_identity, model
+    from simplex_core.inference import fit_identity
+    from simplex_core.model import definition as model
 
     assert fit_identity.MODEL_FIELDS == model.MODEL_FIELDS + model.DATA_VIEW_FIELDS

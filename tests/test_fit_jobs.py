@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from simplex_core.fit_identity import fit_key
+from simplex_core.inference.fit_identity import fit_key
 from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitManager
 
 # -- stand-ins (module level: the workers import them by name) ----------------------------------
@@ -43,8 +43,8 @@ class FakeSettings:
 
 def FakeCounts(N: np.ndarray, included: np.ndarray):  # noqa: N802 — reads like the class it was
     """Real Counts of a hand-made tensor (the fit key reads names and the scale)."""
-    from simplex_core.data import Counts
-    from simplex_core.scale import Scale
+    from simplex_core.data.table import Counts
+    from simplex_core.data.scale import Scale
 
     J, K, M = N.shape
     return Counts(N=N, included=included, judges=tuple(f"j{j}" for j in range(J)),
@@ -109,7 +109,7 @@ def wait_until(predicate, timeout: float = 60.0, step: float = 0.05) -> bool:
 @pytest.fixture(scope="module")
 def client():
     """One small local cluster (2 single-threaded worker processes) for the module."""
-    from simplex_core.distributed import start_client
+    from simplex_core.inference.distributed import start_client
 
     client, cluster = start_client(None, 2, config={"distributed.scheduler.allowed-failures": 0})
     yield client
@@ -331,7 +331,7 @@ def test_a_missing_fit_function_fails_in_words_on_an_own_local_cluster(tmp_path)
 def _small_real_counts():
     import pandas as pd
 
-    from simplex_core.data import count_tensor, load_table
+    from simplex_core.data.table import count_tensor, load_table
 
     rng = np.random.default_rng(3)
     rows = []
@@ -347,8 +347,8 @@ def _small_real_counts():
 
 @pytest.mark.slow
 def test_a_real_fit_on_a_worker_equals_a_direct_fit_with_the_same_seed(tmp_path, client):
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
 
     counts = _small_real_counts()
     settings = FitSettings(chains=2, draws=150, tune=150, seed=11, extra_rounds=0)

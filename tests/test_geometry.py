@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import rankdata
 
-from simplex_core import geometry as G
+from simplex_core.model import geometry as G
 
 SQRT3 = np.sqrt(3.0)
 

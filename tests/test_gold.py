@@ -7,15 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core import gold as gold_module
-from simplex_core.baselines import baseline_methods, simple_average
+from simplex_core.data import gold as gold_module
+from simplex_core.methods.baselines import baseline_methods, simple_average
 from simplex_core.cli import main
-from simplex_core.data import ValidationError, count_tensor, item_view, load_table
-from simplex_core.evaluation import evaluate_methods
-from simplex_core.experiments import bayesian_methods
-from simplex_core.gold import draw_gold, labelled_item_mask
-from simplex_core.scale import Scale
-from simplex_core.simulate import simulate
+from simplex_core.data.table import ValidationError, count_tensor, item_view, load_table
+from simplex_core.summaries.evaluation import evaluate_methods
+from simplex_core.studies.experiments import bayesian_methods
+from simplex_core.data.gold import draw_gold, labelled_item_mask
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import simulate
 
 BINARY = Scale((0.0, 1.0))
 
@@ -146,8 +146,8 @@ def test_gold_methods_label_the_same_items_as_ppi_in_every_resample(monkeypatch)
 
 
 def test_all_gold_fit_recovers_the_true_prevalences():
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
 
     table = draw_gold(_sim_table(), 1.0)
     fit = fit_model(count_tensor(table), FitSettings(likelihood="shared-truth", chains=2, draws=300, tune=300))
@@ -188,7 +188,7 @@ def test_cli_evaluate_adds_gold_methods_next_to_ppi(tmp_path, capsys):
 
 
 def test_labelled_item_mask_is_ppis_draw():
-    from simplex_core.baselines import ppi_labelled_items
+    from simplex_core.methods.baselines import ppi_labelled_items
 
     a = ppi_labelled_items(50, 0.1, np.random.default_rng(3))
     b = labelled_item_mask(50, 0.1, np.random.default_rng(3))

@@ -1,4 +1,4 @@
-"""Tests of simplex_core/inference.py (fitting, ranks, diagnostics, compiled-model reuse,
+"""Tests of simplex_core/inference/fitting.py (fitting, ranks, diagnostics, compiled-model reuse,
 determinism, recovery on simulated data) and the ``fit``/``sensitivity`` command line."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core import inference
+from simplex_core.inference import fitting as inference
 from simplex_core.cli import main
-from simplex_core.baselines import ranks_from_scores
-from simplex_core.inference import clear_compiled_cache, diagnose, fit_model
-from simplex_core.model import FitSettings
-from simplex_core.priors import stochastically_dominates
-from simplex_core.scale import Scale
-from simplex_core.simulate import scenario, simulate
-from simplex_core.summaries import candidate_summary, pairwise_probabilities
+from simplex_core.methods.baselines import ranks_from_scores
+from simplex_core.inference.fitting import clear_compiled_cache, diagnose, fit_model
+from simplex_core.model.definition import FitSettings
+from simplex_core.model.priors import stochastically_dominates
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import scenario, simulate
+from simplex_core.summaries.posterior_tables import candidate_summary, pairwise_probabilities
 from tests.fixtures.fit_fixtures import SMALL_RUN, counts_from_simulation
 
 # -- ranks and diagnostics (no sampling) ---------------------------------------------------------
@@ -80,7 +80,7 @@ def test_convergence_problem_is_one_sentence_and_each_front_end_adds_one_new_act
     import re
 
     from simplex_core.cli.fit_commands import convergence_note
-    from simplex_core.inference import convergence_problem
+    from simplex_core.inference.fitting import convergence_problem
 
     rng = np.random.default_rng(1)
     e = rng.normal(size=(4, 1000, 3))
@@ -382,7 +382,7 @@ def test_cli_sensitivity_writes_the_sweep(three_level_csv, three_level_fit, tmp_
 
 
 def test_cli_figures_writes_every_figure_and_fits_the_base_setting_once(three_level_csv, tmp_path, monkeypatch, capsys):
-    from simplex_core import inference
+    from simplex_core.inference import fitting as inference
 
     fitted = []
     real = inference.fit_model
@@ -482,7 +482,7 @@ def test_progress_counts_only_the_iterations_chains_have_run():
     have not started halfway through. The progress count is what was run, not draw × chain."""
     import arviz as az
 
-    from simplex_core.inference import iterations_done
+    from simplex_core.inference.fitting import iterations_done
 
     step = np.full((4, 100), np.nan)
     step[0, :100] = 0.5  # chains 0 and 1 have finished their warm-up, 2 and 3 have not started

@@ -207,7 +207,7 @@ def test_a_fit_worker_lowers_every_thread_of_its_process_and_those_made_later():
         def waiting():
             go.wait(); seen["existing"] = os.getpriority(os.PRIO_PROCESS, 0) - base
         t = threading.Thread(target=waiting); t.start()
-        worker.warm("simplex_core.inference:fit_model", 5)
+        worker.warm("simplex_core.inference.fitting:fit_model", 5)
         go.set(); t.join()
         def new(): seen["new"] = os.getpriority(os.PRIO_PROCESS, 0) - base
         t = threading.Thread(target=new); t.start(); t.join()

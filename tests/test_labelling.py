@@ -9,18 +9,10 @@ import pandas as pd
 import pytest
 
 from simplex_core.cli import main
-from simplex_core.baselines import ranks_from_scores
-from simplex_core.labelling import (
-    Answers,
-    LabelDraws,
-    budget_curve,
-    expected_reductions,
-    label_probabilities,
-    rank_uncertainty,
-    suggest_labels,
-)
-from simplex_core.model import shared_truth_emission
-from simplex_core.patterns import NO_SCORE
+from simplex_core.methods.baselines import ranks_from_scores
+from simplex_core.methods.labelling import Answers, LabelDraws, budget_curve, expected_reductions, label_probabilities, rank_uncertainty, suggest_labels
+from simplex_core.model.definition import shared_truth_emission
+from simplex_core.data.patterns import NO_SCORE
 
 
 def _draws(prevalence_draws: np.ndarray, theta: np.ndarray) -> LabelDraws:
@@ -141,8 +133,8 @@ def test_suggested_labels_beat_random_labels_on_the_budget_curve():
 
 
 def test_cli_suggest_labels_end_to_end(tmp_path, capsys):
-    from simplex_core.scale import Scale
-    from simplex_core.simulate import simulate
+    from simplex_core.data.scale import Scale
+    from simplex_core.model.simulate import simulate
 
     sim = simulate(scale=Scale((0.0, 1.0)), n_items=30, candidates=3, judges=3, rng=5)
     path = tmp_path / "tiny.csv"

@@ -1,4 +1,4 @@
-"""Tests of simplex_core/leaderboard.py: the tier rule on hand-made draws, and its properties on
+"""Tests of simplex_core/summaries/leaderboard.py: the tier rule on hand-made draws, and its properties on
 random posteriors."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simplex_core.baselines import rank_interval
-from simplex_core.baselines import ranks_from_scores
-from simplex_core.leaderboard import (LEADERBOARD_COLUMNS, credibly_ahead, leaderboard, leaderboard_records, tiers,
-                                      weighted_pairwise)
+from simplex_core.methods.baselines import rank_interval
+from simplex_core.methods.baselines import ranks_from_scores
+from simplex_core.summaries.leaderboard import LEADERBOARD_COLUMNS, credibly_ahead, leaderboard, leaderboard_records, tiers, weighted_pairwise
 
 
 def chain_draws() -> np.ndarray:
@@ -150,7 +149,7 @@ def test_leaderboard_figure_draws_every_interval_and_one_band_per_tier(tmp_path)
 def test_result_json_carries_the_leaderboard():
     import arviz as az
 
-    from simplex_core.leaderboard import leaderboard_from_fit
+    from simplex_core.summaries.leaderboard import leaderboard_from_fit
 
     e = chain_draws()
     idata = az.from_dict(posterior={"expected_score": e[None]}, coords={"candidate": ["a", "b", "c"]},

@@ -1,4 +1,4 @@
-"""Bridge-sampled mass of a chain's region (simplex_core.mode_mass) against exact normalising
+"""Bridge-sampled mass of a chain's region (simplex_core.inference.mode_mass) against exact normalising
 constants, the light-chain rule, and the engine restarting chains stuck in a mode without mass."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln
 
-from simplex_core.mode_mass import (UNMEASURED_ERROR, bridge_log_mass, chain_log_masses, heavy_modes,
-                                     mode_log_masses, same_mode_clusters)
+from simplex_core.inference.mode_mass import UNMEASURED_ERROR, bridge_log_mass, chain_log_masses, heavy_modes, mode_log_masses, same_mode_clusters
 
 
 def test_bridge_recovers_the_normalising_constant_of_a_correlated_gaussian():
@@ -116,10 +115,10 @@ def test_chains_stuck_in_a_mode_without_mass_are_restarted_and_the_fit_converges
     # TriviaQA V2 at ω = 1, β_max = 1: two of the four chains start at the optimiser's best maximum,
     # a mode that holds e^-277 of the mass of the region the other two climb to (measured); they
     # used to disagree for ever (R-hat 1.5, even under parallel tempering).
-    from simplex_core.data import count_tensor
-    from simplex_core.datasets import load_dataset
-    from simplex_core.inference import fit_model
-    from simplex_core.model import FitSettings
+    from simplex_core.data.table import count_tensor
+    from simplex_core.data.datasets import load_dataset
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
 
     counts = count_tensor(load_dataset("triviaqa-v2", criterion="correctness"), self_exclusion=True)
     result = fit_model(counts, FitSettings(omega=1.0, beta_max=1.0))

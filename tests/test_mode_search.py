@@ -1,4 +1,4 @@
-"""Where the fast engine's chains start (``simplex_core.fast_engine.find_modes``): the "judges mostly
+"""Where the fast engine's chains start (``simplex_core.inference.fast_engine.find_modes``): the "judges mostly
 right" start is what it says for every judge prior, and on latent-class data whose random starts all
 end in a relabelled maximum the search still finds the maximum the data came from."""
 
@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simplex_core import fast_density, fast_engine
-from simplex_core.data import count_tensor, load_table
-from simplex_core.model import FitSettings
-from simplex_core.scale import Scale
-from simplex_core.simulate import ordinal_prevalences, simulate
+from simplex_core.model import fast_density
+from simplex_core.inference import fast_engine
+from simplex_core.data.table import count_tensor, load_table
+from simplex_core.model.definition import FitSettings
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import ordinal_prevalences, simulate
 
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
 SEVEN = Scale(tuple(float(v) for v in range(7)))

@@ -1,4 +1,4 @@
-"""Tests of simplex_core/model.py: settings, the model's structure, its likelihood against a
+"""Tests of simplex_core/model/definition.py: settings, the model's structure, its likelihood against a
 hand-computed multinomial, self-family exclusion, and the judge priors as built in PyTensor.
 
 No sampling here: everything is evaluated at fixed points with FAST_COMPILE functions.
@@ -15,21 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import multinomial
 
-from simplex_core import priors
-from simplex_core.data import Counts
-from simplex_core.model import (
-    MODEL_FIELDS,
-    SAMPLER_FIELDS,
-    FitSettings,
-    ModelSettings,
-    SamplerSettings,
-    build_model,
-    model_data,
-    resolve_delta,
-    structure_key,
-    weight_propagation_groups,
-)
-from simplex_core.scale import Scale
+from simplex_core.model import priors
+from simplex_core.data.table import Counts
+from simplex_core.model.definition import MODEL_FIELDS, SAMPLER_FIELDS, FitSettings, ModelSettings, SamplerSettings, build_model, model_data, resolve_delta, structure_key, weight_propagation_groups
+from simplex_core.data.scale import Scale
 
 THREE = Scale((1.0, 2.0, 3.0))
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
@@ -370,9 +359,9 @@ def test_the_identification_note_names_the_candidates_with_fewer_than_three_judg
     with two judges (self-family exclusion takes the third away) is settled by judges that score other
     candidates with a third judge, not by judges that score only in twos. A labelled answer of a
     candidate settles it even with two judges."""
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.model import identification_note
-    from simplex_core.simulate import simulate
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.model.definition import identification_note
+    from simplex_core.model.simulate import simulate
 
     scale = Scale((0.0, 1.0), ("incorrect", "correct"))
     sim = simulate(scale=scale, n_items=20, candidates=["a", "b", "c"], judges=["j1", "j2", "j3"], rng=3)
@@ -404,8 +393,8 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
     A binary scale with an abstention level (observed ≠ true levels): no note."""
     import pandas as pd
 
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.model import data_notes, judge_prior_note, scale_end_note
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.model.definition import data_notes, judge_prior_note, scale_end_note
 
     rows = []
     for judge in ("j1", "j2", "j3"):
@@ -435,9 +424,9 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
     bench's figure); 3 levels, or the same data with one answer's true level given: no note."""
     import pandas as pd
 
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.model import judge_prior_note
-    from simplex_core.priors import mean_judge_offset
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.model.definition import judge_prior_note
+    from simplex_core.model.priors import mean_judge_offset
 
     rows = [{"judge": j, "candidate": k, "item": i, "score": 1 + (i + len(k)) % 5}
             for j in ("j1", "j2", "j3") for k in ("a", "bb") for i in range(10)]

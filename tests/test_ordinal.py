@@ -1,4 +1,4 @@
-"""The ordinal many-facet model (``simplex_core.ordinal``): the numba density equals PyMC's
+"""The ordinal many-facet model (``simplex_core.methods.ordinal``): the numba density equals PyMC's
 ``OrderedLogistic`` model, known qualities are recovered from data simulated from the model, the
 self-family exclusion is respected, and a binary scale is the same model with one cutpoint."""
 
@@ -9,16 +9,9 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 
-from simplex_core.baselines import simple_average
-from simplex_core.ordinal import (
-    OrdinalMethod,
-    OrdinalSettings,
-    build_ordinal_model,
-    ordinal_data,
-    ordinal_logp_grad,
-    ordinal_method,
-)
-from simplex_core.scale import Scale
+from simplex_core.methods.baselines import simple_average
+from simplex_core.methods.ordinal import OrdinalMethod, OrdinalSettings, build_ordinal_model, ordinal_data, ordinal_logp_grad, ordinal_method
+from simplex_core.data.scale import Scale
 
 SMALL = OrdinalSettings(chains=2, draws=600, tune=600, seed=1)
 

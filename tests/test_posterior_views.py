@@ -1,4 +1,4 @@
-"""The posterior slices the figures draw (simplex_core/posterior_views.py), read from an InferenceData
+"""The posterior slices the figures draw (simplex_core/summaries/posterior_views.py), read from an InferenceData
 built by hand so every number can be checked against the draws it came from."""
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.baselines import rank_interval
-from simplex_core.posterior_views import (bayesian_method_result, judge_simplex_data, ppc_figure_table, rank_draws,
-                                         simplex_parts)
+from simplex_core.methods.baselines import rank_interval
+from simplex_core.summaries.posterior_views import bayesian_method_result, judge_simplex_data, ppc_figure_table, rank_draws, simplex_parts
 
 CANDS, JUDGES, LEVELS = ["a", "b", "c"], ["j1", "j2"], ["low", "mid", "high"]
 

@@ -1,4 +1,4 @@
-"""Tests of simplex_core/priors.py: the weight-propagation graph and samplers, the alternative
+"""Tests of simplex_core/model/priors.py: the weight-propagation graph and samplers, the alternative
 judge priors, δ presets and the stochastic-dominance check."""
 
 from __future__ import annotations
@@ -10,21 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simplex_core.priors import (
-    DELTA_PRESETS,
-    delta_preset,
-    mean_judge_offset,
-    mean_weight_propagation,
-    parse_delta,
-    propagate,
-    sample_diagonal_heavy,
-    sample_judge_matrices,
-    sample_mixing,
-    sample_weight_propagation,
-    stochastically_dominates,
-    weight_propagation_graph,
-)
-from simplex_core.scale import Scale
+from simplex_core.model.priors import DELTA_PRESETS, delta_preset, mean_judge_offset, mean_weight_propagation, parse_delta, propagate, sample_diagonal_heavy, sample_judge_matrices, sample_mixing, sample_weight_propagation, stochastically_dominates, weight_propagation_graph
+from simplex_core.data.scale import Scale
 
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
 ODD_OF_FIVE = Scale((1.0, 2.0, 3.0, 4.0, 5.0), (), (1.0, 3.0, 5.0))

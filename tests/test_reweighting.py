@@ -1,4 +1,4 @@
-"""Tests of simplex_core/reweighting.py: the prior ratio term by term against the model's own log
+"""Tests of simplex_core/inference/reweighting.py: the prior ratio term by term against the model's own log
 density, the structure rules, and reweighted summaries against real fits at the target setting."""
 
 from __future__ import annotations
@@ -7,13 +7,11 @@ import numpy as np
 import pytest
 from scipy.special import betaln
 
-from simplex_core import fast_density
-from simplex_core.model import FitSettings
-from simplex_core.reweighting import (KHAT_OK, PriorDraws, ReweightError, boost_log_from_unconstrained,
-                                      boosted_node_sizes, log_prior_ratio, prior_draws, reweight,
-                                      structure_problem)
-from simplex_core.scale import Scale
-from simplex_core.simulate import scenario
+from simplex_core.model import fast_density
+from simplex_core.model.definition import FitSettings
+from simplex_core.inference.reweighting import KHAT_OK, PriorDraws, ReweightError, boost_log_from_unconstrained, boosted_node_sizes, log_prior_ratio, prior_draws, reweight, structure_problem
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import scenario
 
 from tests.fixtures.fit_fixtures import BINARY_SCALE, counts_from_simulation
 
@@ -43,7 +41,7 @@ def test_prior_ratio_equals_the_model_log_density_difference(scale, prior):
     # two settings at the same point, so the difference is our ratio up to those B terms.
     sim = scenario("three-level", seed=2, n_items=20) if scale.n_levels == 3 and scale.n_true == 3 else None
     if sim is None:
-        from simplex_core.simulate import simulate
+        from simplex_core.model.simulate import simulate
 
         T = scale.n_true
         sim = simulate(scale=scale, n_items=20, candidates=["a", "b", "c"], judges=["j1", "j2"],
@@ -88,7 +86,7 @@ def data_counts():
 
 @pytest.fixture(scope="module")
 def source_fit(data_counts):
-    from simplex_core.inference import fit_model
+    from simplex_core.inference.fitting import fit_model
 
     return fit_model(data_counts, FitSettings(omega=1.0, beta_max=5.0, seed=4, **RUN))
 
@@ -101,8 +99,8 @@ def _se(x: np.ndarray, ess: float) -> np.ndarray:
 def test_reweighted_summaries_match_a_real_fit_at_the_target(data_counts, source_fit, omega, beta):
     import arviz as az
 
-    from simplex_core.inference import fit_model
-    from simplex_core.leaderboard import leaderboard, leaderboard_from_fit
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.summaries.leaderboard import leaderboard, leaderboard_from_fit
 
     assert "boost_log" in source_fit.idata.posterior  # the fast engine stores the β_max statistic
     target = source_fit.settings.replace(omega=omega, beta_max=beta, seed=9)
@@ -154,10 +152,10 @@ def test_the_resampled_posterior_is_the_weighted_posterior_every_summary_reads()
     """resampled_posterior: E draws resampled by the weights, so that a summary of it equals the
     weighted summary up to resampling noise; rank is recomputed from those draws; it says it is
     approximate and which settings it stands for."""
-    from simplex_core.baselines import ranks_from_scores
-    from simplex_core.leaderboard import leaderboard
-    from simplex_core.reweighting import Reweighted, resampled_posterior
-    from simplex_core.summaries import candidate_summary, pairwise_probabilities
+    from simplex_core.methods.baselines import ranks_from_scores
+    from simplex_core.summaries.leaderboard import leaderboard
+    from simplex_core.inference.reweighting import Reweighted, resampled_posterior
+    from simplex_core.summaries.posterior_tables import candidate_summary, pairwise_probabilities
 
     rng = np.random.default_rng(3)
     S, K = 4000, 4
@@ -192,9 +190,9 @@ def test_the_draws_read_from_a_cache_file_equal_those_of_the_whole_fit(tmp_path,
     """prior_draws_from_file (five variables read with h5py, what a slider move reads for a source
     not yet in memory) gives exactly prior_draws of the fit read back whole, with and without random
     effects; a file without the judge-prior draws says so, and a broken entry is not offered."""
-    from simplex_core.fit_cache import FitCache, read_netcdf
-    from simplex_core.inference import fit_model
-    from simplex_core.reweighting import prior_draws_from_file
+    from simplex_core.inference.fit_cache import FitCache, read_netcdf
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.inference.reweighting import prior_draws_from_file
 
     store = FitCache(tmp_path)
     no_re = fit_model(data_counts, FitSettings(omega=0.0, beta_max=5.0, seed=5, **RUN))

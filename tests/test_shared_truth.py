@@ -15,13 +15,13 @@ import itertools
 import numpy as np
 import pytest
 
-from simplex_core.data import Counts, count_tensor, load_table
-from simplex_core.model import FitSettings, build_model, shared_truth_emission
-from simplex_core.patterns import NO_SCORE, patterns_from_answers
-from simplex_core.scale import Scale
-from simplex_core.simulate import simulate
+from simplex_core.data.table import Counts, count_tensor, load_table
+from simplex_core.model.definition import FitSettings, build_model, shared_truth_emission
+from simplex_core.data.patterns import NO_SCORE, patterns_from_answers
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import simulate
 
-fast_density = pytest.importorskip("simplex_core.fast_density")
+fast_density = pytest.importorskip("simplex_core.model.fast_density")
 from tests.test_speed_equivalence import pymc_reference  # noqa: E402  (PyMC's density in the fast coordinates)
 
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))

@@ -1,4 +1,4 @@
-"""Tests of simplex_core/simulate.py and the ``simulate`` command."""
+"""Tests of simplex_core/model/simulate.py and the ``simulate`` command."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simplex_core.data import load_table
-from simplex_core.priors import stochastically_dominates
-from simplex_core.scale import Scale
-from simplex_core.simulate import SCENARIOS, ordinal_prevalences, scenario, simulate
+from simplex_core.data.table import load_table
+from simplex_core.model.priors import stochastically_dominates
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import SCENARIOS, ordinal_prevalences, scenario, simulate
 
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
 

@@ -1,6 +1,6 @@
 """The fast path (engine ``'fast'``: hand-written numba density driven by nutpie) is the PyMC model.
 
-``simplex_core/fast_density.py`` keeps PyMC's parameterisation, so its log density must equal the
+``simplex_core/model/fast_density.py`` keeps PyMC's parameterisation, so its log density must equal the
 PyMC model's ``logp`` up to one additive constant at every point, with the same gradient, for every
 scale shape, with and without random effects, with excluded pairs; and a fit with the fast engine
 must give the posterior of the plain PyMC model up to Monte Carlo error.
@@ -13,11 +13,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simplex_core.data import Counts
-from simplex_core.model import ENGINES, FitSettings, build_model
-from simplex_core.scale import Scale
+from simplex_core.data.table import Counts
+from simplex_core.model.definition import ENGINES, FitSettings, build_model
+from simplex_core.data.scale import Scale
 
-fast_density = pytest.importorskip("simplex_core.fast_density")
+fast_density = pytest.importorskip("simplex_core.model.fast_density")
 
 
 def _counts(scale: Scale, J: int, K: int, n: int, seed: int, exclude: tuple[tuple[int, int], ...] = ()) -> Counts:
@@ -145,7 +145,7 @@ def test_excluded_pairs_do_not_enter_the_density():
 
 
 def test_every_judge_prior_is_supported_and_an_unknown_one_refused():
-    from simplex_core.model import PRIORS
+    from simplex_core.model.definition import PRIORS
 
     counts = _counts(BINARY_ABSTAIN, 2, 3, n=10, seed=0)
     for prior in PRIORS:
@@ -161,7 +161,7 @@ def test_every_judge_prior_is_supported_and_an_unknown_one_refused():
 @pytest.mark.skipif("fast" not in ENGINES, reason="engine 'fast' is not wired into fit_model yet")
 def test_fast_posterior_matches_pymc_posterior():
     """Monte Carlo check: the fast engine and PyMC's own NUTS on the plain PyMC model agree on E_k."""
-    from simplex_core.inference import fit_model
+    from simplex_core.inference.fitting import fit_model
 
     scale = Scale((1.0, 2.0, 3.0))
     rng = np.random.default_rng(7)
@@ -194,9 +194,9 @@ def test_integrated_fast_posterior_matches_nutpie_on_pymc_graph():
     the posterior of the PyMC graph sampled by nutpie, up to Monte Carlo error, ω and β_max included."""
     import arviz as az
 
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.inference import fit_model
-    from simplex_core.simulate import simulate
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.simulate import simulate
 
     sim = simulate(scale=Scale((0.0, 1.0)), n_items=40, candidates=3, judges=3, omega=0.5, rng=11)
     counts = count_tensor(load_table(sim.frame, scale=sim.scale))
@@ -224,9 +224,9 @@ def test_other_judge_priors_fast_posterior_matches_nutpie_on_pymc_graph(prior):
     three judges, shared-truth likelihood and random effects."""
     import arviz as az
 
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.inference import fit_model
-    from simplex_core.simulate import simulate
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.simulate import simulate
 
     sim = simulate(scale=Scale((1.0, 2.0, 3.0)), n_items=30, candidates=3, judges=3, omega=0.5, rng=4)
     counts = count_tensor(load_table(sim.frame, scale=sim.scale))
@@ -236,7 +236,7 @@ def test_other_judge_priors_fast_posterior_matches_nutpie_on_pymc_graph(prior):
     assert fast.timing["engine_used"] == "fast"
     assert fast.diagnostics.divergences == 0 and fast.diagnostics.max_rhat_all < 1.02
     # the β_max statistic of reweighting equals the one read from the PyMC graph's own Dirichlets
-    from simplex_core.reweighting import _boost_log_from_pymc_vars
+    from simplex_core.inference.reweighting import _boost_log_from_pymc_vars
 
     boost = _boost_log_from_pymc_vars(ref.idata.posterior, prior, counts.scale)
     ref_post = ref.idata.posterior.assign(boost_log=ref.idata.posterior["rho"].copy(data=boost.reshape(2, -1, 3)))
@@ -252,8 +252,8 @@ def test_other_judge_priors_fast_posterior_matches_nutpie_on_pymc_graph(prior):
 def test_integrated_density_near_omega_zero(likelihood):
     """ω → 0 (R, W → 0 through the augmentation's shift E/(ωn)): the fast density stays finite and
     equals PyMC's up to the same constant as elsewhere, gradient included."""
-    from simplex_core.data import count_tensor, load_table
-    from simplex_core.simulate import simulate
+    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.model.simulate import simulate
 
     sim = simulate(scale=Scale((0.0, 1.0)), n_items=12, candidates=3, judges=2, omega=0.5, rng=3)
     counts = count_tensor(load_table(sim.frame, scale=sim.scale))
@@ -304,7 +304,7 @@ def test_augmented_prior_is_the_beta_prior(omega):
 def test_integrated_draws_store_omega_and_beta_max():
     """The stored ω and β_max are the interval transforms of their coordinates (the last two), as
     scalars per draw, from the parallel-tempering sampler too (it shares the fast path's expand)."""
-    from simplex_core.tempering import sample_tempered
+    from simplex_core.inference.tempering import sample_tempered
 
     counts = _counts(BINARY_ABSTAIN, 2, 3, n=20, seed=4)
     # 150 warm-up iterations: with 30, the step size of seed 2 ended too large and the chain never moved

@@ -1,4 +1,4 @@
-"""Tests of simplex_core/summaries.py, sensitivity.py and fit_cache.py.
+"""Tests of simplex_core/summaries/posterior_tables.py, sensitivity.py and fit_cache.py.
 
 Exact values come from small hand-made posteriors (draws written out below); the real shared fits
 (tests/fixtures/fit_fixtures.py) check the properties the tables must have on any posterior.
@@ -15,13 +15,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core import fit_cache, fit_identity, summaries
-from simplex_core.data import Counts
-from simplex_core.inference import Diagnostics, FitResult
-from simplex_core.model import FitSettings
-from simplex_core.scale import Scale
-from simplex_core.evaluation import rank_correlation as spearman
-from simplex_core.sensitivity import sensitivity_sweep
+from simplex_core.inference import fit_cache
+from simplex_core.inference import fit_identity
+from simplex_core.summaries import posterior_tables as summaries
+from simplex_core.data.table import Counts
+from simplex_core.inference.fitting import Diagnostics, FitResult
+from simplex_core.model.definition import FitSettings
+from simplex_core.data.scale import Scale
+from simplex_core.summaries.evaluation import rank_correlation as spearman
+from simplex_core.studies.sensitivity import sensitivity_sweep
 
 THREE = Scale((1.0, 2.0, 3.0), ("low", "mid", "high"))
 CANDS = ("c0", "c1", "c2")
@@ -308,7 +310,7 @@ def test_fit_cached_fits_once_then_reads(tmp_path, monkeypatch):
         calls.append(settings)
         return make_fit(settings=settings, counts=counts)
 
-    monkeypatch.setattr("simplex_core.inference.fit_model", fake_fit_model)
+    monkeypatch.setattr("simplex_core.inference.fitting.fit_model", fake_fit_model)
     cache = fit_cache.FitCache(tmp_path)
     first = fit_cache.fit_cached(make_counts(), FitSettings(likelihood="per-judge", chains=1, draws=4), cache=cache)
     second = fit_cache.fit_cached(make_counts(), FitSettings(likelihood="per-judge", chains=1, draws=4), cache=cache)
@@ -326,7 +328,7 @@ def test_default_cache_dir_follows_the_environment(monkeypatch, tmp_path):
 def test_summary_rank_interval_follows_the_one_rule_of_every_method():
     """4,000 draws with 100 at rank 3 (2.5 %): the summary's upper end and the evaluation's agree
     (numpy's inverted_cdf gave 2 here, the order statistic just above 97.5 % gives 3)."""
-    from simplex_core.baselines import rank_interval
+    from simplex_core.methods.baselines import rank_interval
 
     ranks = np.ones((4000, 3), dtype=int)
     ranks[:, 1], ranks[:, 2] = 2, 3

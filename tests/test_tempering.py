@@ -1,4 +1,4 @@
-"""Parallel tempering (``simplex_core.tempering``): the tempered densities are what they claim, the
+"""Parallel tempering (``simplex_core.inference.tempering``): the tempered densities are what they claim, the
 tempered chains sample the same posterior as NUTS where NUTS works, cross between two modes where
 NUTS chains stay in the mode they start in, and are reproducible with an ordered ladder."""
 
@@ -10,17 +10,18 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simplex_core import fast_density, fast_engine
-from simplex_core.data import Counts
-from simplex_core.model import FitSettings
-from simplex_core.scale import Scale
-from simplex_core.simulate import simulate
+from simplex_core.model import fast_density
+from simplex_core.inference import fast_engine
+from simplex_core.data.table import Counts
+from simplex_core.model.definition import FitSettings
+from simplex_core.data.scale import Scale
+from simplex_core.model.simulate import simulate
 
 BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
 
 
 def _counts(sim, self_exclusion: bool = False) -> Counts:
-    from simplex_core.data import count_tensor, load_table
+    from simplex_core.data.table import count_tensor, load_table
 
     return count_tensor(load_table(sim.frame, scale=sim.scale, families=sim.families), self_exclusion=self_exclusion)
 
@@ -100,8 +101,8 @@ def test_tempering_towards_a_reference_samples_the_posterior_nuts_samples():
     """The same posterior as NUTS, from a reference that is only roughly right (a normal at the mode,
     SDs twice the Laplace approximation's, shifted by half of them): the path's bottom replica draws
     the reference exactly and the swaps correct for the difference."""
-    from simplex_core.inference import _fit_fast
-    from simplex_core.tempering import Reference, sample_tempered
+    from simplex_core.inference.fitting import _fit_fast
+    from simplex_core.inference.tempering import Reference, sample_tempered
 
     sim = simulate(scale=BINARY_ABSTAIN, n_items=150, candidates=5, judges=2, omega=1.0, beta_max=5.0, rho=0.8,
                    rng=11)
@@ -124,8 +125,8 @@ def test_tempering_towards_a_reference_samples_the_posterior_nuts_samples():
 
 
 def _fit_both(counts, settings):
-    from simplex_core.inference import _fit_fast
-    from simplex_core.tempering import sample_tempered
+    from simplex_core.inference.fitting import _fit_fast
+    from simplex_core.inference.tempering import sample_tempered
 
     nuts = _fit_fast(counts, settings.replace(extra_rounds=0), None)
     modes = fast_engine.find_modes(counts, settings, seed=settings.seed)
@@ -159,8 +160,8 @@ def test_tempered_chains_cross_between_modes_that_stop_nuts():
     comparable mass, "judge 1 carries the random effects" and "judge 2 does": NUTS chains started in
     each stay there (the fast engine's first round: R-hat about 1.7). Tempered chains started in the
     same two modes must each visit both and agree on their shares."""
-    from simplex_core.inference import _fit_fast
-    from simplex_core.simulate import scenario
+    from simplex_core.inference.fitting import _fit_fast
+    from simplex_core.model.simulate import scenario
 
     sim = scenario("gpqa-like", 2, rho=0.8, omega=2.0, beta_max=5.0, delta="uniform")
     counts = _counts(sim, self_exclusion=True)
@@ -185,7 +186,7 @@ def test_tempered_sampling_is_reproducible_and_keeps_its_ladder_in_order(tune):
     """Same seed, same draws (each chain reseeds its own thread's generator); the adapted ladder
     runs from 1 down to B_MIN, strictly decreasing; short warm-ups (one adaptation window, or none
     long enough to estimate a metric) still give finite draws."""
-    from simplex_core.tempering import B_MIN, sample_tempered
+    from simplex_core.inference.tempering import B_MIN, sample_tempered
 
     sim = simulate(scale=BINARY_ABSTAIN, n_items=60, candidates=3, judges=2, omega=1.0, beta_max=5.0, rho=0.8, rng=4)
     counts = _counts(sim)
@@ -207,7 +208,7 @@ def test_tempered_chains_report_progress_and_stop_when_the_callback_raises():
     """The chains run in numba for minutes on large data: the caller hears "N of M iterations" while
     they run, and an exception from its callback (a cancelled fit) stops every chain at its next
     iteration instead of after the whole run."""
-    from simplex_core.tempering import sample_tempered
+    from simplex_core.inference.tempering import sample_tempered
 
     sim = simulate(scale=BINARY_ABSTAIN, n_items=60, candidates=3, judges=2, omega=1.0, beta_max=5.0, rho=0.8, rng=4)
     counts = _counts(sim)
@@ -237,9 +238,9 @@ def test_reference_tempering_lengthens_its_runs_by_their_ess_and_keeps_only_a_be
     twice, at most REFERENCE_GROWTH times, at most every REFERENCE_MAX_THIN-th iteration kept), it
     stops at convergence or at divergences, and its result replaces the tempered run only with a
     lower R-hat."""
-    import simplex_core.inference as inference
-    import simplex_core.tempering as tempering
-    from simplex_core.inference import REFERENCE_GROWTH, REFERENCE_MAX_THIN, REFERENCE_THIN, Diagnostics
+    import simplex_core.inference.fitting as inference
+    import simplex_core.inference.tempering as tempering
+    from simplex_core.inference.fitting import REFERENCE_GROWTH, REFERENCE_MAX_THIN, REFERENCE_THIN, Diagnostics
 
     def diag(rhat, ess, divergences=0):
         ok = rhat <= 1.01 and ess >= 400 and not divergences

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ..data import JudgmentTable, ValidationError, load_table
-from ..scale import ScaleError, scale_from_options
+from simplex_core.data.table import JudgmentTable, ValidationError, load_table
+from simplex_core.data.scale import ScaleError, scale_from_options
 
 
 class UsageError(Exception):
@@ -80,7 +80,7 @@ def add_data_options(parser: argparse.ArgumentParser, with_data: bool = True) ->
 
 def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
     """Resolve DATA (a file, or a built-in name) with the data options; UsageError on any problem."""
-    from .. import datasets
+    from simplex_core.data import datasets
 
     data = args.data
     try:
@@ -119,7 +119,7 @@ def load_data_from_args(args: argparse.Namespace) -> JudgmentTable:
 def load_data_for_fit(args: argparse.Namespace) -> JudgmentTable:
     """:func:`load_data_from_args` for a command that fits: a scale too large to fit is a UsageError
     at once (naming --levels), not an error after the loading."""
-    from ..model import check_fit_size
+    from simplex_core.model.definition import check_fit_size
 
     table = load_data_from_args(args)
     try:
@@ -218,8 +218,8 @@ def check_outputs(args: argparse.Namespace, *options: str) -> None:
 
 
 def add_dask_options(parser: argparse.ArgumentParser) -> None:
-    """Where a study's independent fits run (see :mod:`simplex_core.distributed`)."""
-    from ..distributed import default_workers
+    """Where a study's independent fits run (see :mod:`simplex_core.inference.distributed`)."""
+    from simplex_core.inference.distributed import default_workers
 
     g = parser.add_argument_group("where the fits run (Dask)")
     g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
@@ -241,7 +241,7 @@ def study_client(args: argparse.Namespace):
         return
     with contextlib.ExitStack() as stack:
         try:
-            from ..distributed import open_client
+            from simplex_core.inference.distributed import open_client
 
             client = stack.enter_context(open_client(args.scheduler, args.workers))
         except ImportError as exc:

@@ -3,7 +3,7 @@
 ``python -m simplex_core calibrate SCENARIO --out DIR [--replicates 100] [--items N]
 [--likelihood shared-truth|per-judge] [--chains 2 --draws 500 --tune 500] [--rank-draws 99]
 [--bins B] [--seed 0] [--scheduler ADDR | --workers N]`` runs
-:func:`simplex_core.calibration.calibrate` and writes, in DIR: ``sbc.json`` (settings, prior,
+:func:`simplex_core.studies.calibration.calibrate` and writes, in DIR: ``sbc.json`` (settings, prior,
 uniformity test per parameter, convergence share), ``ranks.csv`` (one row per replicate and
 parameter), ``tests.csv`` (the tests as a table), ``diagnostics.csv`` (per replicate) and
 ``histograms.html`` (the rank histograms). A summary goes to stdout.
@@ -16,17 +16,17 @@ import json
 import sys
 import time
 
-from ..spreadsheet import write_csv
-from . import UsageError, add_dask_options, out_folder, study_client
+from simplex_core.data.spreadsheet import write_csv
+from simplex_core.cli import UsageError, add_dask_options, out_folder, study_client
 
 #: p-values below this are flagged (the issue's target: p > 0.01 for every E_k).
 FLAG_P = 0.01
 
 
 def register(subparsers) -> None:
-    from ..calibration import CalibrationSettings
-    from ..model import LIKELIHOODS
-    from ..simulate import SCENARIOS
+    from simplex_core.studies.calibration import CalibrationSettings
+    from simplex_core.model.definition import LIKELIHOODS
+    from simplex_core.model.simulate import SCENARIOS
 
     d = CalibrationSettings()
     p = subparsers.add_parser(
@@ -77,9 +77,9 @@ def _by_flag(exc: ValueError) -> str:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from ..calibration import CalibrationSettings, calibrate
-    from ..calibration_figures import rank_histogram_figure
-    from ..distributed import describe
+    from simplex_core.studies.calibration import CalibrationSettings, calibrate
+    from simplex_core.figures.calibration import rank_histogram_figure
+    from simplex_core.inference.distributed import describe
 
     settings = CalibrationSettings(
         scenario=args.scenario, replicates=args.replicates, n_items=args.items, likelihood=args.likelihood,

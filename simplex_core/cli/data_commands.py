@@ -7,8 +7,8 @@ import json
 
 import pandas as pd
 
-from ..data import JudgmentTable, ValidationError, count_tensor, score_distribution, score_distribution_wide
-from . import ADVICE, UsageError, add_data_options, load_data_from_args
+from simplex_core.data.table import JudgmentTable, ValidationError, count_tensor, score_distribution, score_distribution_wide
+from simplex_core.cli import ADVICE, UsageError, add_data_options, load_data_from_args
 
 
 def describe_table(table: JudgmentTable) -> dict:
@@ -83,7 +83,7 @@ def _describe(args: argparse.Namespace) -> int:
 
 
 def _datasets(args: argparse.Namespace) -> int:
-    from .. import datasets
+    from simplex_core.data import datasets
 
     infos = datasets.list_datasets()
     if args.json:

@@ -8,7 +8,7 @@ spearman_lo, spearman_hi, coverage, coverage_lo, coverage_hi``; a readable table
 
 ``python -m simplex_core experiment self-preference|priors DATA --out FILE.csv`` runs the paper's
 stress experiments (appendix E): the same columns plus ``setting`` (and a few extra columns, see
-:mod:`simplex_core.experiments`).
+:mod:`simplex_core.studies.experiments`).
 
 Data without ground truth exits with status 2 and says so, before anything is fitted.
 """
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..model import FitSettings
-from ..spreadsheet import write_csv
-from . import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
+from simplex_core.model.definition import FitSettings
+from simplex_core.data.spreadsheet import write_csv
+from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
 
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
@@ -101,7 +101,7 @@ def register(subparsers) -> None:
 
 def _check_counts(args: argparse.Namespace) -> None:
     problems = []
-    from simplex_core.model import MAX_CHAINS, MAX_DRAWS
+    from simplex_core.model.definition import MAX_CHAINS, MAX_DRAWS
 
     # resamples past these would run for days (each Bayesian one is a full fit): refused, not started
     for name, most in (("ci_resamples", 100_000), ("bayes_ci_resamples", 10_000)):
@@ -155,7 +155,7 @@ def _fit_options(args) -> dict:
 def _cache(args):
     if not args.fit_cache:
         return None
-    from ..fit_cache import FitCache
+    from simplex_core.inference.fit_cache import FitCache
 
     if Path(args.fit_cache).exists() and not Path(args.fit_cache).is_dir():
         raise UsageError(f"--fit-cache {args.fit_cache!r} is a file; give a folder (created if missing).")
@@ -189,7 +189,7 @@ def parse_fractions(text: str | None) -> tuple[float, ...]:
 
 def _check_labelled_shares(table, fractions: tuple[float, ...]) -> None:
     """Before any fit: PPI (5% and 10% always, plus ``--gold-fractions``) labels max(1, round(f·I)) of
-    the I items and needs at least one left unlabelled (:func:`simplex_core.gold.labelled_item_mask`)."""
+    the I items and needs at least one left unlabelled (:func:`simplex_core.data.gold.labelled_item_mask`)."""
     n = len(table.items)
     if n < 2:
         raise UsageError(f"{table.source} has {n} item: evaluate compares methods over items (PPI labels some "
@@ -204,9 +204,9 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
                    gold_fractions: tuple[float, ...] = (), **fit_options):
     """Methods named by ``--methods`` (see METHOD_HELP) plus, per gold fraction, ``ppi_<pct>`` and
     ``bayesian_gold_<pct>``: name -> method, and the Bayesian names."""
-    from ..baselines import table_baseline_methods
-    from ..experiments import BAYESIAN_METHODS, bayesian_methods, gold_method_fraction, gold_method_name
-    from ..ordinal import ORDINAL, ordinal_for_table
+    from simplex_core.methods.baselines import table_baseline_methods
+    from simplex_core.studies.experiments import BAYESIAN_METHODS, bayesian_methods, gold_method_fraction, gold_method_name
+    from simplex_core.methods.ordinal import ORDINAL, ordinal_for_table
 
     ppi_fractions = tuple(dict.fromkeys((0.05, 0.10) + tuple(gold_fractions)))
     baselines = table_baseline_methods(table, self_exclusion=self_exclusion, ppi_fractions=ppi_fractions)
@@ -304,7 +304,7 @@ def _write(df: pd.DataFrame, path: str) -> None:
 # -- handlers ------------------------------------------------------------------------------------
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from ..experiments import evaluate_table
+    from simplex_core.studies.experiments import evaluate_table
 
     _check_counts(args)
     check_outputs(args, "out:CSV")
@@ -351,8 +351,8 @@ def _say_rough_intervals(args: argparse.Namespace) -> None:
 
 
 def run_experiment(args: argparse.Namespace) -> int:
-    from ..experiments import prior_experiment, self_preference_experiment
-    from ..model import PRIORS
+    from simplex_core.studies.experiments import prior_experiment, self_preference_experiment
+    from simplex_core.model.definition import PRIORS
 
     _check_counts(args)
     check_outputs(args, "out:CSV")

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 
-from . import UsageError, out_folder
-from .fit_commands import _add_model_options, _grid, _prepare_setting, _progress
+from simplex_core.cli import UsageError, out_folder
+from simplex_core.cli.fit_commands import _add_model_options, _grid, _prepare_setting, _progress
 
 FIGURE_FORMATS = ("png", "svg", "html")
 
@@ -32,7 +32,7 @@ FIGURE_FORMATS = ("png", "svg", "html")
 def register(subparsers) -> None:
     p = subparsers.add_parser("figures", help="draw the paper's figure types (simplex, rank boxes, sensitivity) as files",
                               description=__doc__.split("\n\n")[0])
-    from . import add_data_options
+    from simplex_core.cli import add_data_options
 
     add_data_options(p)
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the figure files (created if needed)")
@@ -69,8 +69,8 @@ def _unconverged(fit) -> str | None:
 
 def _three_levels(table, criterion):
     """The table on 3 levels for the simplex: the dataset's suggested collapse, else the paper's."""
-    from ..data import collapse_levels
-    from ..scale import paper_three_level_mapping
+    from simplex_core.data.table import collapse_levels
+    from simplex_core.data.scale import paper_three_level_mapping
 
     suggestion = getattr(criterion, "collapse_to_3", None)
     if suggestion is not None and set(suggestion.mapping) == set(table.scale.values):
@@ -80,13 +80,13 @@ def _three_levels(table, criterion):
 
 def run_figures(args: argparse.Namespace) -> int:
     """``figures``: fit, draw the three figure types, write them at the chosen sizes and formats."""
-    from .. import figures as F
-    from ..baselines import run_methods, table_baseline_methods
-    from ..data import count_tensor, item_view, score_distribution
-    from ..evaluation import NoTruthError, figure_order, method_rank_draws, true_ranks
-    from ..figures import slides as S
-    from ..inference import fit_model
-    from ..posterior_views import bayesian_method_result, judge_simplex_data
+    from simplex_core import figures as F
+    from simplex_core.methods.baselines import run_methods, table_baseline_methods
+    from simplex_core.data.table import count_tensor, item_view, score_distribution
+    from simplex_core.summaries.evaluation import NoTruthError, figure_order, method_rank_draws, true_ranks
+    from simplex_core.figures import slides as S
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.summaries.posterior_views import bayesian_method_result, judge_simplex_data
 
     fmts = _formats(args.formats)
     sizes = ("16:9", "paper") if args.size == "both" else (args.size,)
@@ -123,7 +123,7 @@ def run_figures(args: argparse.Namespace) -> int:
     # 1. the judges on the simplex (3 levels, or 2: segments)
     shown, note = table, None
     if table.scale.n_levels > 3:
-        from .. import datasets
+        from simplex_core.data import datasets
 
         crit = None
         if not Path(args.data).exists():
@@ -160,7 +160,7 @@ def run_figures(args: argparse.Namespace) -> int:
 
     # 3. sensitivity curves over ω and β_max
     if not args.no_sensitivity:
-        from ..sensitivity import sensitivity_sweep
+        from simplex_core.studies.sensitivity import sensitivity_sweep
 
         def fit_or_reuse(c, s, progress_callback=None):
             """The sweep's point at the base setting is the fit already made above: not fitted twice."""

@@ -2,11 +2,11 @@
 
 ``python -m simplex_core fit DATA --out result.json [--idata posterior.nc] [--omega 0]
 [--beta-max 5] [--integrated] [--prior P] [--delta D] [--no-self-exclusion] [--chains 4]
-[--draws 1000] [--tune 1000] [--seed 0]`` writes :func:`simplex_core.summaries.result_json`;
+[--draws 1000] [--tune 1000] [--seed 0]`` writes :func:`simplex_core.summaries.posterior_tables.result_json`;
 ``python -m simplex_core sensitivity DATA --out sens.json [--omegas 0,1,2,4,8]
-[--beta-maxes 0,1,5,10,20]`` writes :meth:`simplex_core.sensitivity.SensitivityResult.to_dict`.
+[--beta-maxes 0,1,5,10,20]`` writes :meth:`simplex_core.studies.sensitivity.SensitivityResult.to_dict`.
 Both ignore ``true_score`` except on gold answers (a ``gold`` column, or ``--gold-fraction F``
-drawn with ``--seed``; see :mod:`simplex_core.gold`), which need ``--likelihood shared-truth``. Bad files or options raise :class:`UsageError` (exit status 2).
+drawn with ``--seed``; see :mod:`simplex_core.data.gold`), which need ``--likelihood shared-truth``. Bad files or options raise :class:`UsageError` (exit status 2).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..model import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
-from ..spreadsheet import write_csv
-from . import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
+from simplex_core.model.definition import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
+from simplex_core.data.spreadsheet import write_csv
+from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
 
 
 def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -98,12 +98,12 @@ def _grid(text: str, option: str) -> tuple[float, ...]:
 def _prepare(args: argparse.Namespace, flags: dict[str, str] | None = None, **fixed):
     """Table → counts and settings, every problem as a UsageError (``flags``: the flag that set a
     field, where it is not the field's usual one, e.g. ``{"omega": "--base-omega"}``)."""
-    from .. import priors
-    from ..data import ValidationError, count_tensor
+    from simplex_core.model import priors
+    from simplex_core.data.table import ValidationError, count_tensor
 
     table = load_data_for_fit(args)
     if args.gold_fraction is not None:
-        from ..gold import draw_gold
+        from simplex_core.data.gold import draw_gold
 
         try:
             table = draw_gold(table, args.gold_fraction, args.seed)
@@ -156,13 +156,13 @@ def _progress(args: argparse.Namespace):
 
 def convergence_action(settings: FitSettings, timing: dict | None = None, diagnostics=None) -> str:
     """The command line's one action for a fit that has not converged: under a judge prior that lets
-    its chains sit in flipped-judge modes (:func:`simplex_core.inference.flipped_judge_modes`), the
+    its chains sit in flipped-judge modes (:func:`simplex_core.inference.fitting.flipped_judge_modes`), the
     prior that rules them out; tempered chains that crossed between modes too rarely
-    (:func:`simplex_core.inference.uncrossed_modes`), integrated mode (or, in it, gold answers); otherwise the next, longer run, twice the longest chains that may have
+    (:func:`simplex_core.inference.fitting.uncrossed_modes`), integrated mode (or, in it, gold answers); otherwise the next, longer run, twice the longest chains that may have
     run (engine ``fast``'s extra rounds double the chain length each:
-    :func:`simplex_core.inference.longest_chains_factor`), or, when only the bulk ESS of ``diagnostics``
+    :func:`simplex_core.inference.fitting.longest_chains_factor`), or, when only the bulk ESS of ``diagnostics``
     falls short, enough draws for it; one chain: more chains. Never the advice already followed."""
-    from ..inference import ESS_MIN, RHAT_MAX, flipped_judge_modes, longest_chains_factor, uncrossed_modes
+    from simplex_core.inference.fitting import ESS_MIN, RHAT_MAX, flipped_judge_modes, longest_chains_factor, uncrossed_modes
 
     if settings.chains < 2:
         return "R-hat compares chains: fit with --chains 4 (the default) or at least 2."
@@ -185,9 +185,9 @@ def convergence_action(settings: FitSettings, timing: dict | None = None, diagno
 
 
 def convergence_note(diagnostics, settings: FitSettings, timing: dict | None = None) -> str | None:
-    """What went wrong (:func:`simplex_core.inference.convergence_problem`) and what to do; None when
+    """What went wrong (:func:`simplex_core.inference.fitting.convergence_problem`) and what to do; None when
     the fit converged."""
-    from ..inference import convergence_problem
+    from simplex_core.inference.fitting import convergence_problem
 
     problem = convergence_problem(diagnostics)
     return None if problem is None else f"{problem} {convergence_action(settings, timing, diagnostics)}"
@@ -263,8 +263,8 @@ def _write_json(path: str, doc: dict) -> None:
 
 def run_fit(args: argparse.Namespace) -> int:
     """``fit``: fit, write result.json (and the posterior with --idata), print a short summary."""
-    from ..inference import fit_model
-    from ..summaries import result_json
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.summaries.posterior_tables import result_json
 
     check_outputs(args, "out:JSON", "idata:NetCDF", "leaderboard:CSV")  # fail before a long fit, not after
     table, counts, settings = _prepare_setting(args)
@@ -300,7 +300,7 @@ def run_fit(args: argparse.Namespace) -> int:
     tiers: dict[int, list[str]] = {}
     for row in doc["leaderboard"]:
         tiers.setdefault(row["tier"], []).append(row["candidate"])
-    # ">" is the tier rule's claim, no more (simplex_core.leaderboard): a tier opens at a candidate that
+    # ">" is the tier rule's claim, no more (simplex_core.summaries.leaderboard): a tier opens at a candidate that
     # some member of the tier above is credibly ahead of; other pairs are in the pairwise matrix
     print("  tiers (order not settled at 95% within a tier; a tier opens where a member of the tier above is "
           "credibly ahead, P ≥ 0.975; other pairs: result.json's pairwise): "
@@ -316,14 +316,14 @@ def run_fit(args: argparse.Namespace) -> int:
 
 def _ordinal_doc(args: argparse.Namespace, table, settings: FitSettings) -> dict:
     """The ordinal model fitted to the same table: result.json's ``ordinal`` object, and its ranking printed."""
-    from ..ordinal import ordinal_for_table, ordinal_json
+    from simplex_core.methods.ordinal import ordinal_for_table, ordinal_json
 
     if not args.quiet:
         print("fitting the ordinal many-facet model (label-free competitor)", file=sys.stderr, flush=True)
     try:
         method = ordinal_for_table(table, self_exclusion=settings.self_exclusion, chains=settings.chains,
                                    draws=settings.draws, tune=settings.tune, seed=settings.seed)
-        from ..data import item_view
+        from simplex_core.data.table import item_view
 
         result = method(item_view(table))
     except ValueError as exc:
@@ -340,7 +340,7 @@ def _ordinal_doc(args: argparse.Namespace, table, settings: FitSettings) -> dict
 
 def run_sensitivity(args: argparse.Namespace) -> int:
     """``sensitivity``: the ω and β_max sweeps, written as sens.json."""
-    from ..sensitivity import sensitivity_sweep
+    from simplex_core.studies.sensitivity import sensitivity_sweep
 
     omegas = _grid(args.omegas, "--omegas")
     beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
@@ -349,7 +349,7 @@ def run_sensitivity(args: argparse.Namespace) -> int:
                                 omega=args.base_omega, beta_max=args.base_beta_max)
     with study_client(args) as client:
         if client is not None and not args.quiet:
-            from ..distributed import describe
+            from simplex_core.inference.distributed import describe
 
             print(f"fitting the sweep's settings {describe(client)}", file=sys.stderr, flush=True)
         progress = _progress(args) if client is None else _line_progress(args)

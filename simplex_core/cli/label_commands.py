@@ -1,4 +1,4 @@
-"""``suggest-labels``: which answers to label next (issue 11; :mod:`simplex_core.labelling`).
+"""``suggest-labels``: which answers to label next (issue 11; :mod:`simplex_core.methods.labelling`).
 
 ``python -m simplex_core suggest-labels DATA --budget 20 --out next.csv`` fits the shared-truth
 model (gold answers, if any, taken as labelled), ranks the unlabelled answers by the expected
@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..spreadsheet import write_csv
-from . import UsageError, add_data_options, check_outputs
-from .fit_commands import _add_model_options, _prepare_setting, _progress
+from simplex_core.data.spreadsheet import write_csv
+from simplex_core.cli import UsageError, add_data_options, check_outputs
+from simplex_core.cli.fit_commands import _add_model_options, _prepare_setting, _progress
 
 #: Summed rank variance below which the ranking counts as settled (float noise of a sum of zeros).
 SETTLED_UNCERTAINTY = 1e-9
@@ -45,8 +45,8 @@ CURVE_ESS_MIN = 100
 
 
 def run_suggest(args: argparse.Namespace) -> int:
-    from ..inference import fit_model
-    from ..labelling import LabelDraws, answers_of, budget_curve, suggest_labels
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.methods.labelling import LabelDraws, answers_of, budget_curve, suggest_labels
 
     if args.budget < 1:
         raise UsageError(f"--budget must be at least 1; got {args.budget}.")

@@ -1,4 +1,4 @@
-"""``simulate``: write a simulated table (a named scenario of ``simplex_core.simulate``) as CSV, JSON
+"""``simulate``: write a simulated table (a named scenario of ``simplex_core.model.simulate``) as CSV, JSON
 Lines or Parquet, by the name of the file (``.csv``, ``.jsonl``, ``.parquet``; ``.gz`` compresses)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..simulate import SCENARIOS, scenario
+from simplex_core.model.simulate import SCENARIOS, scenario
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _nonneg_int(text: str, option: str, least: int = 0) -> int:
-    from . import UsageError
+    from simplex_core.cli import UsageError
 
     try:
         value = int(str(text))
@@ -38,7 +38,7 @@ def _nonneg_int(text: str, option: str, least: int = 0) -> int:
 
 def run_simulate(args: argparse.Namespace) -> int:
     """Handler: simulate, write the CSV, print a one-line summary with the population ranking."""
-    from . import UsageError
+    from simplex_core.cli import UsageError
 
     if args.scenario not in SCENARIOS:
         raise UsageError(f"Unknown scenario {args.scenario!r}: choose one of {', '.join(SCENARIOS)}.")
@@ -47,8 +47,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.items is not None:
         n_items = _nonneg_int(args.items, "--items", least=1)
         overrides["n_items"] = n_items
-    from ..data import input_limits
-    from . import check_outputs
+    from simplex_core.data.table import input_limits
+    from simplex_core.cli import check_outputs
 
     spec = SCENARIOS[args.scenario]
     max_rows = input_limits()[1]
@@ -76,9 +76,9 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def _write_table(frame, out: Path) -> None:
-    """The table in the format its name says, by the loader's own rule (:func:`~simplex_core.data.table_format`;
+    """The table in the format its name says, by the loader's own rule (:func:`~simplex_core.data.table.table_format`;
     pandas compresses by a ``.gz`` suffix)."""
-    from ..data import table_format
+    from simplex_core.data.table import table_format
 
     kind = table_format(str(out))
     if kind == "parquet":

@@ -1,8 +1,8 @@
 """Plotly figure builders for the app, the reports and the paper's figures.
 
-Every builder takes precomputed arrays or tidy tables (from :mod:`simplex_core.summaries`,
-:mod:`simplex_core.baselines`, :mod:`simplex_core.sensitivity`, :mod:`simplex_core.data` or
-:mod:`simplex_core.geometry`) and returns a :class:`plotly.graph_objects.Figure`; none fits,
+Every builder takes precomputed arrays or tidy tables (from :mod:`simplex_core.summaries.posterior_tables`,
+:mod:`simplex_core.methods.baselines`, :mod:`simplex_core.studies.sensitivity`, :mod:`simplex_core.data.table` or
+:mod:`simplex_core.model.geometry`) and returns a :class:`plotly.graph_objects.Figure`; none fits,
 samples or reads files. Traces carry ``meta = {"role": ...}`` (plus e.g. ``"draw"`` or
 ``"judge"``) so pages and tests can find them without relying on trace order.
 

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
-from simplex_core import geometry
+from simplex_core.model import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, LABEL_HALO, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR,
     TEMPLATE, TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, fmt_number, label_rows,

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from simplex_core.baselines import rank_interval
+from simplex_core.methods.baselines import rank_interval
 
 from simplex_core.figures.style import (
     GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, TEMPLATE, cycle, fmt_number, level_colors, require_columns,
@@ -27,7 +27,7 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     A method with more than one row for some candidate (posterior draws, bootstrap or
     Bradley-Terry replicates) gets one box trace: the box spans the 25-75% quantiles with the
     median line, the whiskers span the central ``interval`` (default 95%): the rank interval of the
-    tables, by its rule (:func:`simplex_core.baselines.rank_interval`). A method with one row per
+    tables, by its rule (:func:`simplex_core.methods.baselines.rank_interval`). A method with one row per
     candidate (simple average, single judge) is drawn as markers. Methods that use ground-truth
     labels (PPI) are hollow and their names end with " (uses labels)". True ranks, when given, are
     black stars.
@@ -486,7 +486,7 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
     Parameters
     ----------
     distribution : DataFrame
-        :func:`simplex_core.data.score_distribution` output: ``judge, candidate, level, count``;
+        :func:`simplex_core.data.table.score_distribution` output: ``judge, candidate, level, count``;
         optional ``label`` (legend), ``n``, ``share`` (computed from counts when absent) and
         ``self_family`` (those bars are hatched: excluded from the fit by default).
     title : str, optional
@@ -598,7 +598,7 @@ def leaderboard_figure(leaderboard: pd.DataFrame, title: str | None = None, *, n
     Parameters
     ----------
     leaderboard : DataFrame
-        :func:`simplex_core.leaderboard.leaderboard`'s table (columns ``tier, candidate, rank_lo,
+        :func:`simplex_core.summaries.leaderboard.leaderboard`'s table (columns ``tier, candidate, rank_lo,
         rank_hi, rank_median, p_best, p_top3``), best first.
     title : str, optional
     note : str, optional
@@ -672,7 +672,7 @@ def reweighted_sensitivity_figure(fine: pd.DataFrame, fitted: pd.DataFrame | Non
     Parameters
     ----------
     fine : DataFrame
-        :func:`simplex_core.sensitivity.reweighted_sweep`'s table (``sweep, omega, beta_max,
+        :func:`simplex_core.studies.sensitivity.reweighted_sweep`'s table (``sweep, omega, beta_max,
         spearman_vs_base, khat``).
     fitted : DataFrame, optional
         The sweep of real fits (``omega, beta_max, spearman_vs_base`` and ``sweep``), drawn as markers.

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
-from simplex_core import geometry
+from simplex_core.model import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, LABEL_HALO, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, TEMPLATE,
     TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, inside_triangle, outward_position,
@@ -95,7 +95,7 @@ def judge_observed_table(distribution: pd.DataFrame, judge: str,
     Parameters
     ----------
     distribution : DataFrame
-        :func:`simplex_core.data.score_distribution` output: columns ``judge, candidate, level,
+        :func:`simplex_core.data.table.score_distribution` output: columns ``judge, candidate, level,
         count`` (``label`` optional, used as column names).
     judge : str
     candidates : sequence of str, optional

@@ -21,7 +21,7 @@ STATIC_FORMATS = ("png", "svg")
 
 
 def settings_caption(settings: Any) -> str:
-    """One line naming the model setting of a fit (a :class:`simplex_core.model.FitSettings`).
+    """One line naming the model setting of a fit (a :class:`simplex_core.model.definition.FitSettings`).
 
     Examples
     --------
@@ -378,7 +378,7 @@ def _place_ternary_labels(fig: go.Figure, panel: int, side_px: float, f: Mapping
     """Place panel ``panel``'s θ and name labels again for a triangle ``side_px`` wide (the label
     metrics in side units shrink as the triangle grows); names that do not fit are left to the legend."""
     from simplex_core.figures.simplex import add_ternary_labels
-    from simplex_core import geometry
+    from simplex_core.model import geometry
 
     mine = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("panel") == panel]
     cand = next((t for t in mine if t.meta.get("role") == "candidates"), None)

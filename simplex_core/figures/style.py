@@ -2,7 +2,7 @@
 the one place that makes user text safe to print in a Plotly figure.
 
 Colours come from the Okabe & Ito (2008) palette (:data:`OKABE_ITO`); ordered levels use Viridis.
-Ternary drawings place the levels as :mod:`simplex_core.geometry` does: lowest level bottom-left
+Ternary drawings place the levels as :mod:`simplex_core.model.geometry` does: lowest level bottom-left
 (ternary axis ``b``), middle level bottom-right (``c``), highest level at the top (``a``).
 """
 
@@ -19,8 +19,8 @@ import plotly.io as pio
 from numpy.typing import NDArray
 from plotly.colors import sample_colorscale
 
-from simplex_core import geometry
-from simplex_core.text import shorten  # noqa: F401 — the figures' callers import it from here
+from simplex_core.model import geometry
+from simplex_core.data.text import shorten  # noqa: F401 — the figures' callers import it from here
 
 # -- palette ---------------------------------------------------------------------------------------
 

@@ -6,10 +6,10 @@
 * :mod:`.manager` — :class:`FitManager`: the book dispatched to a Dask cluster.
 """
 
-from .book import JobBook
-from .manager import FitManager, default_fit_workers
-from .status import BACKGROUND, FINAL_STATES, INTERACTIVE, GroupProgress, JobStatus, ProgressCallback, format_duration, progress_numbers
-from .worker import DEFAULT_FIT_FUNCTION, FitCacheStore, FitStore
+from simplex_core.jobs.book import JobBook
+from simplex_core.jobs.manager import FitManager, default_fit_workers
+from simplex_core.jobs.status import BACKGROUND, FINAL_STATES, INTERACTIVE, GroupProgress, JobStatus, ProgressCallback, format_duration, progress_numbers
+from simplex_core.jobs.worker import DEFAULT_FIT_FUNCTION, FitCacheStore, FitStore
 
 __all__ = ["BACKGROUND", "DEFAULT_FIT_FUNCTION", "FINAL_STATES", "INTERACTIVE", "FitCacheStore", "FitManager", "FitStore",
            "GroupProgress", "JobBook", "JobStatus", "ProgressCallback", "default_fit_workers", "format_duration",

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable
 
-from .status import FINAL_STATES, INTERACTIVE, GroupProgress, JobState, JobStatus
+from simplex_core.jobs.status import FINAL_STATES, INTERACTIVE, GroupProgress, JobState, JobStatus
 
 #: Finished jobs remembered for status queries; older ones are forgotten.
 KEEP_FINISHED = 2000

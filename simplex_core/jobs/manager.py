@@ -33,11 +33,11 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
-from simplex_core.fit_identity import fit_key
+from simplex_core.inference.fit_identity import fit_key
 
-from .book import MAX_PENDING_PER_OWNER, JobBook
-from .status import BACKGROUND, INTERACTIVE, GroupProgress, JobStatus
-from .worker import DEFAULT_FIT_FUNCTION, FitCacheStore, FitCancelled, FitStore, mark_cancelled, plain_failure, run_fit, warm
+from simplex_core.jobs.book import MAX_PENDING_PER_OWNER, JobBook
+from simplex_core.jobs.status import BACKGROUND, INTERACTIVE, GroupProgress, JobStatus
+from simplex_core.jobs.worker import DEFAULT_FIT_FUNCTION, FitCacheStore, FitCancelled, FitStore, mark_cancelled, plain_failure, run_fit, warm
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ _LANDED_BYTES = 256 * 2**20
 def default_fit_workers() -> int:
     """Worker processes of the app's local cluster: ``SIMPLEX_JUDGE_FIT_WORKERS``, else min(2, cores)
     (a fit is CPU-bound; the page server needs a share of the machine too)."""
-    from simplex_core.distributed import default_workers
+    from simplex_core.inference.distributed import default_workers
 
     env = os.environ.get(ENV_WORKERS, "").strip()
     if env:
@@ -268,7 +268,7 @@ class FitManager:
 
     def describe(self) -> str:
         """Where the fits run, in plain words."""
-        from simplex_core.distributed import describe
+        from simplex_core.inference.distributed import describe
 
         return "no fit has run yet" if self._client is None else describe(self._client)
 
@@ -346,7 +346,7 @@ class FitManager:
         if self._client_error is not None and time.monotonic() - self._client_error[0] < 30:
             self._fail_queued(self._client_error[1])
             return False
-        from simplex_core.distributed import start_client
+        from simplex_core.inference.distributed import start_client
 
         try:
             client, cluster = start_client(self.scheduler, self.n_workers or default_fit_workers(),

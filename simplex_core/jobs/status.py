@@ -1,6 +1,6 @@
 """What a caller can know about fit jobs: states, priorities, immutable snapshots, the progress shape.
 
-Every fit reports progress the way :func:`simplex_core.inference.fit_model` does:
+Every fit reports progress the way :func:`simplex_core.inference.fitting.fit_model` does:
 ``progress(message, fraction)`` (:data:`ProgressCallback`), with ``"N of M"`` in the message when it
 counts draws; :func:`progress_numbers` reads that into (done, total, fraction, stage).
 """
@@ -63,7 +63,7 @@ class JobStatus:
     job_id
         Unique id of the job.
     key
-        :func:`simplex_core.fit_identity.fit_key` of the fit; requests for one fit share one job.
+        :func:`simplex_core.inference.fit_identity.fit_key` of the fit; requests for one fit share one job.
     state
         ``'queued'``, ``'running'``, ``'done'``, ``'failed'`` or ``'cancelled'``.
     priority

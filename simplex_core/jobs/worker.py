@@ -23,10 +23,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from .status import progress_numbers
+from simplex_core.jobs.status import progress_numbers
 
 #: The default fit function, as "module:attribute" (imported in the worker only).
-DEFAULT_FIT_FUNCTION = "simplex_core.inference:fit_model"
+DEFAULT_FIT_FUNCTION = "simplex_core.inference.fitting:fit_model"
 
 # Progress events per second per job (the scheduler relays them; the pages redraw at most every second).
 _PROGRESS_PER_SECOND = 4.0
@@ -61,7 +61,7 @@ class FitStore(Protocol):
 
 @dataclass(frozen=True)
 class FitCacheStore:
-    """The project's on-disk fit cache (:class:`simplex_core.fit_cache.FitCache`) as a :class:`FitStore`.
+    """The project's on-disk fit cache (:class:`simplex_core.inference.fit_cache.FitCache`) as a :class:`FitStore`.
 
     ``directory=None`` uses the fit cache's default (``SIMPLEX_JUDGE_CACHE`` or
     ``~/.cache/simplex_judge``), read where the store is used, in each process. ``read_only``:
@@ -72,7 +72,7 @@ class FitCacheStore:
     read_only: tuple[str, ...] = ()
 
     def _cache(self) -> Any:
-        from simplex_core.fit_cache import FitCache
+        from simplex_core.inference.fit_cache import FitCache
 
         return FitCache(self.directory, read_only=self.read_only)
 
@@ -83,11 +83,11 @@ class FitCacheStore:
         return self._cache().get(counts, settings)
 
     def posterior_file(self, counts: Any, settings: Any) -> Any | None:
-        """The stored fit's NetCDF file, for readers of a few variables (:meth:`simplex_core.fit_cache.FitCache.posterior_file`)."""
+        """The stored fit's NetCDF file, for readers of a few variables (:meth:`simplex_core.inference.fit_cache.FitCache.posterior_file`)."""
         return self._cache().posterior_file(counts, settings)
 
     def read_only_fits(self, counts: Any) -> list[Any]:
-        """The read-only fits of these data (:meth:`simplex_core.fit_cache.FitCache.read_only_fits`)."""
+        """The read-only fits of these data (:meth:`simplex_core.inference.fit_cache.FitCache.read_only_fits`)."""
         return self._cache().read_only_fits(counts)
 
     def save(self, counts: Any, settings: Any, result: Any) -> bool:
@@ -138,7 +138,7 @@ def _lower_priority(nice: int) -> None:
 
 def _warm_up(fit_function: str) -> threading.Event | None:
     """The event set when this process is ready for fits of ``fit_function``, whose module's
-    ``warm_up_worker(ready)`` (if it has one: :func:`simplex_core.inference.warm_up_worker`) is
+    ``warm_up_worker(ready)`` (if it has one: :func:`simplex_core.inference.fitting.warm_up_worker`) is
     started once per process, in a thread, on the first call. ``None``: nothing to wait for."""
     module = importlib.import_module(fit_function.partition(":")[0])
     hook = getattr(module, "warm_up_worker", None)

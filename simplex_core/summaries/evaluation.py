@@ -1,0 +1,363 @@
+"""How well a ranking method recovers the true ranking: the paper's Table 1 figures.
+
+This module owns the evaluation of ranking methods against ground truth (section 6 "Comparative
+performance evaluation"; appendix D, E):
+
+- the true ranking (:func:`true_ranks`): mean ``true_score`` per candidate, rank 1 = best;
+- Spearman correlation of a method's point ranking with the truth (:func:`spearman`);
+- coverage: the share of candidates whose true rank lies inside the method's 95% rank interval
+  (:func:`coverage`);
+- 95% intervals for both by resampling items and recomputing every method
+  (:func:`evaluate_methods`);
+- the long table of rank draws per method for the rankings figure (:func:`method_rank_draws`).
+
+A *method* is any callable ``f(view, rng) -> MethodResult`` on an item view (see
+``simplex_core.methods.baselines``); the Bayesian model plugs in the same way, with its own caching.
+The self-preference and prior experiments will live here too (``experiments``), once the model exists.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from simplex_core.methods.baselines import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, _check_view, _unique_in_order, method_generator, rank_scores
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from simplex_core.data.table import JudgmentTable
+
+__all__ = [
+    "EVALUATION_COLUMNS",
+    "NoTruthError",
+    "figure_order",
+    "true_ranks",
+    "spearman",
+    "coverage",
+    "covered",
+    "resample_items",
+    "resampled_views",
+    "method_stream",
+    "method_generators",
+    "evaluate_results",
+    "evaluate_methods",
+    "method_rank_draws",
+]
+
+EVALUATION_COLUMNS = (
+    "method",
+    "uses_labels",
+    "spearman",
+    "spearman_lo",
+    "spearman_hi",
+    "coverage",
+    "coverage_lo",
+    "coverage_hi",
+)
+"""Columns of :func:`evaluate_methods` (and of ``python -m simplex_core evaluate --out``)."""
+
+
+class NoTruthError(ValueError):
+    """The data has no ground truth, so methods cannot be evaluated (the CLI exits with status 2)."""
+
+
+def _as_view(table_or_view: "JudgmentTable | pd.DataFrame") -> pd.DataFrame:
+    if isinstance(table_or_view, pd.DataFrame):
+        return table_or_view
+    from simplex_core.data.table import item_view
+
+    return item_view(table_or_view)
+
+
+def true_ranks(view: pd.DataFrame) -> pd.Series:
+    """The true ranking: mean ``true_score`` per candidate over its items, rank 1 = best.
+
+    Tied means get the average of the ranks they span (two candidates tied for 2nd and 3rd both get
+    2.5). A candidate without any true score gets a NaN rank.
+
+    Parameters
+    ----------
+    view
+        Item view (index item, candidate) with a ``true_score`` column.
+
+    Returns
+    -------
+    pd.Series
+        ``true_rank`` per candidate, in the view's candidate order.
+    """
+    _check_view(view)
+    if TRUE_SCORE not in view.columns:
+        raise NoTruthError(
+            "The data has no ground truth (no 'true_score' column), so there is no true ranking to "
+            "evaluate against. Load data with a true_score column."
+        )
+    candidates = _unique_in_order(view.index.get_level_values("candidate"))
+    means = view[TRUE_SCORE].astype(float).groupby(level="candidate", sort=False).mean().reindex(candidates)
+    return pd.Series(
+        rank_scores(means.to_numpy()), index=pd.Index(candidates, name="candidate"), name="true_rank"
+    )
+
+
+def rank_correlation(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman correlation of two rankings given in the same candidate order (NaN when either is
+    constant): :func:`spearman` without the matching by name."""
+    return spearman(pd.Series(np.asarray(a, dtype=float)), pd.Series(np.asarray(b, dtype=float)))
+
+
+def spearman(point_ranks: pd.Series, true_ranks: pd.Series) -> float:
+    """Spearman correlation between a method's point ranks and the true ranks.
+
+    Candidates are matched by name over those with a true rank. Ties are ranked by their average
+    rank (``scipy.stats.spearmanr``). NaN when the method leaves one of these candidates without a
+    rank (a partial ranking is not comparable with full ones: e.g. a single judge whose own family's
+    candidates were all excluded), when fewer than two candidates have a true rank, or when either
+    side is constant.
+    """
+    truth = true_ranks.dropna()
+    ranks = point_ranks.reindex(truth.index)
+    if ranks.isna().any() or len(truth) < 2 or ranks.nunique() < 2 or truth.nunique() < 2:
+        return float("nan")
+    return float(stats.spearmanr(ranks.to_numpy(dtype=float), truth.to_numpy(dtype=float)).statistic)
+
+
+def covered(result: MethodResult, true_ranks: pd.Series) -> pd.Series:
+    """Per candidate (those with a true rank): whether the method's interval covers the true rank.
+
+    With intervals: ``rank_lo <= true_rank <= rank_hi`` (inclusive). Without intervals (single
+    judge, simple average): covered only when the point rank equals the true rank exactly -- our
+    convention, consistent with the paper's figures for such methods. A candidate the method gave no
+    rank (NaN) is not covered.
+    """
+    truth = true_ranks.dropna()
+    if result.has_intervals:
+        lo = result.rank_lo.reindex(truth.index)
+        hi = result.rank_hi.reindex(truth.index)
+        inside = (lo <= truth) & (truth <= hi)
+    else:
+        inside = result.ranks.reindex(truth.index) == truth
+    return inside.fillna(False).astype(bool).rename("covered")
+
+
+def coverage(result: MethodResult, true_ranks: pd.Series) -> float:
+    """Share of candidates whose true rank lies inside the method's 95% interval (see :func:`covered`
+    for the inclusive rule and the no-interval convention). NaN when no candidate has a true rank,
+    or when the method leaves one of them unranked: as for :func:`spearman`, a partial ranking is not
+    comparable (its candidates are ranked 1..n−1 against true ranks 1..n, and a single judge whose
+    own family was excluded read coverage 0.000 for that shift alone)."""
+    inside = covered(result, true_ranks)
+    truth = true_ranks.dropna()
+    if not len(inside) or result.ranks.reindex(truth.index).isna().any():
+        return float("nan")
+    return float(inside.mean())
+
+
+def resample_items(view: pd.DataFrame, positions: np.ndarray) -> pd.DataFrame:
+    """The item view made of the items at ``positions`` (0-based, repeats allowed), in that order.
+
+    Repeated items become distinct items named ``"<item>#<n>"`` (n = position in the draw), so a
+    method that resamples items itself sees each drawn copy as its own item.
+    """
+    _check_view(view)
+    codes, items = pd.factorize(view.index.get_level_values("item"))
+    order = np.argsort(codes, kind="stable")  # rows grouped by item, in view order within an item
+    starts = np.searchsorted(codes[order], np.arange(len(items)))
+    counts = np.bincount(codes, minlength=len(items))
+    positions = np.asarray(positions, dtype=int)
+    rows = np.concatenate([order[starts[p] : starts[p] + counts[p]] for p in positions])
+    new_items = np.repeat([f"{items[p]}#{n}" for n, p in enumerate(positions)], counts[positions])
+    out = view.iloc[rows]
+    return out.set_axis(
+        pd.MultiIndex.from_arrays(
+            [new_items, out.index.get_level_values("candidate")], names=["item", "candidate"]
+        ),
+        axis=0,
+    )
+
+
+def _resample_plan(rng: RngLike | None, n_items: int, ci_resamples: int) -> tuple[int, list[np.ndarray]]:
+    """The base seed of the methods' generators and the item positions of each resample, drawn
+    from ``rng`` in the order :func:`evaluate_methods` has always drawn them."""
+    gen = _as_generator(rng)
+    base_seed = int(gen.integers(2**63))
+    return base_seed, [gen.integers(0, n_items, size=n_items) for _ in range(ci_resamples)]
+
+
+def resampled_views(view: pd.DataFrame, ci_resamples: int, rng: RngLike | None) -> list[pd.DataFrame]:
+    """The views :func:`evaluate_methods` runs its methods on with the same ``rng``: the full view,
+    then each item resample. Lets expensive methods fit them all at once (e.g. on Dask) first."""
+    _check_view(view)
+    n_items = view.index.get_level_values("item").nunique()
+    _, plan = _resample_plan(rng, n_items, ci_resamples)
+    return [view] + [resample_items(view, positions) for positions in plan]
+
+
+def method_stream(name: str, method: object) -> str:
+    """The name of the generator stream :func:`evaluate_methods` hands ``method`` (evaluated as
+    ``name``): its ``rng_stream`` when it shares another method's (a gold method draws PPI's
+    labelled items), else its own name."""
+    return getattr(method, "rng_stream", None) or name
+
+
+def method_generators(rng: RngLike | None, ci_resamples: int, stream: str) -> list[np.random.Generator]:
+    """The generators :func:`evaluate_methods` with the same ``rng`` hands a method of stream
+    ``stream``: on the full data, then on each item resample, each fresh. Lets a method whose data
+    depend on its generator (a gold method's labelled items) prepare its fits before the evaluation."""
+    base_seed, _ = _resample_plan(rng, 0, 0)
+    return [method_generator(base_seed, stream, r) for r in range(ci_resamples + 1)]
+
+
+def evaluate_results(results: Mapping[str, MethodResult], truth: pd.Series) -> pd.DataFrame:
+    """Point figures for already computed results: columns ``method, uses_labels, spearman, coverage``."""
+    return pd.DataFrame(
+        [
+            {
+                "method": name,
+                "uses_labels": bool(res.uses_labels),
+                "spearman": spearman(res.ranks, truth),
+                "coverage": coverage(res, truth),
+            }
+            for name, res in results.items()
+        ],
+        columns=["method", "uses_labels", "spearman", "coverage"],
+    )
+
+
+def evaluate_methods(
+    table_or_view: "JudgmentTable | pd.DataFrame",
+    methods: Mapping[str, Method],
+    ci_resamples: int = 50,
+    rng: RngLike | None = None,
+    *,
+    population_ranks: pd.Series | None = None,
+    level: float = 0.95,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Spearman and coverage of each method, with intervals from resampling items.
+
+    Point figures: every method run once on the full data, compared with :func:`true_ranks` of the
+    full data. Intervals: ``ci_resamples`` times, draw the items with replacement
+    (``rng.integers(0, n_items, size=n_items)`` per resample, see :func:`resample_items`), rerun
+    every method on the resampled view, compare with the true ranks *of that resample*, and take the
+    2.5% / 97.5% quantiles (numpy's linear interpolation) of the figures over resamples.
+    ``ci_resamples=0`` skips this and leaves the interval columns NaN.
+
+    Each method run gets its own generator from :func:`~simplex_core.methods.baselines.method_generator`
+    (base seed from ``rng``, the method name, the resample number), so the result of one method does
+    not depend on which other methods are evaluated. A method with an ``rng_stream`` attribute gets
+    the generator of that name instead (``bayesian_gold_10`` gets ``ppi_10``'s, so both label the
+    same items).
+
+    Parameters
+    ----------
+    table_or_view
+        A ``JudgmentTable`` or its item view.
+    methods
+        Method name -> ``f(view, rng) -> MethodResult`` (e.g. ``baselines.baseline_methods(...)``).
+    ci_resamples
+        Number of item resamples for the intervals (0 = none).
+    rng
+        Generator or seed.
+    population_ranks
+        Known true ranks (e.g. the simulator's population ranks); used as the truth for the full data
+        and every resample instead of the mean ``true_score``.
+    level
+        Interval level for the figures.
+    progress
+        Called with a line about every tenth of the resamples (a long evaluation of baselines said
+        nothing for 43 s).
+
+    Returns
+    -------
+    pd.DataFrame
+        One row per method, columns :data:`EVALUATION_COLUMNS`.
+
+    Raises
+    ------
+    NoTruthError
+        When the data has no ``true_score`` column and no ``population_ranks`` are given.
+    """
+    if ci_resamples < 0:
+        raise ValueError(f"ci_resamples must be 0 or more; got {ci_resamples}.")
+    if not methods:
+        raise ValueError("No methods to evaluate: pass at least one name -> method.")
+    view = _as_view(table_or_view)
+    _check_view(view)
+
+    def truth_of(v: pd.DataFrame) -> pd.Series:
+        return population_ranks if population_ranks is not None else true_ranks(v)
+
+    truth = truth_of(view)  # raises NoTruthError before any method runs
+    n_items = view.index.get_level_values("item").nunique()
+    base_seed, plan = _resample_plan(rng, n_items, ci_resamples)
+
+    def run(v: pd.DataFrame, replicate: int) -> dict[str, MethodResult]:
+        out = {}
+        for name, method in methods.items():
+            try:
+                out[name] = method(v, method_generator(base_seed, method_stream(name, method), replicate))
+            except Exception as err:  # say which method and which resample, keep the error itself
+                where = "the full data" if replicate == 0 else f"item resample {replicate}"
+                err.add_note(f"(while running method {name!r} on {where})")
+                raise
+        return out
+
+    table = evaluate_results(run(view, 0), truth)
+    rho = np.full((ci_resamples, len(methods)), np.nan)
+    cov = np.full((ci_resamples, len(methods)), np.nan)
+    for r, positions in enumerate(plan):
+        resampled = resample_items(view, positions)
+        figures = evaluate_results(run(resampled, r + 1), truth_of(resampled))
+        rho[r], cov[r] = figures["spearman"].to_numpy(), figures["coverage"].to_numpy()
+        if progress is not None and ((r + 1) % max(1, ci_resamples // 10) == 0 or r + 1 == ci_resamples):
+            progress(f"item resample {r + 1} of {ci_resamples} done "  # about ten lines per evaluation
+                     f"({len(methods)} method{'s' if len(methods) != 1 else ''})")
+    alpha = (1.0 - level) / 2.0
+    for col, values in (("spearman", rho), ("coverage", cov)):
+        lo = np.full(len(methods), np.nan)
+        hi = np.full(len(methods), np.nan)
+        for m in range(len(methods)):
+            finite = values[:, m][np.isfinite(values[:, m])]
+            if len(finite):
+                lo[m], hi[m] = np.quantile(finite, [alpha, 1.0 - alpha])
+        table[f"{col}_lo"], table[f"{col}_hi"] = lo, hi
+    return table[list(EVALUATION_COLUMNS)]
+
+
+def figure_order(draws: pd.DataFrame, truth: pd.Series | None = None, method: str = "bayesian") -> list[str]:
+    """The candidates' order in the rank figures (every front end draws them in this one order): by
+    true rank when the data have truth; else by ``method``'s median rank, ties by its mean rank (so
+    candidates of one median stand as in the leaderboard, not alphabetically); candidates it does not
+    rank (or, without it, every candidate) by the median over all methods, after."""
+    if truth is not None:
+        return list(truth.sort_values(kind="stable").index)
+    mine = draws[draws["method"] == method].groupby("candidate", sort=False)["rank"]
+    overall = draws.groupby("candidate", sort=False)["rank"]
+    keys = pd.DataFrame({"median": mine.median(), "mean": mine.mean()}).reindex(overall.median().index)
+    keys["all_median"], keys["all_mean"] = overall.median(), overall.mean()
+    keys["unranked"] = keys["median"].isna()
+    keys = keys.sort_values(["unranked", "median", "mean", "all_median", "all_mean"], kind="stable")
+    return [str(c) for c in keys.index]
+
+
+def method_rank_draws(results: Mapping[str, MethodResult] | Iterable[MethodResult]) -> pd.DataFrame:
+    """Long table of ranks per method for the rankings figure (box plots).
+
+    Columns ``method, candidate, rank, uses_labels``: one row per replicate and candidate for methods
+    with replicate ranks, one row per candidate (the point rank) for the others. With a mapping the
+    method names are its keys, otherwise each result's ``method``.
+    """
+    pairs = results.items() if isinstance(results, Mapping) else ((r.method, r) for r in results)
+    frames = []
+    for name, res in pairs:
+        if res.rank_draws is not None:
+            frame = res.rank_draws[["candidate", "rank"]].copy()
+        else:
+            frame = pd.DataFrame({"candidate": list(res.ranks.index), "rank": res.ranks.to_numpy(dtype=float)})
+        frame.insert(0, "method", name)
+        frame["uses_labels"] = bool(res.uses_labels)
+        frames.append(frame)
+    if not frames:
+        return pd.DataFrame(columns=["method", "candidate", "rank", "uses_labels"])
+    return pd.concat(frames, ignore_index=True)
