@@ -162,6 +162,19 @@ with guard("preparing the baseline downloads"):
 
         csv_button(evaluation_table, f"{label}-evaluation", label="Evaluation against the truth CSV",
                    key="dl-x-evaluation")
+    def ordinal_table() -> pd.DataFrame:
+        res, why = da.ordinal_result(table, da.table_key(table), ctx.self_exclusion)
+        if res is None:
+            return pd.DataFrame({"method": ["ordinal"], "error": [why]})
+        s = res.summary()
+        s.insert(0, "method", res.method)
+        s.insert(1, "uses_labels", res.uses_labels)
+        s["p_best"] = [res.details.get(f"p_best:{c}") for c in s["candidate"]]
+        return s
+
+    csv_button(ordinal_table, f"{label}-ordinal", label="Ordinal model CSV", key="dl-x-ordinal",
+               help="The label-free ordinal many-facet model (quality on the logit scale, rank, 95% rank interval, "
+                    "P(best)); fitted when first asked for: an MCMC fit of a minute or more")
 
 st.subheader("Figures for slides and papers")
 st.caption("The main figures at a fixed page size, with a title and a caption naming the dataset, the setting and the "

@@ -71,6 +71,17 @@ elif view is not None and view.result is None:
     waiting_for_first_fit(view)
 
 methods = ({"bayesian": bayes} if bayes is not None else {}) | dict(baseline)
+# the ordinal many-facet model is a full MCMC fit: run on request only
+if st.toggle("Add the ordinal many-facet model (label-free competitor; an MCMC fit, a minute or more)", value=False,
+             key="w_rank_ordinal"):
+    with guard("fitting the ordinal many-facet model"):
+        ordinal, ordinal_failed = da.ordinal_result(table, da.table_key(table), ctx.self_exclusion)
+        if ordinal is None:
+            st.caption(f"The ordinal model could not run on these data: {md(str(ordinal_failed))}")
+        else:
+            methods["ordinal"] = ordinal
+            for note in ordinal.notes:
+                st.caption(md(note))
 
 if bayes is not None:  # the answer in one line, drawn before the figures' script loads in the browser
     with guard("summarising the ranking"):
@@ -112,7 +123,8 @@ with guard("drawing the rank distributions"):
         method_order = [m for m in methods if m not in singles] + singles
         st.subheader("Rank distributions by method")
         st.caption(f"Rank 1 = best; {how}. Boxes: 25–75% of the draws/replicates with the median; whiskers: the 95% "
-                   "rank interval. Points: methods without intervals. PPI is hollow: it uses gold labels.")
+                   "rank interval. Points: methods without intervals. PPI is hollow: it uses gold labels. ordinal: "
+                   "the label-free ordinal many-facet model (judge severities and cutpoints, item effects).")
         show_singles = st.toggle("Show every single judge", value=len(singles) <= 4, key="w_rank_singles")
         drawn = method_order if show_singles else [m for m in method_order if m not in singles]
         title = f"{safe_text(ctx.source_label)}: rank distributions ({shown_label if bayes is not None else 'baselines only'})"

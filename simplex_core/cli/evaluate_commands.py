@@ -31,9 +31,10 @@ from simplex_core.cli import UsageError, add_dask_options, add_data_options, che
 
 METHOD_HELP = (
     "comma-separated methods: bayesian_integrated, bayesian, single_judge (every judge) or "
-    "single_judge:<judge>, simple_average, bootstrap, bradley_terry, ppi_5, ppi_10; or the groups "
-    "'baselines' and 'all' (default: all); bayesian_gold_<pct> and bayesian_ppi_<pct> (PPI with the label-free "
-    "model as predictor; see --gold-fractions)"
+    "single_judge:<judge>, simple_average, bootstrap, bradley_terry, ordinal (the ordinal many-facet model, "
+    "label-free; each resample is a fit, like the Bayesian ones), ppi_5, ppi_10; or the groups "
+    "'baselines' and 'all' (default: all, ordinal included); bayesian_gold_<pct> and bayesian_ppi_<pct> (PPI with "
+    "the label-free model as predictor; see --gold-fractions)"
 )
 
 
@@ -206,8 +207,9 @@ def _check_labelled_shares(table, fractions: tuple[float, ...]) -> None:
 def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cache=None,
                    gold_fractions: tuple[float, ...] = (), **fit_options):
     """Methods named by ``--methods`` (see METHOD_HELP) plus, per gold fraction, ``ppi_<pct>``,
-    ``bayesian_gold_<pct>`` and ``bayesian_ppi_<pct>``: name -> method, and the Bayesian names."""
+    ``bayesian_gold_<pct>`` and ``bayesian_ppi_<pct>``: name -> method, and the names that are fitted."""
     from simplex_core.methods.baselines import table_baseline_methods
+    from simplex_core.methods.ordinal import ORDINAL, ordinal_for_table
     from simplex_core.studies.experiments import BAYESIAN_METHODS, bayesian_methods, gold_method_fraction, gold_method_name
     from simplex_core.studies.model_ppi import model_ppi_fraction, model_ppi_methods, model_ppi_name
 
@@ -220,12 +222,12 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
     unknown = []
     for t in tokens:
         if t == "all":
-            wanted += list(BAYESIAN_METHODS[::-1]) + list(baselines)
+            wanted += list(BAYESIAN_METHODS[::-1]) + list(baselines) + [ORDINAL]
         elif t == "baselines":
             wanted += list(baselines)
         elif t == "single_judge":
             wanted += [m for m in baselines if m.startswith("single_judge:")]
-        elif t in BAYESIAN_METHODS or t in baselines:
+        elif t in BAYESIAN_METHODS or t in baselines or t == ORDINAL:
             wanted.append(t)
         elif t.startswith(("bayesian_gold_", "bayesian_ppi_")):
             try:
@@ -237,7 +239,7 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
         else:
             unknown.append(t)
     if unknown:
-        valid = ["all", "baselines", "single_judge", *BAYESIAN_METHODS, *baselines]
+        valid = ["all", "baselines", "single_judge", *BAYESIAN_METHODS, ORDINAL, *baselines]
         raise UsageError(f"unknown method(s) {', '.join(map(repr, unknown))} in --methods. Valid: {', '.join(valid)}.")
     for f in gold_fractions:
         wanted += [f"ppi_{int(round(f * 100))}", gold_method_name(f), model_ppi_name(f)]
@@ -251,8 +253,11 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
     bayes = bayesian_methods(table, bayes_names, self_exclusion=self_exclusion, progress=progress, cache=cache, **fit_options)
     bayes.update(model_ppi_methods(table, [m for m in wanted if model_ppi_fraction(m) is not None],
                                    self_exclusion=self_exclusion, progress=progress, cache=cache, **fit_options))
-    methods = {m: (bayes[m] if m in bayes else baselines[m]) for m in wanted}
-    return methods, set(bayes)
+    fitted = dict(bayes)
+    if ORDINAL in wanted:  # a fit per resample, like the Bayesian methods: counted among them
+        fitted[ORDINAL] = ordinal_for_table(table, self_exclusion=self_exclusion, progress=progress, **fit_options)
+    methods = {m: (fitted[m] if m in fitted else baselines[m]) for m in wanted}
+    return methods, set(fitted)
 
 
 def format_table(df: pd.DataFrame) -> str:
@@ -337,7 +342,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if progress:
         n_bayes = args.bayes_ci_resamples if args.bayes_ci_resamples is not None else args.ci_resamples
         progress(f"evaluating {len(methods)} method(s) on {table.source}: {args.ci_resamples} item resamples"
-                 + (f"; {len(bayes)} Bayesian method(s) × (1 + {n_bayes} resamples) = {len(bayes) * (1 + n_bayes)} "
+                 + (f"; {len(bayes)} fitted method(s) × (1 + {n_bayes} resamples) = {len(bayes) * (1 + n_bayes)} "
                     f"MCMC fit{'s' if len(bayes) * (1 + n_bayes) != 1 else ''}"
                     + (" (use --bayes-ci-resamples to run fewer)" if n_bayes else "") if bayes else ""))
     with study_client(args) if bayes else contextlib.nullcontext() as client:

@@ -60,6 +60,10 @@ def register(subparsers) -> None:
     fit.add_argument("--idata", metavar="posterior.nc", help="also write the posterior draws (ArviZ NetCDF)")
     fit.add_argument("--leaderboard", metavar="leaderboard.csv",
                      help="also write the leaderboard (tiers, rank intervals, P(best), P(top 3)) as CSV")
+    fit.add_argument("--ordinal", action="store_true",
+                     help="also fit the ordinal many-facet model (a label-free cumulative-logit competitor with judge "
+                          "severities and item effects; same chains, draws, tune, seed and self-family exclusion) and "
+                          "add its ranking to result.json under 'ordinal'")
     _add_model_options(fit)
     fit.set_defaults(handler=run_fit)
 
@@ -280,7 +284,11 @@ def run_fit(args: argparse.Namespace) -> int:
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
     extra = ([f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else [])
              + ([f"--leaderboard={args.leaderboard}"] if getattr(args, "leaderboard", None) else []) + extra)
+    if getattr(args, "ordinal", False):
+        extra.append("--ordinal")
     doc = result_json(fit, command_line=_command_line(args, "fit", extra), selection=selection_record(table))
+    if getattr(args, "ordinal", False):
+        doc["ordinal"] = _ordinal_doc(args, table, settings)
     _write_json(args.out, doc)
     if args.idata:
         _write_output(args.idata, fit.idata.to_netcdf)
@@ -316,6 +324,30 @@ def run_fit(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}" + (f" and {args.idata}" if args.idata else "")
           + (f" and {args.leaderboard}" if getattr(args, "leaderboard", None) else ""))
     return 0
+
+
+def _ordinal_doc(args: argparse.Namespace, table, settings: FitSettings) -> dict:
+    """The ordinal model fitted to the same table: result.json's ``ordinal`` object, and its ranking printed."""
+    from simplex_core.methods.ordinal import ordinal_for_table, ordinal_json
+
+    if not args.quiet:
+        print("fitting the ordinal many-facet model (label-free competitor)", file=sys.stderr, flush=True)
+    try:
+        method = ordinal_for_table(table, self_exclusion=settings.self_exclusion, chains=settings.chains,
+                                   draws=settings.draws, tune=settings.tune, seed=settings.seed)
+        from simplex_core.data.table import item_view
+
+        result = method(item_view(table))
+    except ValueError as exc:
+        raise UsageError(usage_message(exc)) from None
+    doc = ordinal_json(result, method.settings)
+    state = "converged" if doc["diagnostics"]["converged"] else "NOT converged"
+    print(f"ordinal model (label-free, {state}): "
+          + ", ".join(f"{r['candidate']} {r['rank']:g} [{r['rank_lo']:g}-{r['rank_hi']:g}]"
+                      for r in doc["candidates"] if r["rank"] is not None))
+    for note in doc["notes"]:
+        print(f"Note: {note}")
+    return doc
 
 
 def run_sensitivity(args: argparse.Namespace) -> int:

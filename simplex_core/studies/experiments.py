@@ -468,7 +468,7 @@ def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.Da
     from simplex_core.inference.distributed import describe, map_tasks
 
     def tasks_of(m: BayesianMethod, views: Sequence[pd.DataFrame], seed: RngLike) -> list[tuple[str, tuple]]:
-        gold = m.gold_fraction is not None  # only a gold method's data depend on its generator
+        gold = getattr(m, "gold_fraction", None) is not None  # only a gold method's data depend on its generator
         return m.fit_tasks(views, method_generators(seed, len(views) - 1, method_stream(m.name, m)) if gold else None)
 
     batch = [(list(methods), list(views), seed) for methods, views, seed in batch]
@@ -522,7 +522,8 @@ def evaluate_table(
     seed_int = int(_as_generator(seed).integers(2**63)) if isinstance(seed, np.random.Generator) else int(seed)
     expensive = set(expensive) & set(methods)
     n_exp = ci_resamples if expensive_ci_resamples is None else expensive_ci_resamples
-    bayes = {n: m for n, m in methods.items() if n in expensive and isinstance(m, BayesianMethod)}
+    # methods that fit (the Bayesian ones, the ordinal model): fits prefetched, convergence reported
+    bayes = {n: m for n, m in methods.items() if n in expensive and hasattr(m, "fit_tasks")}
     if bayes:
         prefetch_fits([(bayes.values(), resampled_views(view, n_exp, seed_int), seed_int)], client=client,
                       progress=progress)
