@@ -139,7 +139,7 @@ def read_folder(path: str | Path, label: str, max_bytes: int, max_rows: int) -> 
 
     folder = Path(path)
     if detect_format(folder) != HF_DISK:
-        raise ImportRefused(f"{label!r} is a folder, not a data file, and no dataset saved by Hugging Face datasets' "
+        raise ImportRefused(f"{label!r} is not a regular file but a folder, and no dataset saved by Hugging Face datasets' "
                             "save_to_disk (no state.json or dataset_dict.json in it).",
                             fix="give the path of a data file (CSV, TSV, JSON Lines, Parquet) or of a save_to_disk folder.")
     split = None
