@@ -165,3 +165,56 @@ def test_written_by_the_datasets_package_itself(tmp_path):
     datasets.Dataset.from_dict(rows).shuffle(seed=0).save_to_disk(str(tmp_path / "ds"))
     table = load_table(tmp_path / "ds", columns=HF_COLUMNS)
     assert _triples(table) == [("q0", "a", "g", 1.0), ("q0", "b", "g", 2.0), ("q1", "a", "g", 2.0), ("q1", "b", "g", 1.0)]
+
+
+INSPECT = Path(__file__).parent / "fixtures" / "inspect_logs"
+
+
+def _inspect_expected():
+    """The fixtures' scores as make_fixtures.py computes them: (item, candidate, judge, score)."""
+    out = []
+    for model in ("model-a", "model-bb"):
+        candidate = f"mockllm/{model}"
+        for i in range(1, 5):
+            level = 1 + (i + len(candidate)) % 5
+            if i != 4:
+                out.append((str(i), candidate, "strict", float(level)))
+            out.append((str(i), candidate, "lenient", float(min(5, level + 1))))
+            for shift in (0, 1):
+                grade = "CPI"[(i + shift + len(candidate)) % 3]
+                out.append((str(i), candidate, f"multi_scorer/grade{shift}", {"C": 1.0, "P": 0.5, "I": 0.0}[grade]))
+    return sorted(out)
+
+
+def test_inspect_log_without_inspect_ai_says_what_to_install(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_inspect(name, *args, **kwargs):
+        if name.startswith("inspect_ai"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_inspect)
+    with pytest.raises(ValidationError) as err:
+        load_table(INSPECT / "model-a.eval")
+    text = str(err.value)
+    assert "is an Inspect AI eval log" in text and "requirements-import.txt" in text
+    assert detect_format(INSPECT / "model-bb.json") == "inspect-json" and detect_format(INSPECT / "model-a.eval") == "inspect-eval"
+
+
+def test_inspect_logs_read_with_inspect_ais_reader(tmp_path):
+    pytest.importorskip("inspect_ai", reason="inspect_ai is an optional extra (requirements-import.txt)")
+    folder = tmp_path / "logs"  # an .eval log and a .json log, one per candidate, renamed: told by content
+    folder.mkdir()
+    shutil.copy(INSPECT / "model-a.eval", folder / "run1.eval")
+    shutil.copy(INSPECT / "model-bb.json", folder / "run2.json")
+    (folder / "notes.json").write_text('{"not": "a log"}')
+    table = load_table(folder)
+    assert _triples(table) == _inspect_expected()
+    notes = " ".join(table.notes)
+    assert "Inspect AI eval logs (2 logs, task task): 30 scores" in notes
+    assert "one judge per member" in notes and "Unscored (left out as missing scores): 2 by strict." in notes
+    one = read_source((INSPECT / "model-a.eval").read_bytes(), name="upload")  # an upload: bytes
+    assert sorted(one.itertuples(index=False, name=None)) == [t for t in _inspect_expected() if t[1] == "mockllm/model-a"]

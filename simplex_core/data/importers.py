@@ -8,18 +8,29 @@ and what it left out.
   prompts of one judge), score; a score of -1 (FastChat's failed parse) is a missing score, counted.
   FastChat's pairwise files (``gpt-4_pair.jsonl``: ``model_1``, ``model_2``, ``g1_winner``) are refused:
   they hold verdicts between two answers, not a score per answer.
+- Inspect AI eval logs (``.eval`` zips and ``.json`` logs, one file or a folder of them), read with
+  ``inspect_ai``'s own reader (``inspect_ai.log.read_eval_log``; the optional extra
+  ``requirements-import.txt``): item = sample id (with the task when several, the epoch when
+  several), candidate = the evaluated model, judge = the scorer, score = its value (letter grades
+  C/P/I/N through inspect's ``value_to_float``); a ``multi_scorer`` panel (``model_graded_qa`` with
+  several graders) gives one judge per member from the votes its reducer records.
 - Hugging Face ``datasets`` saved with ``save_to_disk`` (a folder of Arrow stream files and
   ``state.json``), read with pyarrow, so the ``datasets`` package is not needed; Parquet and JSON
   Lines exports already read as tables, with ``--columns`` for their names.
 
 This module knows nothing of the table's checks: :func:`simplex_core.data.table.read_source` calls
-:func:`read_folder` for a folder and :func:`import_frame` on every frame it read; a refusal is an
-:class:`ImportRefused` the table turns into its usual problem message.
+:func:`read_folder` for a folder, :func:`read_log_bytes` for bytes :func:`sniff_bytes` recognises and
+:func:`import_frame` on every frame it read; a refusal is an :class:`ImportRefused` the table turns
+into its usual problem message.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import math
+import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +42,9 @@ NOTES_ATTR = "import_notes"
 FASTCHAT_SINGLE = "fastchat-single"
 FASTCHAT_PAIR = "fastchat-pair"
 HF_DISK = "hf-save-to-disk"
+INSPECT_EVAL = "inspect-eval"
+INSPECT_JSON = "inspect-json"
+INSPECT_FOLDER = "inspect-folder"
 
 _FASTCHAT_COLUMNS = ("question_id", "model", "judge", "score", "turn")
 _FASTCHAT_PAIR_COLUMNS = ("question_id", "model_1", "model_2")
@@ -50,10 +64,18 @@ def detect_format(source: Any) -> str | None:
     """The importer a source needs, by its content: ``"hf-save-to-disk"`` for a ``save_to_disk``
     folder, ``"fastchat-single"`` / ``"fastchat-pair"`` for a frame with FastChat's judgment
     columns, else None (a table read as it is)."""
+    if isinstance(source, (bytes, bytearray)):
+        return sniff_bytes(bytes(source))
     if isinstance(source, (str, Path)):
         path = Path(source)
-        if path.is_dir() and ((path / "state.json").is_file() or (path / "dataset_dict.json").is_file()):
-            return HF_DISK
+        if path.is_dir():
+            if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
+                return HF_DISK
+            return INSPECT_FOLDER if _log_files(path) else None
+        if path.is_file():
+            with open(path, "rb") as fh:
+                head = fh.read(_SNIFF)
+            return _zip_kind(path) if head[:4] == b"PK\x03\x04" else sniff_bytes(head)
         return None
     if not isinstance(source, pd.DataFrame):
         return None
@@ -70,6 +92,40 @@ def detect_format(source: Any) -> str | None:
 def _is_pair(value: Any) -> bool:
     """A FastChat judge cell: [name, prompt] (a list in JSON, an array once read by pyarrow)."""
     return not isinstance(value, (str, bytes, dict)) and hasattr(value, "__len__") and len(value) == 2
+
+
+_SNIFF = 4096  # bytes read to tell an Inspect JSON log: its "version" and "eval" keys come first
+
+
+def sniff_bytes(data: bytes) -> str | None:
+    """``"inspect-eval"`` for an Inspect ``.eval`` zip (its ``header.json`` or ``_journal/start.json``),
+    ``"inspect-json"`` for an Inspect JSON log (an object opening with ``"version"`` … ``"eval": {``),
+    else None."""
+    if data[:4] == b"PK\x03\x04":
+        return _zip_kind(io.BytesIO(data))
+    head = data[:_SNIFF].lstrip()
+    if head[:1] == b"{" and re.search(rb'"version"\s*:\s*\d', head) and re.search(rb'"eval"\s*:\s*\{', head):
+        return INSPECT_JSON
+    return None
+
+
+def _zip_kind(source: Any) -> str | None:
+    try:
+        with zipfile.ZipFile(source) as zf:
+            names = set(zf.namelist())
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return None  # a damaged zip: read as before, which names it
+    return INSPECT_EVAL if {"header.json", "_journal/start.json"} & names else None
+
+
+def _log_files(folder: Path) -> list[Path]:
+    """The Inspect logs of a folder (not its subfolders), by content, in name order."""
+    out = []
+    for f in sorted(folder.iterdir()):
+        if f.is_file() and f.suffix.lower() in (".eval", ".json"):
+            if detect_format(f) in (INSPECT_EVAL, INSPECT_JSON):
+                out.append(f)
+    return out
 
 
 def import_frame(frame: pd.DataFrame, label: str) -> pd.DataFrame:
@@ -129,7 +185,145 @@ def _id_text(value: Any) -> str:
     return str(value)
 
 
+# -- Inspect AI eval logs ---------------------------------------------------------------------------
+
+def _inspect_log_module(label: str):
+    try:
+        from inspect_ai.log import read_eval_log
+        from inspect_ai.scorer import value_to_float
+    except ImportError:
+        raise ImportRefused(f"{label!r} is an Inspect AI eval log, which is read with inspect_ai's own log reader, and the "
+                            "inspect_ai package is not installed here.",
+                            fix="install the optional extra: pip install -r requirements-import.txt (or export the scores "
+                                "as a table with columns item, candidate, judge, score).") from None
+    return read_eval_log, value_to_float
+
+
+def read_log_bytes(data: bytes, label: str, max_rows: int) -> pd.DataFrame:
+    """One Inspect eval log (the bytes of a ``.eval`` or ``.json`` log) in the contract."""
+    return _read_logs([(label, data)], label, max_rows)
+
+
+def read_log_folder(folder: str | Path, label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
+    """Every Inspect eval log of a folder in the contract, within ``max_bytes`` of files."""
+    files = _log_files(Path(folder))
+    size = sum(f.stat().st_size for f in files)
+    if size > max_bytes:
+        raise ImportRefused(f"{label!r} holds {size:,} bytes of Inspect logs, more than the {max_bytes:,} this program reads.",
+                            fix="move some logs to another folder.")
+    return _read_logs([(f.name, f.read_bytes()) for f in files], label, max_rows)
+
+
+def _read_logs(logs: list[tuple[str, bytes]], label: str, max_rows: int) -> pd.DataFrame:
+    read_eval_log, value_to_float = _inspect_log_module(label)
+    to_float = value_to_float()
+    read = []
+    for name, data in logs:
+        kind = "eval" if sniff_bytes(data) == INSPECT_EVAL else "json"
+        try:
+            read.append((name, read_eval_log(io.BytesIO(data), format=kind)))
+        except Exception as exc:  # noqa: BLE001 — the reader's errors (pydantic, zip, JSON) all mean "cannot be read"
+            raise ImportRefused(f"{name!r} looks like an Inspect AI eval log but inspect_ai cannot read it "
+                                f"({type(exc).__name__}: {str(exc)[:200]}).",
+                                fix="check that the log is complete (inspect log dump shows it), or export the scores as a table.") from None
+    tasks = {str(log.eval.task) for _, log in read}
+    epochs = max((int(s.epoch or 1) for _, log in read for s in log.samples or []), default=1)
+    rows: list[dict] = []
+    unscored: dict[str, int] = {}
+    not_scalar: dict[str, int] = {}
+    not_success = [f"{name} ({log.status})" for name, log in read if log.status != "success"]
+    for name, log in read:
+        members = _panel_members(log)
+        for sample in log.samples or []:
+            item = str(sample.id)
+            if len(tasks) > 1:
+                item = f"{log.eval.task}/{item}"
+            if epochs > 1:
+                item = f"{item}/epoch{sample.epoch}"
+            for scorer, score in (sample.scores or {}).items():
+                votes = (score.metadata or {}).get("panel", {}).get("votes") if isinstance(score.metadata, dict) else None
+                if isinstance(votes, list) and votes:
+                    names = members.get(scorer) or [f"#{i + 1}" for i in range(len(votes))]
+                    judged = [(f"{scorer}/{names[i] if i < len(names) else f'#{i + 1}'}", v) for i, v in enumerate(votes)]
+                else:
+                    judged = [(scorer, score.value)]
+                for judge, value in judged:
+                    level = _level(value, to_float)
+                    if level is None:
+                        unscored[judge] = unscored.get(judge, 0) + 1
+                    elif level is _NOT_SCALAR:
+                        not_scalar[judge] = not_scalar.get(judge, 0) + 1
+                    else:
+                        rows.append({"item": item, "candidate": str(log.eval.model), "judge": judge, "score": level})
+                    if len(rows) > max_rows:
+                        raise ImportRefused(f"{label!r} has more than {max_rows:,} scores, the most this program reads.",
+                                            fix="read fewer logs at a time.")
+    frame = pd.DataFrame(rows, columns=["item", "candidate", "judge", "score"])
+    panels = sorted({j.split("/")[0] for j in frame["judge"] if "/" in j and j.split("/")[0] in
+                     {s for _, log in read for s in _panel_members(log)}})
+    notes = [f"Read {label!r} as Inspect AI eval log{'s' if len(read) > 1 else ''} ({len(read)} log{'s' if len(read) > 1 else ''}, "
+             f"task{'s' if len(tasks) > 1 else ''} {', '.join(sorted(tasks))}): {len(frame):,} scores; item = sample id"
+             + (" with its task" if len(tasks) > 1 else "") + (" and epoch" if epochs > 1 else "")
+             + f" ({frame['item'].nunique():,} items), candidate = the evaluated model ({frame['candidate'].nunique():,}), "
+             f"judge = the scorer ({frame['judge'].nunique():,}: {', '.join(sorted(frame['judge'].unique()))})."]
+    if panels:
+        notes.append(f"multi_scorer panel{'s' if len(panels) > 1 else ''} {', '.join(panels)}: one judge per member, "
+                     "from the votes the reducer recorded (the reduced score is not read).")
+    if unscored:
+        notes.append("Unscored (left out as missing scores): " + ", ".join(f"{n:,} by {j}" for j, n in sorted(unscored.items())) + ".")
+    if not_scalar:
+        notes.append("Scores that are lists or dictionaries (left out; give the scorer one value per sample): "
+                     + ", ".join(f"{n:,} by {j}" for j, n in sorted(not_scalar.items())) + ".")
+    if not_success:
+        notes.append(f"Log{'s' if len(not_success) > 1 else ''} not finished successfully, read as far as they go: {', '.join(not_success)}.")
+    frame.attrs[NOTES_ATTR] = notes
+    return frame
+
+
+_NOT_SCALAR = object()
+_GRADES = ("C", "I", "P", "N", "yes", "no", "true", "false")  # what inspect's value_to_float maps, beside numbers
+
+
+def _level(value: Any, to_float) -> Any:
+    """A score's value as a level: a number, a letter grade through inspect's ``value_to_float``, a
+    text it does not know kept as it is (the table names it); None when unscored."""
+    if value is None or isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, (dict, list, tuple)):
+        return _NOT_SCALAR
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    text = str(value).strip()
+    if text in _GRADES or text.lower() in _GRADES[4:] or re.fullmatch(r"[-+]?\d+(\.\d+)?", text):
+        return to_float(text)
+    return text
+
+
+def _panel_members(log: Any) -> dict[str, list[str]]:
+    """{scorer: its members' names} for the multi_scorer panels of a log, from the scorer options the
+    log header records (``scorers`` of a multi_scorer; a model_graded scorer's ``model`` list)."""
+    out: dict[str, list[str]] = {}
+    for spec in log.eval.scorers or []:
+        options = spec.options or {}
+        members = options.get("scorers")
+        models = options.get("model")
+        if isinstance(members, list) and members:
+            out[spec.name] = [str(m.get("name", f"#{i + 1}")) if isinstance(m, dict) else str(m) for i, m in enumerate(members)]
+        elif isinstance(models, list) and models:
+            out[spec.name] = [str(m) for m in models]
+    for scorer, names in out.items():  # one scorer twice in a panel: told apart by its place
+        out[scorer] = [n if names.count(n) == 1 else f"{n}#{i + 1}" for i, n in enumerate(names)]
+    return out
+
+
 # -- Hugging Face datasets saved to disk ----------------------------------------------------------
+
+def read_directory(path: str | Path, label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
+    """A folder: a Hugging Face ``save_to_disk`` folder or a folder of Inspect eval logs."""
+    if detect_format(path) == INSPECT_FOLDER:
+        return read_log_folder(path, label, max_bytes, max_rows)
+    return read_folder(path, label, max_bytes, max_rows)
+
 
 def read_folder(path: str | Path, label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
     """A ``datasets.Dataset.save_to_disk`` folder (``state.json`` naming its Arrow stream files) as a
@@ -140,8 +334,9 @@ def read_folder(path: str | Path, label: str, max_bytes: int, max_rows: int) -> 
     folder = Path(path)
     if detect_format(folder) != HF_DISK:
         raise ImportRefused(f"{label!r} is not a regular file but a folder, and no dataset saved by Hugging Face datasets' "
-                            "save_to_disk (no state.json or dataset_dict.json in it).",
-                            fix="give the path of a data file (CSV, TSV, JSON Lines, Parquet) or of a save_to_disk folder.")
+                            "save_to_disk (no state.json or dataset_dict.json in it) nor a folder of Inspect AI eval logs.",
+                            fix="give the path of a data file (CSV, TSV, JSON Lines, Parquet), of a save_to_disk folder "
+                                "or of a folder of Inspect logs.")
     split = None
     if not (folder / "state.json").is_file():
         splits = _json(folder / "dataset_dict.json", label).get("splits") or []
