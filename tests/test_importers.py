@@ -218,3 +218,16 @@ def test_inspect_logs_read_with_inspect_ais_reader(tmp_path):
     assert "one judge per member" in notes and "Unscored (left out as missing scores): 2 by strict." in notes
     one = read_source((INSPECT / "model-a.eval").read_bytes(), name="upload")  # an upload: bytes
     assert sorted(one.itertuples(index=False, name=None)) == [t for t in _inspect_expected() if t[1] == "mockllm/model-a"]
+
+
+def test_an_eval_log_inflating_past_the_byte_limit_is_refused(monkeypatch):
+    pytest.importorskip("inspect_ai", reason="inspect_ai is an optional extra (requirements-import.txt)")
+    import zipfile
+
+    path = INSPECT / "model-a.eval"
+    with zipfile.ZipFile(path) as zf:
+        inflated = sum(i.file_size for i in zf.infolist())
+    assert inflated > 2 * path.stat().st_size
+    monkeypatch.setenv("SIMPLEX_JUDGE_MAX_BYTES", str(path.stat().st_size + 1))  # the file fits, its content does not
+    with pytest.raises(ValidationError, match="Inspect logs of more than .* bytes once decompressed"):
+        load_table(path)

@@ -62,8 +62,9 @@ class ImportRefused(Exception):
 
 def detect_format(source: Any) -> str | None:
     """The importer a source needs, by its content: ``"hf-save-to-disk"`` for a ``save_to_disk``
-    folder, ``"fastchat-single"`` / ``"fastchat-pair"`` for a frame with FastChat's judgment
-    columns, else None (a table read as it is)."""
+    folder, ``"inspect-folder"`` for a folder of Inspect logs, ``"inspect-eval"`` / ``"inspect-json"``
+    for an Inspect log (a path or bytes), ``"fastchat-single"`` / ``"fastchat-pair"`` for a frame with
+    FastChat's judgment columns, else None (a table read as it is)."""
     if isinstance(source, (bytes, bytearray)):
         return sniff_bytes(bytes(source))
     if isinstance(source, (str, Path)):
@@ -199,9 +200,9 @@ def _inspect_log_module(label: str):
     return read_eval_log, value_to_float
 
 
-def read_log_bytes(data: bytes, label: str, max_rows: int) -> pd.DataFrame:
+def read_log_bytes(data: bytes, label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
     """One Inspect eval log (the bytes of a ``.eval`` or ``.json`` log) in the contract."""
-    return _read_logs([(label, data)], label, max_rows)
+    return _read_logs([(label, data)], label, max_bytes, max_rows)
 
 
 def read_log_folder(folder: str | Path, label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
@@ -211,15 +212,24 @@ def read_log_folder(folder: str | Path, label: str, max_bytes: int, max_rows: in
     if size > max_bytes:
         raise ImportRefused(f"{label!r} holds {size:,} bytes of Inspect logs, more than the {max_bytes:,} this program reads.",
                             fix="move some logs to another folder.")
-    return _read_logs([(f.name, f.read_bytes()) for f in files], label, max_rows)
+    return _read_logs([(f.name, f.read_bytes()) for f in files], label, max_bytes, max_rows)
 
 
-def _read_logs(logs: list[tuple[str, bytes]], label: str, max_rows: int) -> pd.DataFrame:
+def _read_logs(logs: list[tuple[str, bytes]], label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
     read_eval_log, value_to_float = _inspect_log_module(label)
     to_float = value_to_float()
     read = []
+    inflated = 0
     for name, data in logs:
         kind = "eval" if sniff_bytes(data) == INSPECT_EVAL else "json"
+        if kind == "eval":  # a zip: its size once inflated, before the reader inflates it
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                inflated += sum(i.file_size for i in zf.infolist())
+        else:
+            inflated += len(data)
+        if inflated > max_bytes:
+            raise ImportRefused(f"{label!r} holds Inspect logs of more than {max_bytes:,} bytes once decompressed, the most "
+                                "this program reads.", fix="read fewer logs at a time, or export the scores as a table.")
         try:
             read.append((name, read_eval_log(io.BytesIO(data), format=kind)))
         except Exception as exc:  # noqa: BLE001 — the reader's errors (pydantic, zip, JSON) all mean "cannot be read"
@@ -232,6 +242,7 @@ def _read_logs(logs: list[tuple[str, bytes]], label: str, max_rows: int) -> pd.D
     unscored: dict[str, int] = {}
     not_scalar: dict[str, int] = {}
     not_success = [f"{name} ({log.status})" for name, log in read if log.status != "success"]
+    no_votes: set[str] = set()
     for name, log in read:
         members = _panel_members(log)
         for sample in log.samples or []:
@@ -241,11 +252,14 @@ def _read_logs(logs: list[tuple[str, bytes]], label: str, max_rows: int) -> pd.D
             if epochs > 1:
                 item = f"{item}/epoch{sample.epoch}"
             for scorer, score in (sample.scores or {}).items():
-                votes = (score.metadata or {}).get("panel", {}).get("votes") if isinstance(score.metadata, dict) else None
-                if isinstance(votes, list) and votes:
-                    names = members.get(scorer) or [f"#{i + 1}" for i in range(len(votes))]
+                panel = (score.metadata or {}).get("panel") if isinstance(score.metadata, dict) else None
+                votes = panel.get("votes") if isinstance(panel, dict) else None
+                if scorer in members and isinstance(votes, list) and votes:
+                    names = members[scorer]
                     judged = [(f"{scorer}/{names[i] if i < len(names) else f'#{i + 1}'}", v) for i, v in enumerate(votes)]
                 else:
+                    if scorer in members:
+                        no_votes.add(scorer)
                     judged = [(scorer, score.value)]
                 for judge, value in judged:
                     level = _level(value, to_float)
@@ -269,6 +283,10 @@ def _read_logs(logs: list[tuple[str, bytes]], label: str, max_rows: int) -> pd.D
     if panels:
         notes.append(f"multi_scorer panel{'s' if len(panels) > 1 else ''} {', '.join(panels)}: one judge per member, "
                      "from the votes the reducer recorded (the reduced score is not read).")
+    if no_votes:
+        notes.append(f"multi_scorer {', '.join(sorted(no_votes))} recorded no member votes (only the 'majority' reducer "
+                     "records them), so its reduced score is read as one judge; run it with reducer='majority' to read "
+                     "each member as a judge.")
     if unscored:
         notes.append("Unscored (left out as missing scores): " + ", ".join(f"{n:,} by {j}" for j, n in sorted(unscored.items())) + ".")
     if not_scalar:

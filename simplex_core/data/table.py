@@ -631,7 +631,7 @@ def _read_source(source: Any, label: str, max_bytes: int, max_rows: int) -> pd.D
     if len(data) > max_bytes:
         raise _read_error(label, f"is larger than {_mb(max_bytes)}, the most this program reads.", fix="split the table or remove unused columns.")
     if sniff_bytes(data):  # an Inspect AI eval log (.eval zip or JSON), read by inspect_ai's own reader
-        return read_log_bytes(data, label, max_rows)
+        return read_log_bytes(data, label, max_bytes, max_rows)
     data = _decompress(data, label, max_bytes)
     if not data.strip():
         raise ValidationError([Problem(None, f"{label!r} is empty" + (" (0 bytes)." if not data else " (only blank space)."),
