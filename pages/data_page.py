@@ -106,9 +106,10 @@ with left:
 with right:
     with st.container(border=True):
         st.markdown("**Upload a file** (CSV, TSV, JSON Lines or Parquet)")
-        st.file_uploader("Judgment table", type=["csv", "tsv", "gz", "jsonl", "json", "ndjson", "parquet", "pq"],
+        st.file_uploader("Judgment table", type=["csv", "tsv", "gz", "jsonl", "json", "ndjson", "parquet", "pq", "eval"],
                          key=K.UPLOADER, on_change=_store_upload, label_visibility="collapsed",
-                         help="Columns item, candidate, judge, score; optional true_score, candidate_family, judge_family, criterion.")
+                         help="Columns item, candidate, judge, score; optional true_score, candidate_family, judge_family, criterion. "
+                              "FastChat MT-Bench judgments and Inspect AI logs are read as they are.")
         from simplex_core.data.table import template_frame
 
         csv_button(template_frame(), "simplex-judge-template", label="Template CSV", key="dl-template",

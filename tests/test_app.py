@@ -196,6 +196,23 @@ def test_a_valid_upload_replaces_the_dataset_and_survives_a_page_switch():
 
 
 
+def test_a_fastchat_judgment_upload_is_read_as_it_is_and_says_what_it_mapped():
+    import json
+
+    rows = [{"question_id": q, "model": m, "judge": ["gpt-4", "single-v1" + ("-multi-turn" if t == 2 else "")],
+             "user_prompt": "...", "judgment": "...", "score": -1 if (q, m, t) == (2, "b", 1) else 1 + (q + len(m) + t) % 10,
+             "turn": t, "tstamp": 1.0} for q in (1, 2, 3) for m in ("a", "b", "c") for t in (1, 2)]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("gpt-4_single.jsonl", data, "application/json")).run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Candidates"] == "3" and metrics["Judges"] == "1" and metrics["Items"] == "6" and metrics["Judgments"] == "17"
+    shown = texts(at)
+    assert "FastChat MT-Bench single-answer judgments: 17 of 18 rows mapped" in shown and "1 of 18 FastChat rows have score -1" in shown
+
+
 def test_gold_answers_are_counted_and_said_to_enter_the_fit():
     rows = ["item,candidate,judge,score,true_score,gold"]
     for item in range(6):

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from simplex_core.data.importers import NOTES_ATTR, ImportRefused, import_frame, read_directory, read_log_bytes, sniff_bytes
 from simplex_core.data.scale import Scale, ScaleError, collapse_scale, covering_levels, levels_text, parse_levels
 from simplex_core.data.text import shorten
 from simplex_core.data.patterns import NO_SCORE, ScorePatterns, patterns_from_answers
@@ -603,20 +604,34 @@ def read_source(source: Any, name: str | None = None, *, max_bytes: int | None =
 
     Never reads more than ``max_bytes`` (after decompression) or ``max_rows`` rows (defaults:
     :func:`input_limits`). Raises ``ValidationError`` when the input cannot be read, naming why.
+    The files of evaluation tools are told by their content and mapped to the contract
+    (:mod:`simplex_core.data.importers`: FastChat single-answer judgments, Inspect AI eval logs, a
+    Hugging Face ``save_to_disk`` folder), the notes of what was mapped in the frame's ``attrs["import_notes"]``.
     """
     limit_bytes, limit_rows = input_limits()
     max_bytes = max_bytes or limit_bytes
     max_rows = max_rows or limit_rows
+    named = None if isinstance(source, pd.DataFrame) else getattr(source, "name", None)  # a frame's .name is a column
+    label = str(name or named or (str(source) if isinstance(source, (str, Path)) else "upload"))
+    try:  # the files of evaluation tools (told by content) mapped to the contract; notes in attrs
+        if isinstance(source, (str, Path)) and Path(source).is_dir():
+            return import_frame(read_directory(source, label, max_bytes, max_rows), label)
+        return import_frame(_read_source(source, label, max_bytes, max_rows), label)
+    except ImportRefused as exc:
+        raise ValidationError([Problem(None, exc.message, fix=exc.fix)]) from None
+
+
+def _read_source(source: Any, label: str, max_bytes: int, max_rows: int) -> pd.DataFrame:
     if isinstance(source, pd.DataFrame):
         if len(source) > max_rows:
             raise ValidationError([Problem(None, f"The table has {len(source):,} rows; at most {max_rows:,} are read.", fix="split the table.")])
         return source.copy()
-    label = name or getattr(source, "name", None) or (str(source) if isinstance(source, (str, Path)) else "upload")
-    label = str(label)
     fmt = table_format(label)
     data = _bounded_bytes(source, label, max_bytes)
     if len(data) > max_bytes:
         raise _read_error(label, f"is larger than {_mb(max_bytes)}, the most this program reads.", fix="split the table or remove unused columns.")
+    if sniff_bytes(data):  # an Inspect AI eval log (.eval zip or JSON), read by inspect_ai's own reader
+        return read_log_bytes(data, label, max_bytes, max_rows)
     data = _decompress(data, label, max_bytes)
     if not data.strip():
         raise ValidationError([Problem(None, f"{label!r} is empty" + (" (0 bytes)." if not data else " (only blank space)."),
@@ -1122,7 +1137,7 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
                 true_levels: Sequence[float] | None = None, columns: Mapping[str, str] | None = None) -> JudgmentTable:
     raw = read_source(source, name=name)
     problems: list[Problem] = []
-    notes: list[str] = []
+    notes: list[str] = list(raw.attrs.get(NOTES_ATTR, ()))
 
     if raw.shape[1] == 0 or len(raw) == 0:
         raise ValidationError([Problem(None, f"{label!r} is empty: it has column names but no data rows." if raw.shape[1] else f"{label!r} is empty.",
