@@ -301,6 +301,11 @@ def run_fit(args: argparse.Namespace) -> int:
         h = doc["hyperparameters"].get(name)
         if h:
             print(f"  {symbol} (integrated) = {h['mean']:.2f} [{h['lo']:.2f}, {h['hi']:.2f}]")
+    panel = doc["judge_panel"]
+    if panel["effective_judges"] is not None:
+        e = panel["effective_judges"]
+        print(f"  judge panel: {panel['n_judges']} judges worth {e['mean']:.2f} [{e['lo']:.2f}, {e['hi']:.2f}] "
+              f"of its most informative judge; adds least: {panel['least_informative_judge']}")
     tiers: dict[int, list[str]] = {}
     for row in doc["leaderboard"]:
         tiers.setdefault(row["tier"], []).append(row["candidate"])
