@@ -124,3 +124,13 @@ def test_fit_result_json_has_the_panel_and_finds_the_noise_judge():
     assert by["noise"]["accuracy"]["hi"] < by["good"]["accuracy"]["lo"]
     assert by["good"]["accuracy"]["lo"] < 0.9 < by["good"]["accuracy"]["hi"]
     assert "candidates" in doc and "judges" in doc  # the existing keys stay
+
+
+def test_panel_sentence_names_the_numbers_and_the_judge():
+    from simplex_core.summaries.judge_panel import judge_panel_sentence
+
+    panel = {"n_judges": 4, "effective_judges": {"mean": 1.234, "lo": 1.1, "hi": 1.5},
+             "least_informative_judge": "noise"}
+    text = judge_panel_sentence(panel)
+    assert "4 judges are worth 1.23" in text and "1.10–1.50" in text and "without noise" in text
+    assert "cannot be measured" in judge_panel_sentence({"n_judges": 2, "effective_judges": None})

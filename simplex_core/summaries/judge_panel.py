@@ -47,7 +47,8 @@ from simplex_core.data.patterns import NO_SCORE
 from simplex_core.methods.labelling import LabelDraws
 from simplex_core.model.ranks import INTERVAL
 
-__all__ = ["PanelInformation", "judge_panel", "judge_panel_table", "judge_quality", "panel_information"]
+__all__ = ["PanelInformation", "judge_panel", "judge_panel_sentence", "judge_panel_table", "judge_quality",
+           "panel_information"]
 
 _CHUNK = 64  # patterns per block: [P, J, S, T] terms
 _LOG2 = np.log(2.0)
@@ -219,3 +220,18 @@ def judge_panel_table(panel: dict[str, Any]) -> pd.DataFrame:
             row[f"{key}_hi"] = r["hi"]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def judge_panel_sentence(panel: dict[str, Any]) -> str:
+    """One sentence on the panel as a whole (the app's Judges section, beside its table)."""
+    e = panel.get("effective_judges")
+    if e is None:
+        return (f"{panel['n_judges']} judges; the answers' score patterns are not at hand, so the panel's "
+                "information cannot be measured (accuracy and leniency below).")
+    text = (f"The {panel['n_judges']} judges are worth {e['mean']:.2f} (95% interval {e['lo']:.2f}–{e['hi']:.2f}) "
+            "of the most informative one: the information all their scores of an answer give about its true level, "
+            "over what the best judge alone gives (1 = the others add nothing; "
+            f"{panel['n_judges']} = each adds as much as the best, without overlap).")
+    if panel.get("least_informative_judge") is not None:
+        text += f" The panel would lose least without {panel['least_informative_judge']}."
+    return text + " Accuracy: mean of the posterior P(score = true level); leniency: mean score − true score; information in bits."
