@@ -66,6 +66,16 @@ def judge_matrix_table(_result: Any, key: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
+def judge_panel(_result: Any, key: str, _counts: Any) -> tuple[pd.DataFrame, dict]:
+    """The judge panel (:func:`simplex_core.summaries.judge_panel.judge_panel`): its per-judge table
+    (accuracy, leniency, information alone and added, with intervals) and the whole record."""
+    from simplex_core.summaries.judge_panel import judge_panel as panel, judge_panel_table
+
+    record = panel(_result, _counts)
+    return judge_panel_table(record), record
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
 def ppc_table(_result: Any, key: str, _counts: Any) -> pd.DataFrame:
     """The posterior predictive check (long: judge, candidate, level, …, agrees, verdict)."""
     from simplex_core.summaries import posterior_tables as summaries

@@ -17,6 +17,7 @@ from app_support.sidebar import context
 from app_support.state import K
 from app_support.safe_text import md
 from simplex_core.data.scale import level_mapping_text, parse_level_mapping
+from simplex_core.summaries.judge_panel import judge_panel_sentence
 
 page_frame()
 
@@ -163,3 +164,12 @@ if view is not None and view.result is not None:
         jm = results.judge_matrix_table(view.result, view.result_key)
         st.dataframe(jm, hide_index=True, width="stretch")
         csv_button(jm, f"{fits.download_stem(ctx.source_label, settings)}-judge-matrices", label="Judge matrices CSV", key="dl-judge-matrices")
+
+if view is not None and view.result is not None:
+    st.subheader("Judges")
+    with guard("explaining the judge panel"):
+        panel_table, panel = results.judge_panel(view.result, view.result_key, view.counts)
+        st.caption(md(judge_panel_sentence(panel)))
+        st.dataframe(panel_table.round(3), hide_index=True, width="stretch")
+        csv_button(panel_table, f"{fits.download_stem(ctx.source_label, settings)}-judge-panel", label="Judge panel CSV",
+                   key="dl-judge-panel")

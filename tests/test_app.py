@@ -242,6 +242,17 @@ def test_collapsing_levels_for_the_analysis_changes_the_scale():
     assert "collapsed" in texts(at)
 
 
+def test_the_simplex_page_explains_the_judge_panel():
+    at = new_app()
+    at.switch_page("pages/simplex_page.py").run()
+    assert_clean(at)
+    assert "Judges" in [s.value for s in at.subheader]
+    panel = next(d.value for d in at.dataframe if "info_added" in d.value.columns)
+    assert len(panel) >= 2 and panel["accuracy"].between(0, 1).all()
+    assert (panel["accuracy_lo"] <= panel["accuracy"]).all() and (panel["accuracy"] <= panel["accuracy_hi"]).all()
+    assert f"The {len(panel)} judges are worth" in texts(at)
+
+
 def test_a_mapping_that_skips_a_level_is_refused_in_plain_words():
     at = new_app({"data": "hanna"})
     at.switch_page("pages/data_page.py").run()

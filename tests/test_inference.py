@@ -311,8 +311,10 @@ def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_pa
     assert code == 0
     doc = json.loads(out.read_text())
     assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "notes", "diagnostics",
-                        "settings", "hyperparameters", "timing"}
+                        "settings", "hyperparameters", "timing", "judge_panel"}
     assert doc["hyperparameters"] == {}  # a fixed setting samples neither ω nor β_max
+    eff = doc["judge_panel"]["effective_judges"]
+    assert 1 <= eff["lo"] <= eff["mean"] <= eff["hi"] <= len(doc["judges"])
     assert doc["notes"] == []  # three judges score every candidate
     assert [c["candidate"] for c in doc["candidates"]][0] in {"model-F", "model-E"}
     board = pd.read_csv(lb)

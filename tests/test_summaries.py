@@ -175,8 +175,9 @@ def test_result_json_has_the_contract_keys_and_is_strict_json():
     fit = make_fit(counts=make_counts(included=included))
     doc = summaries.result_json(fit, command_line="python -m simplex_core fit x.csv --out r.json")
     assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "notes", "diagnostics",
-                        "settings", "hyperparameters", "timing"}
+                        "settings", "hyperparameters", "timing", "judge_panel"}
     json.dumps(doc, allow_nan=False)
+    assert [r["judge"] for r in doc["judge_panel"]["judges"]] == list(doc["judges"])
     assert doc["hyperparameters"] == {}
     assert len(doc["notes"]) == 1 and "of any candidate" in doc["notes"][0]  # two judges
     assert doc["candidates"][0] == {"candidate": "c0", "expected_score_mean": 2.5,

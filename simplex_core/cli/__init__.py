@@ -304,7 +304,7 @@ def study_client(args: argparse.Namespace):
 
 # Command modules, each with register(subparsers). Order = order in --help.
 _COMMAND_MODULES = ("data_commands", "simulate_command", "fit_commands", "evaluate_commands", "calibrate_command",
-                    "figure_commands", "label_commands")
+                    "figure_commands", "label_commands", "judge_commands")
 
 
 def build_parser() -> argparse.ArgumentParser:

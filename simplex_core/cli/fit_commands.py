@@ -64,6 +64,10 @@ def register(subparsers) -> None:
                      help="also fit the ordinal many-facet model (a label-free cumulative-logit competitor with judge "
                           "severities and item effects; same chains, draws, tune, seed and self-family exclusion) and "
                           "add its ranking to result.json under 'ordinal'")
+    fit.add_argument("--rubric-note", action="store_true",
+                     help="also say whether the scale's levels let the data identify the ranking (the paper's theorems) "
+                          "and measure what collapsing to 3 and 2 levels does to the rank intervals (two more fits; "
+                          "result.json's 'rubric')")
     _add_model_options(fit)
     fit.set_defaults(handler=run_fit)
 
@@ -286,9 +290,15 @@ def run_fit(args: argparse.Namespace) -> int:
              + ([f"--leaderboard={args.leaderboard}"] if getattr(args, "leaderboard", None) else []) + extra)
     if getattr(args, "ordinal", False):
         extra.append("--ordinal")
+    if getattr(args, "rubric_note", False):
+        extra.append("--rubric-note")
     doc = result_json(fit, command_line=_command_line(args, "fit", extra), selection=selection_record(table))
     if getattr(args, "ordinal", False):
         doc["ordinal"] = _ordinal_doc(args, table, settings)
+    if getattr(args, "rubric_note", False):
+        from simplex_core.studies.rubric import rubric_note
+
+        doc["rubric"] = rubric_note(table, settings, full_fit=fit)
     _write_json(args.out, doc)
     if args.idata:
         _write_output(args.idata, fit.idata.to_netcdf)
@@ -309,6 +319,22 @@ def run_fit(args: argparse.Namespace) -> int:
         h = doc["hyperparameters"].get(name)
         if h:
             print(f"  {symbol} (integrated) = {h['mean']:.2f} [{h['lo']:.2f}, {h['hi']:.2f}]")
+    panel = doc["judge_panel"]
+    if panel["effective_judges"] is not None:
+        e = panel["effective_judges"]
+        print(f"  judge panel: {panel['n_judges']} judges worth {e['mean']:.2f} [{e['lo']:.2f}, {e['hi']:.2f}] "
+              f"of its most informative judge; adds least: {panel['least_informative_judge']}")
+    if "rubric" in doc:
+        rubric = doc["rubric"]
+        print(f"  rubric: {rubric['conditions']} Mean 95% rank-interval width at {rubric['levels']} levels: "
+              f"{rubric['mean_rank_width']:.2f}")
+        for c in rubric["collapsed"]:
+            if c["mean_rank_width"] is None:
+                print(f"    collapsed to {c['levels']} levels: {c['note']}")
+                continue
+            rho = "n/a" if c["spearman_vs_full"] is None else f"{c['spearman_vs_full']:.2f}"
+            print(f"    collapsed to {c['levels']} levels: mean width {c['mean_rank_width']:.2f}, Spearman vs "
+                  f"all levels {rho}; {'converged' if c['converged'] else 'NOT converged'}")
     tiers: dict[int, list[str]] = {}
     for row in doc["leaderboard"]:
         tiers.setdefault(row["tier"], []).append(row["candidate"])

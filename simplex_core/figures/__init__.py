@@ -11,6 +11,7 @@ The package is split by idea; every name is re-exported here:
 - :mod:`~simplex_core.figures.style`: palette, layout helpers, input checks, safe text;
 - :mod:`~simplex_core.figures.simplex`: judges on the simplex (triangles and segments);
 - :mod:`~simplex_core.figures.results`: rankings, leaderboard, pairwise, sensitivity, PPC, score distributions;
+- :mod:`~simplex_core.figures.judge_panel`: leave-one-judge-out;
 - :mod:`~simplex_core.figures.geometry_lab`: the Geometry lab's teaching figures.
 """
 
@@ -18,6 +19,7 @@ from simplex_core.figures.geometry_lab import (
     VERTEX_COLORS, augmented_simplex_figure, barycentric_area_figure, flip_figure, flip_score_curve_figure,
     segment_order_figure,
 )
+from simplex_core.figures.judge_panel import leave_one_judge_out_figure
 from simplex_core.figures.results import (
     leaderboard_figure, pairwise_heatmap_figure, ppc_figure, rank_boxplot_figure, rank_interval_shift_figure,
     reweighted_sensitivity_figure, score_distribution_figure,
@@ -58,6 +60,7 @@ __all__ = [
     "rank_interval_shift_figure",
     "ppc_figure",
     "score_distribution_figure",
+    "leave_one_judge_out_figure",
     "barycentric_area_figure",
     "segment_order_figure",
     "flip_figure",

@@ -418,12 +418,15 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         ``settings`` (data hash, scale, families, options, seed, package versions, command line,
         ``selection``: the candidates and judges left out),
         ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
-        :func:`hyperparameter_records`; ``{}`` at a fixed setting) and ``timing`` (``compile_s``,
+        :func:`hyperparameter_records`; ``{}`` at a fixed setting), ``judge_panel`` (per judge accuracy,
+        leniency and information, the panel's ``effective_judges`` and ``least_informative_judge``:
+        :func:`simplex_core.summaries.judge_panel.judge_panel`) and ``timing`` (``compile_s``,
         ``sample_s``, ``sampler``, ``rounds``, and the posterior's ``chains`` and ``draws_per_chain``).
         Every value is JSON-able (NaN becomes null).
     """
     from simplex_core.summaries.leaderboard import leaderboard_from_fit, leaderboard_records
     from simplex_core.model.definition import data_notes
+    from simplex_core.summaries.judge_panel import judge_panel
 
     counts = counts_of(fit, counts)
     table = candidate_summary(fit)
@@ -452,7 +455,17 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         "hyperparameters": hyperparameter_records(fit),
         "timing": {**{k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},
                    **_sampled(fit, timing)},
+        "judge_panel": _finite_tree(judge_panel(fit, counts)),
     }
+
+
+def _finite_tree(value: Any) -> Any:
+    """``value`` with every non-finite float, at any depth, as None (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {k: _finite_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite_tree(v) for v in value]
+    return _finite(value) if isinstance(value, float) else value
 
 
 def _sampled(fit: Any, timing: dict) -> dict[str, Any]:
