@@ -183,3 +183,20 @@ def test_fit_ordinal_adds_its_ranking_to_result_json(tmp_path):
     assert all(r["rank_lo"] <= r["rank"] <= r["rank_hi"] for r in ordinal["candidates"])
     assert sum(r["p_best"] for r in ordinal["candidates"]) == pytest.approx(1.0)
     assert "--ordinal" in doc["settings"]["command_line"]
+
+
+def test_a_run_that_has_not_converged_is_followed_by_longer_ones():
+    """Too few draws to reach a bulk ESS of 400 (2 chains × 40): each extra round doubles draws and
+    warm-up, and the fit returned is the last run's, with its settings; no extra round, no change."""
+    from simplex_core.methods.ordinal import fit_ordinal
+
+    view, _ = simulate_view(np.array([1.0, 0.0, -1.0]), 20, 3, seed=3)
+    data = ordinal_data(view, Scale((1, 2, 3)))
+    tiny = OrdinalSettings(chains=2, draws=40, tune=40, seed=2, extra_rounds=0)
+    alone = fit_ordinal(data, tiny)
+    assert not alone.converged and alone.settings.draws == 40
+    longer = fit_ordinal(data, OrdinalSettings(chains=2, draws=40, tune=40, seed=2, extra_rounds=2))
+    assert longer.settings.draws in (80, 160) and longer.settings.tune == longer.settings.draws
+    assert longer.converged or longer.settings.draws == 160  # stops at the first converged run, else after two
+    with pytest.raises(ValueError, match="extra_rounds must be a whole number of at least 0"):
+        OrdinalSettings(extra_rounds=-1)

@@ -45,6 +45,8 @@ quantity: R-hat ≤ 1.01 and bulk ESS ≥ 400 on every ``q_k``, no divergent tra
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import os
 import time
@@ -105,6 +107,11 @@ class OrdinalSettings:
         judgments: one judge cannot tell an answer's own quality from its noise).
     target_accept
         NUTS target acceptance.
+    extra_rounds
+        Runs after one that has not converged (R-hat ≤ 1.01, bulk ESS ≥ 400, no divergences), as the
+        simplex engine does: each doubles draws and warm-up, and after divergences raises the target
+        acceptance to 0.95, then 0.99. A small fit size (``evaluate``'s 2 × 500) then still ends converged
+        where the data allow it, instead of a result marked "not converged".
     """
 
     chains: int = 4
@@ -115,6 +122,7 @@ class OrdinalSettings:
     cutpoints: str = "judge"
     answer_effects: bool | str = False
     target_accept: float = 0.9
+    extra_rounds: int = 2
 
     def __post_init__(self) -> None:
         problems = []
@@ -124,6 +132,8 @@ class OrdinalSettings:
                 problems.append(f"{name} must be a whole number of at least 1; got {v!r}")
         if not isinstance(self.tune, (int, np.integer)) or self.tune < 0:
             problems.append(f"tune must be a whole number of at least 0; got {self.tune!r}")
+        if not isinstance(self.extra_rounds, (int, np.integer)) or self.extra_rounds < 0:
+            problems.append(f"extra_rounds must be a whole number of at least 0; got {self.extra_rounds!r}")
         if self.engine not in ENGINES:
             problems.append(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
         if self.cutpoints not in CUTPOINT_FORMS:
@@ -367,7 +377,23 @@ class OrdinalFit:
 
 
 def fit_ordinal(data: OrdinalData, settings: OrdinalSettings = OrdinalSettings()) -> OrdinalFit:
-    """Build, sample and diagnose the ordinal model of ``data``."""
+    """Build, sample and diagnose the ordinal model of ``data``; a run that has not converged is
+    followed by up to ``settings.extra_rounds`` longer ones (the last run is returned, with its own
+    settings)."""
+    fit = _fit_once(data, settings)
+    for _ in range(settings.extra_rounds):
+        if fit.converged:
+            break
+        accept = settings.target_accept
+        if fit.divergences:  # smaller steps, as the simplex engine's divergence retry
+            accept = 0.95 if accept < 0.95 else 0.99
+        settings = dataclasses.replace(settings, draws=settings.draws * 2, tune=settings.tune * 2, target_accept=accept)
+        fit = _fit_once(data, settings)
+    return fit
+
+
+def _fit_once(data: OrdinalData, settings: OrdinalSettings) -> OrdinalFit:
+    """One run: build, sample and diagnose."""
     import arviz as az
     import warnings
 
@@ -563,12 +589,13 @@ ORDINAL = "ordinal"
 
 def ordinal_for_table(table, *, self_exclusion: bool = True, progress=None, chains: int | None = None,
                       draws: int | None = None, tune: int | None = None, seed: int | None = None,
-                      **ignored) -> OrdinalMethod:
+                      extra_rounds: int | None = None, **ignored) -> OrdinalMethod:
     """:class:`OrdinalMethod` for a ``JudgmentTable``: its scale, its self-family pairs excluded when
     ``self_exclusion`` (as the baselines and the Bayesian model), the fit size of the Bayesian
-    methods (``chains``, ``draws``, ``tune``, ``seed``; options only the simplex engines read, such
-    as ``extra_rounds``, are ignored)."""
-    given = {k: v for k, v in dict(chains=chains, draws=draws, tune=tune, seed=seed).items() if v is not None}
+    methods (``chains``, ``draws``, ``tune``, ``seed``, ``extra_rounds``; options only the simplex
+    engines read, such as ``engine`` or ``prior``, are ignored)."""
+    given = {k: v for k, v in dict(chains=chains, draws=draws, tune=tune, seed=seed,
+                                    extra_rounds=extra_rounds).items() if v is not None}
     excluded = frozenset(table.self_family_pairs) if self_exclusion else frozenset()
     return OrdinalMethod(table.scale, excluded, OrdinalSettings(**given), progress=progress)
 
