@@ -831,7 +831,7 @@ def _one_compiler_at_a_time(stage: str) -> Iterator[None]:
 
 
 _COMPILE_TEMPERING = ("import os\ntry:\n    os.setpriority(os.PRIO_PROCESS, 0, 19)\nexcept (AttributeError, OSError):\n"
-                      "    pass\nfrom simplex_core import fast_density\nfast_density.warm_up_tempering()\n")
+                      "    pass\nfrom simplex_core.model import fast_density\nfast_density.warm_up_tempering()\n")
 
 
 def warm_up_worker(ready: threading.Event) -> None:
