@@ -251,8 +251,9 @@ if truth is not None and methods:
         ev = evaluate_results(methods, truth)
         ev["method"] = [m + (" (uses labels)" if u else "") + (" (approximate)" if m == "bayesian" and approximate_shown else "")
                         for m, u in zip(ev["method"], ev["uses_labels"])]
-        partial = ev["ranked"] < ev["candidates"]
-        over = ["" if not p else f" (over {r} of {c})" for p, r, c in zip(partial, ev["ranked"], ev["candidates"])]
+        from simplex_core.summaries.evaluation import ranked_note
+
+        over = [ranked_note(r) for _, r in ev.iterrows()]
         shown_ev = pd.DataFrame({
             "method": ev["method"],
             "spearman": [t + o for t, o in zip(numbers_as_text(ev["spearman"], ".3f", "n/a"), over)],

@@ -254,13 +254,10 @@ def _ci(row, col) -> str:
     return f"{point} [{_fmt(lo, 2)}, {_fmt(hi, 2)}]"
 
 
-def _over(row) -> str:
-    """" (over 3 of 9)" for a method that ranks only part of the candidates (CSVs from before the
-    count was written have none)."""
-    ranked, total = row.get("ranked"), row.get("candidates")
-    if ranked is None or pd.isna(ranked) or pd.isna(total) or int(ranked) == int(total):
-        return ""
-    return f" (over {int(ranked)} of {int(total)})"
+def _ranked_note(row) -> str:
+    from simplex_core.summaries.evaluation import ranked_note  # the repo is on sys.path only once the script runs
+
+    return ranked_note(row)
 
 
 def _dataset_rows(work: Path, name: str, crit: str) -> pd.DataFrame | None:
@@ -591,7 +588,7 @@ def render(args) -> None:
           "| resamples | converged (full data; resamples) |")
         w("|---|---|---|---|---|---|---|---|")
         for _, r in df.iterrows():
-            w(f"| {r['method']}{_over(r)} | {'yes' if r['uses_labels'] else 'no'} | {_ci(r, 'spearman')} | "
+            w(f"| {r['method']}{_ranked_note(r)} | {'yes' if r['uses_labels'] else 'no'} | {_ci(r, 'spearman')} | "
               f"{_ci(r, 'coverage')} | {_ci(r, 'width') if 'width' in r else '…'} | "
               f"{_ci(r, 'interval_score') if 'interval_score' in r else '…'} | "
               f"{int(r['resamples'])} | {_converged_text(r)} |")

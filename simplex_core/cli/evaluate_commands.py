@@ -262,6 +262,8 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
 
 def format_table(df: pd.DataFrame) -> str:
     """The evaluation table as aligned text (figures with intervals)."""
+    from simplex_core.summaries.evaluation import ranked_note
+
 
     def fmt(v, lo, hi, digits=3):
         if pd.isna(v):
@@ -271,21 +273,14 @@ def format_table(df: pd.DataFrame) -> str:
             s += f" [{lo:.{min(digits, 2)}f}, {hi:.{min(digits, 2)}f}]"
         return s
 
-    def over(r) -> str:
-        """" (over 10 of 12)" for a method that ranks only part of the candidates."""
-        ranked, total = r.get("ranked"), r.get("candidates")
-        if ranked is None or pd.isna(ranked) or pd.isna(total) or int(ranked) == int(total):
-            return ""
-        return f" (over {int(ranked)} of {int(total)})"
-
     rows = []
     for _, r in df.iterrows():
         row = {}
         if "setting" in df.columns:
             row["setting"] = r["setting"]
         row["method"] = r["method"] + (" (uses labels)" if r["uses_labels"] else "")
-        row["spearman [95% CI]"] = fmt(r["spearman"], r["spearman_lo"], r["spearman_hi"]) + over(r)
-        row["coverage [95% CI]"] = fmt(r["coverage"], r["coverage_lo"], r["coverage_hi"]) + over(r)
+        row["spearman [95% CI]"] = fmt(r["spearman"], r["spearman_lo"], r["spearman_hi"]) + ranked_note(r)
+        row["coverage [95% CI]"] = fmt(r["coverage"], r["coverage_lo"], r["coverage_hi"]) + ranked_note(r)
         if "width" in df.columns:  # coverage's price: how wide the intervals are, and the interval score
             share = "" if pd.isna(r["width_share"]) else f" ({r['width_share']:.0%} of ranks)"
             row["width [95% CI]"] = fmt(r["width"], r["width_lo"], r["width_hi"], 1) + share

@@ -46,6 +46,7 @@ __all__ = [
     "INTERVAL_ALPHA",
     "ranked_truth",
     "ranked_count",
+    "ranked_note",
     "candidate_interval_scores",
     "resample_items",
     "resampled_views",
@@ -171,6 +172,16 @@ def ranked_count(result: MethodResult, true_ranks: pd.Series) -> tuple[int, int]
     many (shown as "over 10 of 12" beside a partial method's figures)."""
     truth = true_ranks.dropna()
     return int(result.ranks.reindex(truth.index).notna().sum()), int(len(truth))
+
+
+def ranked_note(row: Mapping) -> str:
+    """" (over 3 of 9)" beside the figures of a method that ranks only part of the candidates, from an
+    evaluation row's ``ranked`` and ``candidates``; "" when it ranks them all or the row has no count
+    (tables written before the count was)."""
+    ranked, total = row.get("ranked"), row.get("candidates")
+    if ranked is None or total is None or pd.isna(ranked) or pd.isna(total) or int(ranked) == int(total):
+        return ""
+    return f" (over {int(ranked)} of {int(total)})"
 
 
 def _interval_ends(result: MethodResult, truth: pd.Series) -> tuple[pd.Series, pd.Series]:
