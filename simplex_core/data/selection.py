@@ -49,8 +49,9 @@ def _unknown(name: str, role: str, present: Sequence[str], other: Sequence[str],
 
 
 def _chosen(present: Sequence[str], keep: Sequence[str], drop: Sequence[str]) -> list[str]:
-    kept = [p for p in present if p in set(keep)] if keep else list(present)
-    return [p for p in kept if p not in set(drop)]
+    keep_set, drop_set = set(keep), set(drop)  # built once: a comprehension's condition runs per element
+    kept = [p for p in present if p in keep_set] if keep else list(present)
+    return [p for p in kept if p not in drop_set]
 
 
 def select_models(table: JudgmentTable, *, candidates: Iterable[str] = (), drop_candidates: Iterable[str] = (),
@@ -99,8 +100,9 @@ def select_models(table: JudgmentTable, *, candidates: Iterable[str] = (), drop_
     frame = table.frame
     rows = frame["candidate"].isin(kept_c) & frame["judge"].isin(kept_j)
     new = frame[rows].reset_index(drop=True)
-    unscored = [c for c in kept_c if c not in set(new["candidate"])]
-    idle = [j for j in kept_j if j not in set(new["judge"])]
+    scored, active = set(new["candidate"]), set(new["judge"])
+    unscored = [c for c in kept_c if c not in scored]
+    idle = [j for j in kept_j if j not in active]
     if unscored:
         problems.append(Problem("candidate", f"no kept judge scored {', '.join(repr(c) for c in unscored)}.",
                                 expected="every kept candidate scored by a kept judge",
@@ -120,7 +122,8 @@ def select_models(table: JudgmentTable, *, candidates: Iterable[str] = (), drop_
             n_rows = {name: int((frame[role] == name).sum()) for name in names}
             said.append(f"{role}{'s' if len(names) > 1 else ''} "
                         + ", ".join(f"{shorten(n, 80)} ({n_rows[n]:,} judgment{'s' if n_rows[n] != 1 else ''})" for n in names))
-    items = tuple(i for i in table.items if i in set(new["item"]))
+    left_items = set(new["item"])
+    items = tuple(i for i in table.items if i in left_items)
     lost_items = len(table.items) - len(items)
     note = (f"Left out as chosen: {'; '.join(said)}. Everything here is over the other {len(kept_c)} candidates and "
             f"{len(kept_j)} judge{'s' if len(kept_j) != 1 else ''}"

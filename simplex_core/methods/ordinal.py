@@ -56,6 +56,7 @@ from typing import Collection, Mapping
 import numpy as np
 import pandas as pd
 
+from simplex_core.inference.fitting import ESS_MIN, RHAT_MAX, format_rhat  # the one convergence rule
 from simplex_core.methods.baselines import MethodResult, RngLike, _long_draws, _series, rank_interval, rank_scores, score_array
 from simplex_core.data.scale import Scale
 
@@ -85,8 +86,6 @@ shifted by a severity per judge."""
 
 ENGINES: tuple[str, ...] = ("numba", "pymc")
 
-RHAT_MAX = 1.01
-ESS_MIN = 400
 _PRIOR_SD = 2.5  # logit scale: weakly informative, as brms' defaults
 
 
@@ -364,11 +363,11 @@ class OrdinalFit:
     @property
     def message(self) -> str:
         if self.converged:
-            return (f"converged: max R-hat {self.max_rhat:.3f}, min bulk ESS {self.min_ess_bulk:.0f}, "
+            return (f"converged: max R-hat {format_rhat(self.max_rhat)}, min bulk ESS {self.min_ess_bulk:.0f}, "
                     "no divergent transitions.")
         fails = []
         if not (math.isfinite(self.max_rhat) and self.max_rhat <= RHAT_MAX):
-            fails.append(f"R-hat {self.max_rhat:.3f} (needs ≤ {RHAT_MAX})")
+            fails.append(f"R-hat {format_rhat(self.max_rhat)} (needs ≤ {RHAT_MAX})")
         if not (math.isfinite(self.min_ess_bulk) and self.min_ess_bulk >= ESS_MIN):
             fails.append(f"bulk ESS {self.min_ess_bulk:.0f} (needs ≥ {ESS_MIN})")
         if self.divergences:
@@ -578,7 +577,7 @@ class OrdinalMethod:
             d = result.details
             self.progress(
                 f"{self.name}: fit {len(self.memo)} done ({d['fit_seconds']:.0f} s); "
-                f"{'converged' if d['converged'] else 'NOT converged'} (R-hat {d['max_rhat']:.3f}, "
+                f"{'converged' if d['converged'] else 'NOT converged'} (R-hat {format_rhat(d['max_rhat'])}, "
                 f"ESS {d['min_ess_bulk']:.0f}, {d['divergences']:.0f} divergent)"
             )
 
