@@ -1,7 +1,9 @@
 """Every method against the human truth on every built-in dataset-criterion: the real-data table.
 
 For each built-in dataset-criterion with item-level truth, on the full data (point figures, no item
-resamples): the default model (shared truth, ω = 0, β_max = 5), the paper's per-judge likelihood,
+resamples): the default model (shared truth, ω = 0, β_max = 5; its ranks are the truth's, E_k + δ_k with
+the rater deviation of :mod:`simplex_core.inference.rater_deviation`), the same fit ranked by E_k alone
+(``default, E_k only``: the paper's estimand, what the default was before δ), the paper's per-judge likelihood,
 integrated mode (ω, β_max learnt), optionally the ordinal many-facet model (``--ordinal``: a fit of a
 minute or more per case), and the label-free baselines (simple average, Bradley–Terry, bootstrap),
 all on one data view (self-family exclusion on; off, and said, where every judge of some candidate
@@ -31,6 +33,8 @@ from bench.diagnose_real import PAIRS
 from bench.speed import uptime
 
 MODELS = {"default": {}, "per-judge": {"likelihood": "per-judge"}, "integrated": {"integrated": True}}
+#: the default fit's ranks of E_k alone (``fit --no-rater-deviation``): what the default was before δ
+PANEL = "default, E_k only"
 BASELINES = ("simple_average", "bradley_terry", "bootstrap")
 
 
@@ -42,6 +46,7 @@ def run_pair(pair: str, cache, ordinal: bool) -> list[dict]:
     from simplex_core.data.datasets import load_dataset
     from simplex_core.data.table import ValidationError, count_tensor, item_view
     from simplex_core.inference.fit_cache import fit_cached
+    from simplex_core.inference.rater_deviation import without_rater_deviation
     from simplex_core.methods.baselines import run_methods, table_baseline_methods
     from simplex_core.model.definition import FitSettings
     from simplex_core.summaries.evaluation import evaluate_results, true_ranks
@@ -64,6 +69,9 @@ def run_pair(pair: str, cache, ordinal: bool) -> list[dict]:
         results[label] = bayesian_method_result(fit, max_draws=None)
         d = fit.diagnostics
         conv[label] = f"{'yes' if d.converged else 'NO'} ({d.max_rhat:.3f}/{d.min_ess_bulk:.0f}/{d.divergences})"
+        if label == "default":  # the same fit ranked by E_k alone: the paper's estimand, the price of δ
+            results[PANEL] = bayesian_method_result(without_rater_deviation(fit.idata), max_draws=None)
+            conv[PANEL] = conv[label]
     baselines = table_baseline_methods(table, self_exclusion=excl, ppi_fractions=(), single_judges=False)
     results |= run_methods(item_view(table, self_exclusion=excl), {b: baselines[b] for b in BASELINES}, rng=0)
     if ordinal:
@@ -94,7 +102,7 @@ def render(rows: list[dict], header: str) -> str:
     by_pair: dict[str, dict[str, dict]] = {}
     for r in rows:
         by_pair.setdefault(r["pair"], {})[r["method"]] = r
-    for model in [m for m in (*MODELS, "ordinal") if any(m in v for v in by_pair.values())]:
+    for model in [m for m in (*MODELS, PANEL, "ordinal") if any(m in v for v in by_pair.values())]:
         cov = rho = n = 0
         short = []
         for pair, methods in by_pair.items():

@@ -88,21 +88,33 @@ def main(argv: list[str] | None = None) -> None:
                     res = fit_model(counts, FitSettings(likelihood=likelihood, seed=r))
                     wall = time.perf_counter() - t0
                     es = np.asarray(res.idata.posterior["expected_score"].values)
-                    lo, hi = metrics.rank_intervals(es)
+                    lo, hi = metrics.rank_intervals(es)  # the panel's ranks (E_k alone)
                     covered = (lo <= sim.ranks) & (sim.ranks <= hi)
+                    # the product's rank intervals: E_k + δ_k (simplex_core.inference.rater_deviation)
+                    lo_t, hi_t = metrics.rank_intervals(es + np.asarray(res.idata.posterior["rater_deviation"].values))
+                    covered_t = (lo_t <= sim.ranks) & (sim.ranks <= hi_t)
                     rows.append({"conv": res.diagnostics.converged, "covered": covered.sum(), "K": covered.size,
-                                 "width": float(np.mean(hi - lo)), "wall": wall})
-                    print(f"  {scale_name} J={n_judges} {likelihood} replicate {r}: coverage {covered.mean():.2f}, "
-                          f"width {rows[-1]['width']:.2f}, {wall:.1f} s, {res.diagnostics.message}", flush=True)
+                                 "width": float(np.mean(hi - lo)), "wall": wall, "covered_t": covered_t.sum(),
+                                 "width_t": float(np.mean(hi_t - lo_t))})
+                    print(f"  {scale_name} J={n_judges} {likelihood} replicate {r}: coverage {covered.mean():.2f} "
+                          f"(with δ {covered_t.mean():.2f}), width {rows[-1]['width']:.2f} (with δ "
+                          f"{rows[-1]['width_t']:.2f}), {wall:.1f} s, {res.diagnostics.message}", flush=True)
                 n_cov, n_all = sum(x["covered"] for x in rows), sum(x["K"] for x in rows)
+                n_cov_t = sum(x["covered_t"] for x in rows)
                 summary.append((scale_name, n_judges, likelihood, sum(x["conv"] for x in rows), len(rows),
                                 n_cov / n_all, n_cov, n_all, np.mean([x["width"] for x in rows]),
-                                np.median([x["wall"] for x in rows])))
+                                np.median([x["wall"] for x in rows]), n_cov_t / n_all, n_cov_t,
+                                np.mean([x["width_t"] for x in rows])))
     print()
-    print("| scale | judges | likelihood | converged | coverage | mean width (hi − lo, ranks) | median wall (s) |")
-    print("|---|---|---|---|---|---|---|")
-    for s, j, lk, nc, n, cov, n_cov, n_all, width, wall in summary:
-        print(f"| {s} | {j} | {lk} | {nc}/{n} | {cov:.3f} ({n_cov}/{n_all}) | {width:.2f} | {wall:.1f} |")
+    print("Coverage and width of the panel's ranks (E_k) and of the product's (E_k + δ_k, the truth as one more "
+          "rater; here the truth is the population's, with no rater deviation: the price of δ is its width).")
+    print()
+    print("| scale | judges | likelihood | converged | coverage E_k | width E_k (hi − lo) | coverage E_k + δ_k | "
+          "width E_k + δ_k | median wall (s) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for s, j, lk, nc, n, cov, n_cov, n_all, width, wall, cov_t, n_cov_t, width_t in summary:
+        print(f"| {s} | {j} | {lk} | {nc}/{n} | {cov:.3f} ({n_cov}/{n_all}) | {width:.2f} | "
+              f"{cov_t:.3f} ({n_cov_t}/{n_all}) | {width_t:.2f} | {wall:.1f} |")
     print(f"# load after: {uptime()}")
 
 

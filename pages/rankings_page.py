@@ -93,6 +93,11 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
                 else "**Bayesian ranking** (best first")
         st.markdown(f"{head}; median rank and 95% rank interval): "
                     f"{ranking_sentence(results.candidate_table(shown, shown_key), name=md)}")
+        from simplex_core.inference.rater_deviation import rater_deviation_record, rater_deviation_text
+
+        deviation = rater_deviation_record(shown)
+        if deviation is not None:
+            st.caption("Rank intervals: " + md(rater_deviation_text(deviation)) + " The Guide (Rankings) says why.")
     if not approximate_shown and view.current and view.counts is not None:
         with guard("checking the fit against the data"):
             from simplex_core.summaries.posterior_tables import misfit_sentence
@@ -234,7 +239,8 @@ if bayes is not None:
         from simplex_core.figures import pairwise_heatmap_figure
 
         st.subheader("Who beats whom")
-        st.caption("P(row beats column) = the share of posterior draws in which the row's expected score is higher.")
+        st.caption("P(row beats column) = the share of posterior draws in which the row's score, as the truth would "
+                   "see it (E + δ, the rank intervals' own), is higher.")
         pw = results.pairwise_table(shown, shown_key)
         order_pw = list(results.candidate_table(shown, shown_key)["candidate"])
         title = f"P(row beats column) ({shown_label})"

@@ -29,8 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-KEEP_VARS = ("pi", "expected_score", "rank", "theta", "rho", "Z", "R", "W", "boost_log")  # boost_log: for reweighting
-SOURCE_VARS = ("expected_score", "rho", "R", "W", "boost_log")  # all that reweighting reads (simplex_core.inference.reweighting)
+KEEP_VARS = ("pi", "expected_score", "rank", "expected_rank", "rater_deviation", "theta", "rho", "Z", "R", "W",
+             "boost_log")  # boost_log: for reweighting; rater_deviation: the truth's rank (E + δ)
+SOURCE_VARS = ("expected_score", "rater_deviation", "rho", "R", "W", "boost_log")  # all that reweighting reads (simplex_core.inference.reweighting)
 
 
 def main(argv: list[str] | None = None) -> int:

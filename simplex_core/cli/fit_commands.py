@@ -64,6 +64,10 @@ def register(subparsers) -> None:
                      help="also fit the ordinal many-facet model (a label-free cumulative-logit competitor with judge "
                           "severities and item effects; same chains, draws, tune, seed and self-family exclusion) and "
                           "add its ranking to result.json under 'ordinal'")
+    fit.add_argument("--no-rater-deviation", action="store_true",
+                     help="rank E_k alone, the paper's estimand (the panel's view), without the candidate-specific "
+                          "deviation of the truth as one more rater (narrower intervals that assume judges see every "
+                          "candidate alike; see docs/MODEL.md)")
     fit.add_argument("--rubric-note", action="store_true",
                      help="also say whether the scale's levels let the data identify the ranking (the paper's theorems) "
                           "and measure what collapsing to 3 and 2 levels does to the rank intervals (two more fits; "
@@ -280,6 +284,7 @@ def _write_json(path: str, doc: dict) -> None:
 def run_fit(args: argparse.Namespace) -> int:
     """``fit``: fit, write result.json (and the posterior with --idata), print a short summary."""
     from simplex_core.inference.fitting import fit_model
+    from simplex_core.inference.rater_deviation import rater_deviation_text
     from simplex_core.summaries.posterior_tables import result_json
 
     check_outputs(args, "out:JSON", "idata:NetCDF", "leaderboard:CSV")  # fail before a long fit, not after
@@ -292,6 +297,13 @@ def run_fit(args: argparse.Namespace) -> int:
         extra.append("--ordinal")
     if getattr(args, "rubric_note", False):
         extra.append("--rubric-note")
+    if getattr(args, "no_rater_deviation", False):
+        from dataclasses import replace
+
+        from simplex_core.inference.rater_deviation import without_rater_deviation
+
+        extra.append("--no-rater-deviation")
+        fit = replace(fit, idata=without_rater_deviation(fit.idata))
     doc = result_json(fit, command_line=_command_line(args, "fit", extra), selection=selection_record(table))
     if getattr(args, "ordinal", False):
         doc["ordinal"] = _ordinal_doc(args, table, settings)
@@ -315,6 +327,9 @@ def run_fit(args: argparse.Namespace) -> int:
         print(f"{len(doc['candidates'])} candidates ranked.\n{warning}")
     for note in doc["notes"]:
         print(f"Note: {note}")
+    dev = doc["rater_deviation"]
+    if dev is not None:
+        print(f"  rank intervals: {rater_deviation_text(dev)}")
     for name, symbol in (("omega", "ω"), ("beta_max", "β_max")):
         h = doc["hyperparameters"].get(name)
         if h:

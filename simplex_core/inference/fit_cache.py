@@ -44,6 +44,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from simplex_core.inference.rater_deviation import ensure_rater_deviation
 from simplex_core.inference.fit_identity import counts_hash, data_hash, data_key, fit_key, model_key
 from simplex_core.model.definition import CountsLike, FitSettings
 
@@ -232,6 +233,7 @@ class FitCache:
             os.utime(p / "summary.json")  # last use, for the least-recently-used eviction
         except OSError:
             pass
+        ensure_rater_deviation(idata, counts, settings.seed)  # an entry written before δ existed
         return FitResult(idata=idata, diagnostics=diag, timing=timing, settings=settings, counts=counts)
 
     # -- read-only layers -----------------------------------------------------------------------
@@ -451,6 +453,7 @@ def _read_only_fit(meta_path: Path, counts: CountsLike) -> "FitResult | None":
     if known[1] is None:
         return None
     idata, diag, timing, settings = known[1]
+    ensure_rater_deviation(idata, counts, settings.seed)
     return FitResult(idata=idata, diagnostics=diag, timing=dict(timing), settings=settings, counts=counts)
 
 

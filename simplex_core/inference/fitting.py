@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from simplex_core.inference.rater_deviation import ensure_rater_deviation
 from simplex_core.model.ranks import ranks_from_scores
 from simplex_core.inference.fit_identity import data_hash
 from simplex_core.model.definition import CountsLike, FitSettings, SamplerSettings, build_model, check_data_view, check_fit_size, model_data, structure_key
@@ -168,7 +169,7 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
         warnings.simplefilter("ignore", category=RuntimeWarning)
         warnings.simplefilter("ignore", category=UserWarning)
         es = post[["expected_score"]]
-        params = [v for v in post.data_vars if v != "rank" and np.issubdtype(post[v].dtype, np.floating)]
+        params = [v for v in post.data_vars if v not in ("rank", "rater_deviation") and np.issubdtype(post[v].dtype, np.floating)]
         rhat_all_ds = az.rhat(post[params])  # expected_score is among the params: one R-hat pass
         rhat = np.asarray(rhat_all_ds["expected_score"].values, dtype=float)
         ess_bulk = np.asarray(az.ess(es, method="bulk")["expected_score"].values, dtype=float)
@@ -567,6 +568,7 @@ def _finish_idata(idata, counts: CountsLike, settings: FitSettings, structure: s
         "families": json.dumps(dict(getattr(counts, "families", {}) or {}), sort_keys=True),
         "data_hash": data_hash(counts),
     })
+    ensure_rater_deviation(idata, counts, settings.seed)
 
 
 def _settings_attrs(settings: FitSettings) -> dict[str, str]:

@@ -159,6 +159,9 @@ class PriorDraws:
     log1m_w: np.ndarray | None
     expected_score: np.ndarray
     candidates: tuple[str, ...]
+    #: δ draws [S, K] of the source fit (:mod:`simplex_core.inference.rater_deviation`): the truth's
+    #: rank is that of E + δ; a reweighted posterior carries the source's δ with its draws
+    rater_deviation: np.ndarray | None = None
 
     @property
     def n_draws(self) -> int:
@@ -223,8 +226,9 @@ def prior_draws(fit: Any) -> PriorDraws:
                                 "them, or was thinned): it can only be refitted.")
     re = _random_effect_logs(flat("R"), flat("W")) if settings.has_random_effects else (None,) * 4
     e = flat("expected_score")
+    delta = flat("rater_deviation") if "rater_deviation" in post else None
     return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), flat("rho"), boost, *re, e,
-                      tuple(str(c) for c in post["candidate"].values))
+                      tuple(str(c) for c in post["candidate"].values), delta)
 
 
 def _random_effect_logs(R: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -245,7 +249,8 @@ def prior_draws_from_file(path: Any, settings: Any, scale: Any) -> PriorDraws:
 
     with h5py.File(path, "r") as f:
         post = f["posterior"]
-        needed = ("rho", "boost_log", "expected_score") + (("R", "W") if settings.has_random_effects else ())
+        needed = ("rho", "boost_log", "expected_score", "rater_deviation") + (
+            ("R", "W") if settings.has_random_effects else ())
         missing = [n for n in needed if n not in post]
         if missing:
             raise ReweightError(f"the stored fit lacks {', '.join(missing)}: read the whole fit instead.")
@@ -255,12 +260,12 @@ def prior_draws_from_file(path: Any, settings: Any, scale: Any) -> PriorDraws:
             return a.reshape((-1,) + a.shape[2:])
 
         candidates = tuple(c.decode() if isinstance(c, bytes) else str(c) for c in post["candidate"][()])
-        rho, boost, e = flat("rho"), flat("boost_log"), flat("expected_score")
+        rho, boost, e, delta = flat("rho"), flat("boost_log"), flat("expected_score"), flat("rater_deviation")
         R = W = None
         if settings.has_random_effects:
             R, W = flat("R"), flat("W")
     re = _random_effect_logs(R, W) if R is not None else (None,) * 4
-    return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), rho, boost, *re, e, candidates)
+    return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), rho, boost, *re, e, candidates, delta)
 
 
 def structure_problem(source: Any, target: Any) -> str | None:
@@ -408,10 +413,14 @@ def resampled_posterior(draws: PriorDraws, rw: Reweighted, seed: int = 0) -> Any
 
     if rw.weights.shape != (draws.n_draws,):
         raise ValueError(f"{rw.weights.size} weights for {draws.n_draws} draws.")
-    e = draws.expected_score[systematic_resample(rw.weights, draws.n_draws, seed)]
+    idx = systematic_resample(rw.weights, draws.n_draws, seed)
+    e = draws.expected_score[idx]
+    delta = np.zeros_like(e) if draws.rater_deviation is None else draws.rater_deviation[idx]
     coords = {"chain": [0], "draw": np.arange(e.shape[0]), "candidate": list(draws.candidates)}
     dims = ("chain", "draw", "candidate")
-    post = xr.Dataset({"expected_score": (dims, e[None]), "rank": (dims, ranks_from_scores(e)[None])}, coords=coords)
+    post = xr.Dataset({"expected_score": (dims, e[None]), "rater_deviation": (dims, delta[None]),
+                       "expected_rank": (dims, ranks_from_scores(e)[None]),
+                       "rank": (dims, ranks_from_scores(e + delta)[None])}, coords=coords)
     post.attrs["approximate"] = rw.describe()
     post.attrs["settings"] = json.dumps(rw.target.to_dict()) if hasattr(rw.target, "to_dict") else ""
     return az.InferenceData(posterior=post)

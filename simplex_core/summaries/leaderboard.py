@@ -124,7 +124,8 @@ def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> np.ndarray:
 
 
 def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: np.ndarray | None = None, *,
-                credible: float = CREDIBLE, top: int = 3, seed: int = 0) -> pd.DataFrame:
+                credible: float = CREDIBLE, top: int = 3, seed: int = 0,
+                rater_deviation: np.ndarray | None = None) -> pd.DataFrame:
     """The leaderboard table from draws of E (``[S, K]``), best first.
 
     Parameters
@@ -139,6 +140,9 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
         Threshold of "credibly ahead" (:data:`CREDIBLE`).
     top
         P(top ``top``) is reported as ``p_top3`` (capped at K).
+    rater_deviation
+        δ draws ``[S, K]`` (:mod:`simplex_core.inference.rater_deviation`): ranks, tiers and the
+        probabilities of being ahead are those of the truth, E + δ; E's mean and interval stay E's.
 
     Returns
     -------
@@ -154,7 +158,8 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
     S, K = e.shape
     w = _weights(weights, S)
     names = [str(c) for c in candidates]
-    ranks = ranks_from_scores(e)
+    truth = e if rater_deviation is None else e + np.asarray(rater_deviation, dtype=float).reshape(e.shape)
+    ranks = ranks_from_scores(truth)
     mean = w @ e
     alpha = (1 - INTERVAL) / 2
     if weights is None:
@@ -165,7 +170,7 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
         r_for_interval = ranks[systematic_resample(w, S, seed)]
     r_lo, r_hi = rank_interval(r_for_interval, INTERVAL)
     r_med = rank_quantile(r_for_interval, 0.5)
-    pair = weighted_pairwise(e, weights)
+    pair = weighted_pairwise(truth, weights)
     tier = tiers(pair, mean, names, credible)
     table = pd.DataFrame({
         "tier": tier, "candidate": names, "expected_score_mean": mean, "expected_score_lo": e_lo,
@@ -182,8 +187,11 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
 def leaderboard_from_fit(fit: Any, weights: np.ndarray | None = None, **kwargs: Any) -> pd.DataFrame:
     """:func:`leaderboard` of a :class:`~simplex_core.inference.fitting.FitResult` or its InferenceData."""
     idata = getattr(fit, "idata", fit)
-    arr = np.asarray(idata.posterior["expected_score"].values)
-    names = [str(v) for v in idata.posterior["candidate"].values]
+    post = idata.posterior
+    arr = np.asarray(post["expected_score"].values)
+    names = [str(v) for v in post["candidate"].values]
+    if "rater_deviation" in post:
+        kwargs.setdefault("rater_deviation", np.asarray(post["rater_deviation"].values).reshape(-1, arr.shape[-1]))
     return leaderboard(arr.reshape(-1, arr.shape[-1]), names, weights, **kwargs)
 
 

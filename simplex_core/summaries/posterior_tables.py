@@ -21,6 +21,7 @@ import pandas as pd
 
 from simplex_core.model.ranks import INTERVAL, rank_interval, rank_quantile
 from simplex_core.inference.fit_identity import counts_hash, data_hash
+from simplex_core.inference.rater_deviation import rater_deviation_record, score_distributions
 
 CANDIDATE_COLUMNS = (
     "candidate",
@@ -153,11 +154,20 @@ def rank_probabilities(fit: Any) -> pd.DataFrame:
     return out
 
 
+def truth_score_draws(fit: Any) -> np.ndarray:
+    """Draws ``[S, K]`` of the truth's score, E_k + δ_k (:mod:`simplex_core.inference.rater_deviation`;
+    E_k alone for a posterior without δ): what ``rank`` ranks."""
+    e = _draws(fit, "expected_score")
+    post = _idata(fit).posterior
+    return e + _draws(fit, "rater_deviation") if "rater_deviation" in post else e
+
+
 def pairwise_probabilities(fit: Any) -> pd.DataFrame:
-    """P(E_row > E_col) for every pair of candidates (data order); the diagonal is NaN."""
+    """P(row ahead of col) for every pair of candidates (data order), of the truth's scores E + δ
+    (those the ranks rank); the diagonal is NaN."""
     from simplex_core.summaries.leaderboard import weighted_pairwise  # the tiers' own rule: one computation of P(E_a > E_b)
 
-    p = weighted_pairwise(_draws(fit, "expected_score"))
+    p = weighted_pairwise(truth_score_draws(fit))
     names = pd.Index(_names(fit, "candidate"), name="candidate")
     return pd.DataFrame(p, index=names, columns=names.rename("versus"))
 
@@ -188,13 +198,8 @@ def fitted_score_distributions(fit: Any, max_draws: int | None = None) -> np.nda
         idx = np.linspace(0, S - 1, max_draws).round().astype(int)
     pi, theta = pi[idx], theta[idx]
     post = _idata(fit).posterior
-    if all(v in post for v in ("R", "W", "Z")):
-        R, W, Z = _draws(fit, "R")[idx], _draws(fit, "W")[idx], _draws(fit, "Z")[idx]
-        mix = (R[:, :, None] * W[:, None, :])[..., None]  # [S, J, K, 1]
-        pi_jk = (1.0 - mix) * pi[:, None] + mix * Z[:, None]  # [S, J, K, T]
-    else:
-        pi_jk = np.broadcast_to(pi[:, None], (pi.shape[0], theta.shape[1]) + pi.shape[1:])
-    return np.einsum("sjkt,sjtm->sjkm", pi_jk, theta)
+    re = [_draws(fit, v)[idx] for v in ("R", "W", "Z")] if all(v in post for v in ("R", "W", "Z")) else []
+    return score_distributions(pi, theta, *re)
 
 
 def posterior_predictive_check(fit: Any, counts: Any = None, seed: int = 0, max_draws: int = 1000) -> pd.DataFrame:
@@ -411,7 +416,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         Keys: ``candidates`` (list of candidate-summary records, best first), ``leaderboard``
         (per candidate, best first: ``tier``, E and rank intervals, ``p_best``, ``p_top3``,
         ``p_ahead_of_next``; the tier rule of :mod:`simplex_core.summaries.leaderboard`), ``pairwise``
-        (``{"candidates": names, "matrix": P}`` with ``P[i][j] = P(E_i > E_j)``, diagonal null),
+        (``{"candidates": names, "matrix": P}`` with ``P[i][j] = P(E_i + δ_i > E_j + δ_j)``, diagonal null),
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
         reader must know about the data's power: :func:`simplex_core.model.definition.data_notes`), ``diagnostics``,
@@ -420,7 +425,10 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
         :func:`hyperparameter_records`; ``{}`` at a fixed setting), ``judge_panel`` (per judge accuracy,
         leniency and information, the panel's ``effective_judges`` and ``least_informative_judge``:
-        :func:`simplex_core.summaries.judge_panel.judge_panel`) and ``timing`` (``compile_s``,
+        :func:`simplex_core.summaries.judge_panel.judge_panel`), ``rater_deviation`` (τ_0 of the truth
+        as one more rater, each judge's τ_j and how many pairs informed it, the prior's scale, and why δ is
+        zero when it is: :mod:`simplex_core.inference.rater_deviation`; null for a posterior without
+        it) and ``timing`` (``compile_s``,
         ``sample_s``, ``sampler``, ``rounds``, and the posterior's ``chains`` and ``draws_per_chain``).
         Every value is JSON-able (NaN becomes null).
     """
@@ -456,6 +464,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         "timing": {**{k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},
                    **_sampled(fit, timing)},
         "judge_panel": _finite_tree(judge_panel(fit, counts)),
+        "rater_deviation": rater_deviation_record(fit),
     }
 
 
