@@ -311,8 +311,9 @@ def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_pa
     assert code == 0
     doc = json.loads(out.read_text())
     assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "notes", "diagnostics",
-                        "settings", "hyperparameters", "timing", "judge_panel"}
+                        "settings", "hyperparameters", "timing", "judge_panel", "rater_deviation"}
     assert doc["hyperparameters"] == {}  # a fixed setting samples neither ω nor β_max
+    assert doc["rater_deviation"]["truth_tau"] > 0 and set(doc["rater_deviation"]["judges"]) == set(doc["judges"])
     eff = doc["judge_panel"]["effective_judges"]
     assert 1 <= eff["lo"] <= eff["mean"] <= eff["hi"] <= len(doc["judges"])
     assert doc["notes"] == []  # three judges score every candidate
@@ -332,6 +333,18 @@ def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_pa
     assert len(doc["pairwise"]["matrix"]) == 6 and doc["pairwise"]["matrix"][0][0] is None
     assert az.from_netcdf(nc).posterior["rank"].shape == (2, 60, 6)
     assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_fit_without_rater_deviation_ranks_e_alone(three_level_csv, tmp_path):
+    out, nc = tmp_path / "result.json", tmp_path / "posterior.nc"
+    code = main(["fit", str(three_level_csv), "--out", str(out), "--idata", str(nc), "--chains", "2", "--draws", "60",
+                 "--tune", "60", "--seed", "1", "--extra-rounds", "0", "--quiet", "--no-rater-deviation"])
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert "turned off" in doc["rater_deviation"]["reason"]
+    assert "--no-rater-deviation" in doc["settings"]["command_line"]
+    post = az.from_netcdf(nc).posterior
+    np.testing.assert_array_equal(post["rank"].values, post["expected_rank"].values)
 
 
 def test_cli_fit_says_when_fewer_than_three_judges_score_the_answers(three_level_sim, tmp_path, capsys):
