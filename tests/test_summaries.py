@@ -175,7 +175,8 @@ def test_result_json_has_the_contract_keys_and_is_strict_json():
     fit = make_fit(counts=make_counts(included=included))
     doc = summaries.result_json(fit, command_line="python -m simplex_core fit x.csv --out r.json")
     assert set(doc) == {"candidates", "leaderboard", "pairwise", "judges", "excluded_pairs", "notes", "diagnostics",
-                        "settings", "hyperparameters", "timing", "judge_panel"}
+                        "settings", "hyperparameters", "timing", "judge_panel", "rater_deviation"}
+    assert doc["rater_deviation"] is None  # a hand-made posterior without δ
     json.dumps(doc, allow_nan=False)
     assert [r["judge"] for r in doc["judge_panel"]["judges"]] == list(doc["judges"])
     assert doc["hyperparameters"] == {}
