@@ -36,6 +36,16 @@ import numpy as np
 
 from bench.speed import uptime
 
+def _panel_covered(res, true_rank: np.ndarray) -> int:
+    """True ranks covered by the rank intervals of E_k alone (``expected_rank``: no rater deviation)."""
+    from simplex_core.model.ranks import rank_interval
+
+    post = res.idata.posterior
+    ranks = np.asarray(post["expected_rank" if "expected_rank" in post else "rank"].values)
+    lo, hi = rank_interval(ranks.reshape(-1, ranks.shape[-1]))
+    return int(((lo <= true_rank) & (true_rank <= hi)).sum())
+
+
 KINDS = ("symmetric", "lenient", "harsh", "near random", "perfect")
 KIND_P = (0.55, 0.15, 0.15, 0.10, 0.05)
 
@@ -117,6 +127,8 @@ def fit_seed(task: int | tuple[int, bool]) -> dict:
     d = res.diagnostics
     return {"seed": seed, "text": text, "levels": len(scale.true_values), "converged": bool(d.converged),
             "ranks_covered": int(((r_lo <= true_rank) & (true_rank <= r_hi)).sum()),
+            "rank_width": float(np.sum(r_hi - r_lo + 1)),
+            "panel_ranks_covered": _panel_covered(res, true_rank),
             "spearman": rank_correlation(ranking["point_rank"].to_numpy(), true_rank),
             "rhat": d.max_rhat, "ess": d.min_ess_bulk, "div": d.divergences, "covered": int(inside.sum()), "K": len(true),
             "at_ends": int(ends.sum()), "covered_inner": int((inside & ~ends).sum()),
@@ -184,7 +196,10 @@ def main(argv: list[str] | None = None) -> None:
                   "which no interval of a continuous posterior covers)")
             ranked = sum(r["ranks_covered"] for r in group)
             rho = [r["spearman"] for r in group if np.isfinite(r["spearman"])]
-            print(f"  true ranks covered by the 95% rank intervals: {ranked}/{total} = {ranked / total:.3f}; "
+            width = sum(r["rank_width"] for r in group) / total
+            panel = sum(r["panel_ranks_covered"] for r in group)
+            print(f"  true ranks covered by the 95% rank intervals: {ranked}/{total} = {ranked / total:.3f} (mean width "
+                  f"{width:.2f} ranks; by E_k alone, without the rater deviation δ: {panel}/{total} = {panel / total:.3f}); "
                   f"Spearman of the point ranking: median {np.median(rho):.2f}, min {min(rho):.2f}")
             by_levels = []
             for M in sorted({r["levels"] for r in group}):
