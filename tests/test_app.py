@@ -478,7 +478,7 @@ def test_moving_omega_queues_a_refit_and_shows_the_reweighted_answer_everywhere_
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.model.definition import FitSettings
 
@@ -529,7 +529,7 @@ def test_a_cancelled_fit_says_so_and_can_be_restarted():
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.model.definition import FitSettings
 
@@ -559,7 +559,7 @@ def test_a_fit_that_lands_while_its_page_waits_is_logged_once_with_the_delay_to_
     from app_support import fits
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.model.definition import FitSettings
 
@@ -614,7 +614,7 @@ def _shipped(settings=None):
     the default counts."""
     from app_support.fits import fit_store
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.model.definition import FitSettings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
@@ -777,7 +777,7 @@ def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess()
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.model.definition import FitSettings
 
@@ -810,7 +810,7 @@ def test_a_grid_fit_in_the_cache_is_a_source_read_from_its_file_alone(monkeypatc
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import FitSettings

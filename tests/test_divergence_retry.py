@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from simplex_core.data.table import count_tensor, load_table
+from simplex_core.data.views import count_tensor
+from simplex_core.data.table import load_table
 from simplex_core.inference.fitting import DIVERGENCE_RETRY_ACCEPT, fit_model
 from simplex_core.model.definition import FitSettings
 from simplex_core.data.scale import Scale

@@ -12,7 +12,7 @@ import pytest
 
 from simplex_core.model import fast_density
 from simplex_core.inference import fast_engine
-from simplex_core.data.table import Counts
+from simplex_core.data.views import Counts
 from simplex_core.model.definition import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import simulate
@@ -21,7 +21,8 @@ BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1
 
 
 def _counts(sim, self_exclusion: bool = False) -> Counts:
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
 
     return count_tensor(load_table(sim.frame, scale=sim.scale, families=sim.families), self_exclusion=self_exclusion)
 

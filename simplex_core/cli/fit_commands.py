@@ -108,7 +108,8 @@ def _prepare(args: argparse.Namespace, flags: dict[str, str] | None = None, **fi
     """Table → counts and settings, every problem as a UsageError (``flags``: the flag that set a
     field, where it is not the field's usual one, e.g. ``{"omega": "--base-omega"}``)."""
     from simplex_core.model import priors
-    from simplex_core.data.table import ValidationError, count_tensor
+    from simplex_core.data.problems import ValidationError
+    from simplex_core.data.views import count_tensor
 
     table = load_data_for_fit(args)
     if args.gold_fraction is not None:
@@ -376,7 +377,7 @@ def _ordinal_doc(args: argparse.Namespace, table, settings: FitSettings) -> dict
     try:
         method = ordinal_for_table(table, self_exclusion=settings.self_exclusion, chains=settings.chains,
                                    draws=settings.draws, tune=settings.tune, seed=settings.seed)
-        from simplex_core.data.table import item_view
+        from simplex_core.data.views import item_view
 
         result = method(item_view(table))
     except ValueError as exc:

@@ -1054,7 +1054,7 @@ def fit_model(
     Parameters
     ----------
     counts
-        The count tensor (:class:`simplex_core.data.table.Counts`).
+        The count tensor (:class:`simplex_core.data.views.Counts`).
     settings
         :class:`~simplex_core.model.definition.FitSettings`.
     progress_callback

@@ -131,7 +131,8 @@ def calibration_replicate(task: tuple) -> dict[str, Any]:
 
     Returns ``{"replicate", "ranks": DataFrame, "diagnostics": dict}``.
     """
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
 
     settings, r = task

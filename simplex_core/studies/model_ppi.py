@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.methods.baselines import MethodResult, _as_generator, _nanmean_last, ppi_mean_ranks, score_array
-from simplex_core.data.table import JudgmentTable, count_tensor
+from simplex_core.data.table import JudgmentTable
+from simplex_core.data.views import count_tensor
 from simplex_core.studies.experiments import BayesianMethod, bayesian_settings, table_from_view
 from simplex_core.inference.fit_identity import fit_key
 

@@ -67,7 +67,7 @@ def counts_of(fit: Any, counts: Any = None) -> Any:
     judges = tuple(str(v) for v in cd["judge"].values)
     cands = tuple(str(v) for v in cd["candidate"].values)
     included = np.asarray(cd["included"].values, dtype=bool)
-    from simplex_core.data.table import Counts
+    from simplex_core.data.views import Counts
 
     return Counts(
         N=np.asarray(cd["counts"].values, dtype=np.int64), included=included, judges=judges, candidates=cands,
