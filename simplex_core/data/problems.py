@@ -7,12 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-
 from simplex_core.data.text import shorten
 
 
 MAX_LISTED = 8  # rows/values quoted per problem before "and N more"
-
 
 
 # -- problems ------------------------------------------------------------------------------------

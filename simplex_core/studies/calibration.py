@@ -259,7 +259,7 @@ def calibrate(settings: CalibrationSettings, *, client: Any = None, bins: int | 
     :mod:`simplex_core.inference.distributed`; the result does not depend on where they ran), then the
     uniformity tests. ``progress(message)`` gets a line per finished replicate."""
     from simplex_core.inference.distributed import map_tasks
-    from simplex_core.inference.fitting import format_rhat
+    from simplex_core.inference.fit_result import format_rhat
 
     settings.check()
     n_ranks = settings.rank_draws + 1

@@ -325,7 +325,7 @@ class BayesianMethod:
         if self.progress is not None:
             d = result.details
             where = "cache" if d["from_cache"] else f"{d['fit_seconds']:.0f} s"
-            from simplex_core.inference.fitting import format_rhat
+            from simplex_core.inference.fit_result import format_rhat
 
             # scripts/make_results.py reads these lines (fit N done (...); converged|NOT converged (R-hat ...))
             self.progress(

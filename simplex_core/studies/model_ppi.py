@@ -196,7 +196,7 @@ class BayesianPPIMethod(BayesianMethod):
         if self.progress is not None:
             d = result.details
             where = "cache" if d["from_cache"] else f"{d['fit_seconds']:.0f} s"
-            from simplex_core.inference.fitting import format_rhat
+            from simplex_core.inference.fit_result import format_rhat
 
             self.progress(
                 f"{self.name}: label-free fit done ({where}); "

@@ -1,5 +1,5 @@
 """Posterior slices the figures draw, read from a fit's InferenceData alone (so a fit loaded from the
-cache or the app's precomputed posterior works as well as a fresh :class:`~simplex_core.inference.fitting.FitResult`).
+cache or the app's precomputed posterior works as well as a fresh :class:`~simplex_core.inference.fit_result.FitResult`).
 
 - :func:`rank_draws`: posterior rank draws, long (for box plots and CSV), thinned or all;
 - :func:`bayesian_method_result`: the fit as a :class:`~simplex_core.methods.baselines.MethodResult`, so the
