@@ -841,6 +841,55 @@ def test_a_grid_fit_in_the_cache_is_a_source_read_from_its_file_alone(monkeypatc
     assert (2.0, 5.0) not in whole_reads, whole_reads
 
 
+def test_a_fit_another_session_asked_for_is_a_source_once_it_has_landed():
+    """Any fit of these data that lands, not only the grid's or the one on the page, answers the
+    next move: a session asks for ω = 5.5 (off the grid); once that fit is in the cache, another
+    session's move to ω = 5.75 is reweighted from it, not from the grid's or the shipped fits."""
+    import shutil
+
+    from app_support.sidebar import sampler_sizes
+    from simplex_core.data import datasets
+    from simplex_core.data.table import count_tensor
+    from simplex_core.inference.fit_cache import FitCache
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
+
+    from app_support import approximate, fits
+
+    counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
+    source = FitSettings(omega=5.5, beta_max=5.0, **sampler_sizes())
+    target = source.replace(omega=5.75)
+    for s in (source, target):
+        shutil.rmtree(FitCache().path(counts, s), ignore_errors=True)
+    for memo in (fits._memo, approximate._draws_memo, approximate._answers):
+        memo.clear()
+    approximate._asked.clear()
+    asking = new_app({"omega": "5.5"})  # queues the fit of ω = 5.5 and shows an approximate answer
+    assert_clean(asking)
+    assert "Fitting ω = 5.5, β_max = 5" in texts(asking)
+    manager = fits.fit_manager()
+    for job in manager.jobs():  # the worker's own fit is not waited for: the test stores it itself
+        if not job.is_final:
+            manager.cancel(job.job_id)
+    FitCache().put(fit_model(counts, source))  # the fit lands (as the worker would store it)
+    other = new_app({"omega": "5.75"})  # another session, which never asked for ω = 5.5
+    assert_clean(other)
+    assert re.search(r"Approximate: reweighted from the fit at ω = 5.5, β_max = 5 \(k̂ = ", texts(other)), texts(other)
+
+
+def test_a_move_with_nothing_to_reweight_says_why_in_one_line():
+    """A setting no fit done can stand in for (another judge prior than every fit of these data)
+    says in one line why there is no approximate answer, and waits for the real fit."""
+    from app_support import approximate
+    from simplex_core.model.definition import FitSettings
+
+    at = new_app({"prior": "diagonal", "omega": "2"})
+    assert_clean(at)
+    text = texts(at)
+    assert "Bayesian ranking, approximate" not in text
+    assert approximate.no_approximation_reason(FitSettings(omega=2.0, prior="diagonal")) in text, text
+
+
 def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_only_as_a_source():
     from app_support.fits import shipped_fits
 

@@ -146,7 +146,7 @@ def test_a_fit_runs_on_a_worker_reports_progress_and_is_stored(manager):
     result = manager.result(status.job_id, _counts(), settings)
     assert result["total"] == int(_counts().N.sum())
     assert result["pid"] != os.getpid()  # fitted in another process
-    assert result["nice"] >= min(os.nice(0) + 10, 19)  # ... that yields the CPU to the page server
+    assert result["nice"] == 19  # ... at the lowest priority: it yields the CPU to the page server
     assert manager.tasks_started == 1
 
 
