@@ -1,7 +1,7 @@
 """The ordinal many-facet model beside the simplex model and the simple average (issue 56 item 5).
 
-For every built-in dataset-criterion with ground truth (``bench.convergence_table.TRUTH_PAIRS``) or
-the cases given, prints one row: Spearman of the point ranking with the true ranking and coverage of
+For every built-in dataset-criterion with ground truth (the 15 of ``bench.diagnose_real.PAIRS``, the
+real-data table's) or the cases given, prints one row: Spearman of the point ranking with the true ranking and coverage of
 the 95% rank intervals (share of candidates whose true rank lies inside; the simple average has no
 interval, so it covers a candidate only when its point rank is exact) for the simple average, the
 default simplex model (``bayesian``: ω = 0, β_max = 5) and ``ordinal``; each fit's convergence
@@ -25,7 +25,7 @@ import argparse
 import sys
 import time
 
-from bench.convergence_table import TRUTH_PAIRS
+from bench.diagnose_real import PAIRS
 from bench.speed import uptime
 
 
@@ -87,7 +87,7 @@ def format_row(case: str, r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--cases", nargs="*", default=list(TRUTH_PAIRS), help="dataset:criterion pairs (default: all with truth)")
+    p.add_argument("--cases", nargs="*", default=list(PAIRS), help="dataset:criterion pairs (default: all with truth)")
     p.add_argument("--data", nargs="*", default=[], help="other tables with a true_score column (files)")
     p.add_argument("--cutpoints", default="judge", choices=["judge", "shared"])
     p.add_argument("--chains", type=int, default=4)
