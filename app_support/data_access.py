@@ -159,6 +159,15 @@ def select(_table: JudgmentTable, table_key: str, drop_candidates: tuple[str, ..
     return select_models(_table, drop_candidates=drop_candidates, drop_judges=drop_judges)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def label_free(_table: JudgmentTable, table_key: str) -> JudgmentTable:
+    """The table without its gold column (:func:`simplex_core.studies.labelled_ranking.without_labels`),
+    one object per table, so that its data hash and the fits keyed by it are computed once."""
+    from simplex_core.studies.labelled_ranking import without_labels
+
+    return without_labels(_table)
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def collapse(_table: JudgmentTable, table_key: str, mapping: tuple[tuple[float, float], ...],
              labels: tuple[tuple[float, str], ...] = ()) -> JudgmentTable:
