@@ -249,19 +249,6 @@ def truth_ranks(_table: JudgmentTable, table_key: str) -> pd.Series | None:
     return true_ranks(item_view(_table))
 
 
-@st.cache_data(show_spinner="Fitting the ordinal many-facet model (an MCMC fit: a minute or more)…", max_entries=8)
-def ordinal_result(_table: JudgmentTable, table_key: str, self_exclusion: bool) -> tuple[Any, str | None]:
-    """The label-free ordinal many-facet model on the table (:mod:`simplex_core.methods.ordinal`, default fit
-    size): (MethodResult, None), or (None, why it could not run)."""
-    from simplex_core.data.table import item_view
-    from simplex_core.methods.ordinal import ordinal_for_table
-
-    try:
-        return ordinal_for_table(_table, self_exclusion=self_exclusion)(item_view(_table)), None
-    except ValueError as exc:
-        return None, str(exc)
-
-
 @st.cache_data(show_spinner="Running the baselines…", max_entries=16)
 def baseline_results(_table: JudgmentTable, table_key: str, self_exclusion: bool, seed: int = 0) -> tuple[dict[str, Any], dict[str, str]]:
     """Every baseline on the table, each on its own: ({method: MethodResult}, {method: why it could

@@ -102,17 +102,21 @@ if labels_on:
 
 methods = ({LABELLED_METHOD: labelled} if labelled is not None else {}) | (
     {"bayesian": bayes} if bayes is not None else {}) | dict(baseline)
-# the ordinal many-facet model is a full MCMC fit: run on request only
-if st.toggle("Add the ordinal many-facet model (label-free competitor; an MCMC fit, a minute or more)", value=False,
-             key="w_rank_ordinal"):
+# the ordinal many-facet model is a full MCMC fit: run on request only, in the background like the other fits
+if st.toggle("Add the ordinal many-facet model (label-free competitor; a background MCMC fit, a minute or more)",
+             value=False, key="w_rank_ordinal"):
     with guard("fitting the ordinal many-facet model"):
-        ordinal, ordinal_failed = da.ordinal_result(table, da.table_key(table), ctx.self_exclusion)
-        if ordinal is None:
-            st.caption(f"The ordinal model could not run on these data: {md(str(ordinal_failed))}")
-        else:
-            methods["ordinal"] = ordinal
-            for note in ordinal.notes:
+        from app_support.ordinal_fit import ordinal_fit, ordinal_status_panel
+
+        ordinal = ordinal_fit(table, ctx.self_exclusion)
+        if ordinal.why is not None:
+            st.caption(f"The ordinal model could not run on these data: {md(str(ordinal.why))}")
+        elif ordinal.result is not None:
+            methods["ordinal"] = ordinal.result
+            for note in ordinal.result.notes:
                 st.caption(md(note))
+        else:
+            ordinal_status_panel(ordinal)
 
 if bayes is not None:  # the answer in one line, drawn before the figures' script loads in the browser
     with guard("summarising the ranking"):
