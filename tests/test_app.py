@@ -924,3 +924,52 @@ def test_a_file_with_gold_labels_opens_the_rankings_on_the_labelled_ranking():
     assert "Label-free: the file's 24 gold labels are left out of every ranking on this page" in shown
     evaluation = next(d.value for d in at.dataframe if "interval_score" in d.value.columns)
     assert "bayesian_ppi (uses labels)" not in list(evaluation["method"])
+
+
+# -- the ordinal model, a background fit ------------------------------------------------------------
+
+def test_the_ordinal_row_is_fitted_in_the_background_and_offered_on_the_export_page():
+    import time
+
+    at = new_app({"data": "topical-chat"})
+    at.switch_page("pages/export_page.py").run()
+    assert_clean(at)
+    assert "Ordinal model CSV" not in [e.proto.label for e in at.get("download_button")]
+    at.switch_page("pages/rankings_page.py").run()
+    at.toggle(key="w_rank_ordinal").set_value(True).run()
+    assert_clean(at)
+    deadline = time.time() + 300
+    evaluation = lambda: next(d.value for d in at.dataframe if "interval_score" in d.value.columns)  # noqa: E731
+    first = True
+    while "ordinal" not in list(evaluation()["method"]) and time.time() < deadline:
+        if first:  # the page is drawn at once, with the fit's progress and a Cancel button, not blocked by the fit
+            assert "Fitting the ordinal many-facet model" in texts(at) or "ordinal" in list(evaluation()["method"])
+            first = False
+        time.sleep(1.0)
+        at.run()
+    assert_clean(at)
+    assert "ordinal" in list(evaluation()["method"])
+    at.switch_page("pages/export_page.py").run()
+    assert_clean(at)
+    assert "Ordinal model CSV" in [e.proto.label for e in at.get("download_button")]
+
+
+def test_the_ordinal_fit_can_be_cancelled_and_fitted_again():
+    from app_support.ordinal_fit import ORDINAL_JOB
+    from simplex_core.data.datasets import load_dataset
+    from simplex_core.data.table import item_view
+    from simplex_core.methods.ordinal import OrdinalSettings, ordinal_data
+
+    table = load_dataset("hanna")
+    data = ordinal_data(item_view(table), table.scale, frozenset(table.self_family_pairs))
+    ORDINAL_JOB.store._path(data, OrdinalSettings()).unlink(missing_ok=True)  # a fit stored by an earlier run
+    at = new_app({"data": "hanna"})
+    at.switch_page("pages/rankings_page.py").run()
+    at.toggle(key="w_rank_ordinal").set_value(True).run()
+    next(b for b in at.button if b.label == "Cancel the ordinal fit").click().run()
+    assert not at.exception
+    assert any("The fit of the ordinal many-facet model was cancelled" in w.value for w in at.warning)
+    at.run()  # not restarted behind the user's back
+    assert any("was cancelled" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == "Fit the ordinal model again").click().run()
+    assert "Fitting the ordinal many-facet model" in texts(at)
