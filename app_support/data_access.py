@@ -161,6 +161,15 @@ def select(_table: JudgmentTable, table_key: str, drop_candidates: tuple[str, ..
     return select_models(_table, drop_candidates=drop_candidates, drop_judges=drop_judges)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def label_free(_table: JudgmentTable, table_key: str) -> JudgmentTable:
+    """The table without its gold column (:func:`simplex_core.studies.labelled_ranking.without_labels`),
+    one object per table, so that its data hash and the fits keyed by it are computed once."""
+    from simplex_core.studies.labelled_ranking import without_labels
+
+    return without_labels(_table)
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def collapse(_table: JudgmentTable, table_key: str, mapping: tuple[tuple[float, float], ...],
              labels: tuple[tuple[float, str], ...] = ()) -> JudgmentTable:
@@ -240,19 +249,6 @@ def truth_ranks(_table: JudgmentTable, table_key: str) -> pd.Series | None:
     from simplex_core.summaries.evaluation import true_ranks
 
     return true_ranks(item_view(_table))
-
-
-@st.cache_data(show_spinner="Fitting the ordinal many-facet model (an MCMC fit: a minute or more)…", max_entries=8)
-def ordinal_result(_table: JudgmentTable, table_key: str, self_exclusion: bool) -> tuple[Any, str | None]:
-    """The label-free ordinal many-facet model on the table (:mod:`simplex_core.methods.ordinal`, default fit
-    size): (MethodResult, None), or (None, why it could not run)."""
-    from simplex_core.data.views import item_view
-    from simplex_core.methods.ordinal import ordinal_for_table
-
-    try:
-        return ordinal_for_table(_table, self_exclusion=self_exclusion)(item_view(_table)), None
-    except ValueError as exc:
-        return None, str(exc)
 
 
 @st.cache_data(show_spinner="Running the baselines…", max_entries=16)

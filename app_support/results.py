@@ -105,6 +105,19 @@ def bayesian_method_result(_result: Any, key: str, max_draws: int | None = None)
     return method_result(_result, max_draws=max_draws)
 
 
+@st.cache_data(show_spinner="Ranking with the file's labels…", max_entries=16)
+def labelled_ranking(_result: Any, key: str, _table: Any, table_key: str, _counts: Any, self_exclusion: bool) -> tuple[Any, str | None]:
+    """The product's labelled ranking of a table with gold answers, from the label-free fit ``_result``
+    of its answers (:func:`simplex_core.studies.labelled_ranking.labelled_ranking_from_fit`): (MethodResult,
+    None), or (None, why it cannot be made from these labels)."""
+    from simplex_core.studies.labelled_ranking import labelled_ranking_from_fit
+
+    try:
+        return labelled_ranking_from_fit(_result, _table, _counts, self_exclusion=self_exclusion), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def judge_simplex_parts(_result: Any, key: str, judge: str, max_draws: int = 60) -> dict:
     """One judge's posterior draws for its simplex view (``theta_draws``, ``theta_mean``,

@@ -1,14 +1,15 @@
 """The ordinal many-facet model beside the simplex model and the simple average (issue 56 item 5).
 
-For every built-in dataset-criterion with ground truth (``bench.convergence_table.TRUTH_PAIRS``) or
-the cases given, prints one row: Spearman of the point ranking with the true ranking and coverage of
+For every built-in dataset-criterion with ground truth (the 15 of ``bench.diagnose_real.PAIRS``, the
+real-data table's) or the cases given, prints one row: Spearman of the point ranking with the true ranking and coverage of
 the 95% rank intervals (share of candidates whose true rank lies inside; the simple average has no
 interval, so it covers a candidate only when its point rank is exact) for the simple average, the
 default simplex model (``bayesian``: ω = 0, β_max = 5) and ``ordinal``; each fit's convergence
 (max R-hat and min bulk ESS over the ranked quantity, divergences) and wall time; and the ratio of
 the ordinal fit's time to the simplex fit's (issue target: ≤ 2). Full data only (no item
 resamples: the intervals are the fits' own). Both fits: 4 chains × 1000 + 1000 (the default fit),
-self-family pairs excluded, fitted one after the other in this process so that they share the
+self-family pairs excluded (not where that leaves a candidate without a judge: the row says
+"no excl."), fitted one after the other in this process so that they share the
 machine's load. The simplex fit's time excludes compiling (``timing['compile_s']``, a one-off per
 machine for its numba engine); the ordinal fit's includes loading its numba kernel. Asserts nothing.
 
@@ -25,7 +26,7 @@ import argparse
 import sys
 import time
 
-from bench.convergence_table import TRUTH_PAIRS
+from bench.diagnose_real import PAIRS
 from bench.speed import uptime
 
 
@@ -47,13 +48,19 @@ def compare(table, *, cutpoints: str = "judge", chains: int = 4, draws: int = 10
     from simplex_core.inference.fitting import fit_model
     from simplex_core.methods.ordinal import OrdinalMethod, OrdinalSettings
 
+    from simplex_core.data.table import ValidationError
+
     view = item_view(table)
     truth = true_ranks(view)
-    excluded = frozenset(table.self_family_pairs)
+    try:  # exclusion off (and said) where every judge of some candidate is of its family, as bench.real_data_table
+        counts, excl = count_tensor(table, self_exclusion=True), True
+    except ValidationError:
+        counts, excl = count_tensor(table, self_exclusion=False), False
+    excluded = frozenset(table.self_family_pairs) if excl else frozenset()
     sa = simple_average(view, excluded=excluded)
-    settings = bayesian_settings("bayesian", chains=chains, draws=draws, tune=tune)
+    settings = bayesian_settings("bayesian", self_exclusion=excl, chains=chains, draws=draws, tune=tune)
     t0 = time.perf_counter()
-    fit = fit_model(count_tensor(table, self_exclusion=True), settings)
+    fit = fit_model(counts, settings)
     simplex_s = time.perf_counter() - t0 - float(fit.timing.get("compile_s", 0.0))
     bayes = _method_result("bayesian", fit, simplex_s)
     ordinal = OrdinalMethod(table.scale, excluded, OrdinalSettings(chains=chains, draws=draws, tune=tune,
@@ -63,7 +70,7 @@ def compare(table, *, cutpoints: str = "judge", chains: int = 4, draws: int = 10
     ordinal_s = time.perf_counter() - t0
     d, b = ores.details, bayes.details
     return {
-        "K": len(table.candidates), "J": len(table.judges), "I": len(table.items),
+        "excl": excl, "K": len(table.candidates), "J": len(table.judges), "I": len(table.items),
         "sp_avg": spearman(sa.ranks, truth), "sp_bayes": spearman(bayes.ranks, truth), "sp_ord": spearman(ores.ranks, truth),
         "cov_avg": coverage(sa, truth), "cov_bayes": coverage(bayes, truth), "cov_ord": coverage(ores, truth),
         "bayes_conv": f"{b['max_rhat']:.3f}/{b['min_ess_bulk']:.0f}/{b['divergences']:.0f}",
@@ -79,6 +86,7 @@ HEADER = (f"{'case':28} {'K':>3} {'J':>2} {'I':>4} | {'Spearman avg':>12} {'simp
 
 
 def format_row(case: str, r: dict) -> str:
+    case = case if r["excl"] else f"{case} (no excl.)"
     return (f"{case:28} {r['K']:>3} {r['J']:>2} {r['I']:>4} | {r['sp_avg']:>12.3f} {r['sp_bayes']:>7.3f} "
             f"{r['sp_ord']:>7.3f} | {r['cov_avg']:>12.2f} {r['cov_bayes']:>7.2f} {r['cov_ord']:>7.2f} | "
             f"{r['bayes_conv'] + ('' if r['bayes_ok'] else ' NO'):>22} {r['bayes_s']:>5.0f} | "
@@ -87,7 +95,7 @@ def format_row(case: str, r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--cases", nargs="*", default=list(TRUTH_PAIRS), help="dataset:criterion pairs (default: all with truth)")
+    p.add_argument("--cases", nargs="*", default=list(PAIRS), help="dataset:criterion pairs (default: all with truth)")
     p.add_argument("--data", nargs="*", default=[], help="other tables with a true_score column (files)")
     p.add_argument("--cutpoints", default="judge", choices=["judge", "shared"])
     p.add_argument("--chains", type=int, default=4)

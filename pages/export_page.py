@@ -14,6 +14,7 @@ from app_support.errors import guard
 from app_support.frame import page_frame
 from app_support.guide_links import guide_link
 from app_support.page_parts import data_caption, require_settings, require_table
+from app_support.safe_text import md
 from app_support.sidebar import context
 from simplex_core.data.selection import selection_record
 
@@ -162,19 +163,35 @@ with guard("preparing the baseline downloads"):
 
         csv_button(evaluation_table, f"{label}-evaluation", label="Evaluation against the truth CSV",
                    key="dl-x-evaluation")
-    def ordinal_table() -> pd.DataFrame:
-        res, why = da.ordinal_result(table, da.table_key(table), ctx.self_exclusion)
-        if res is None:
-            return pd.DataFrame({"method": ["ordinal"], "error": [why]})
-        s = res.summary()
-        s.insert(0, "method", res.method)
-        s.insert(1, "uses_labels", res.uses_labels)
-        s["p_best"] = [res.details.get(f"p_best:{c}") for c in s["candidate"]]
-        return s
 
-    csv_button(ordinal_table, f"{label}-ordinal", label="Ordinal model CSV", key="dl-x-ordinal",
-               help="The label-free ordinal many-facet model (quality on the logit scale, rank, 95% rank interval, "
-                    "P(best)); fitted when first asked for: an MCMC fit of a minute or more")
+st.subheader("Ordinal many-facet model (label-free)")
+with guard("preparing the ordinal model's download"):
+    from app_support.ordinal_fit import ordinal_fit, ordinal_status_panel
+
+    ordinal = ordinal_fit(table, ctx.self_exclusion, submit=False)  # fitted on request only
+    if ordinal.result is not None:
+        def ordinal_table() -> pd.DataFrame:
+            res = ordinal.result
+            s = res.summary()
+            s.insert(0, "method", res.method)
+            s.insert(1, "uses_labels", res.uses_labels)
+            s["p_best"] = [res.details.get(f"p_best:{c}") for c in s["candidate"]]
+            return s
+
+        csv_button(ordinal_table, f"{label}-ordinal", label="Ordinal model CSV", key="dl-x-ordinal",
+                   help="The label-free ordinal many-facet model: quality on the logit scale, rank, 95% rank interval, "
+                        "P(best)")
+    elif ordinal.why is not None:
+        st.caption(f"The ordinal model cannot run on these data: {md(str(ordinal.why))}")
+    elif ordinal.job is not None:
+        ordinal_status_panel(ordinal)
+    else:
+        st.caption("The label-free competitor a psychometrician would fit (cumulative logits with judge severities and "
+                   "cutpoints): an MCMC fit of a minute or more, run in the background on request. Its table is offered "
+                   "here when it lands (the Rankings page's ordinal switch fits it too).")
+        if st.button("Fit the ordinal model", key="x-fit-ordinal", icon=":material/play_arrow:"):
+            ordinal_fit(table, ctx.self_exclusion)
+            st.rerun()
 
 st.subheader("Figures for slides and papers")
 st.caption("The main figures at a fixed page size, with a title and a caption naming the dataset, the setting and the "

@@ -27,7 +27,17 @@ ctx = context()
 if not (require_table(ctx) and require_settings(ctx)):
     st.stop()
 data_caption(ctx)
-table, settings = ctx.table, ctx.settings
+settings = ctx.settings
+# A file with gold answers opens on the ranking its labels give; every fit on this page is the label-free one
+# (the labelled ranking's predictor, and the ranking it is compared with).
+file_table = ctx.table
+n_labels = file_table.n_gold
+labels_on = False
+if n_labels:
+    from app_support.labelled_view import labels_switch
+
+    labels_on = labels_switch(n_labels)
+table = da.label_free(file_table, da.table_key(file_table)) if n_labels else file_table
 truth = da.truth_ranks(table, da.table_key(table))
 
 view = approx = None
@@ -70,18 +80,43 @@ if shown is not None:
 elif view is not None and view.result is None:
     waiting_for_first_fit(view)
 
-methods = ({"bayesian": bayes} if bayes is not None else {}) | dict(baseline)
-# the ordinal many-facet model is a full MCMC fit: run on request only
-if st.toggle("Add the ordinal many-facet model (label-free competitor; an MCMC fit, a minute or more)", value=False,
-             key="w_rank_ordinal"):
-    with guard("fitting the ordinal many-facet model"):
-        ordinal, ordinal_failed = da.ordinal_result(table, da.table_key(table), ctx.self_exclusion)
-        if ordinal is None:
-            st.caption(f"The ordinal model could not run on these data: {md(str(ordinal_failed))}")
+labelled = None
+if labels_on:
+    with guard("ranking with the file's labels"):
+        from app_support.labelled_view import labelled_section
+        from simplex_core.studies.labelled_ranking import LABELLED_METHOD
+
+        why = waiting = None
+        if view is None:
+            why = "the label-free fit it starts from cannot run on these data and settings (see above)."
+        elif view.current and view.result_settings.likelihood != "shared-truth":
+            why = "it reads the shared-truth fit's predictions per answer: choose the shared-truth likelihood."
+        elif view.current:
+            labelled, why = results.labelled_ranking(view.result, view.result_key, file_table, da.table_key(file_table),
+                                                     view.counts, ctx.self_exclusion)
         else:
-            methods["ordinal"] = ordinal
-            for note in ordinal.notes:
+            waiting = ("The ranking with the file's labels starts from the label-free fit at this setting, which is "
+                       "being fitted; it appears here when that fit lands.")
+        labelled_section(labelled, why, bayes if view is not None and view.current else None, file_table, file_label,
+                         waiting=waiting)
+
+methods = ({LABELLED_METHOD: labelled} if labelled is not None else {}) | (
+    {"bayesian": bayes} if bayes is not None else {}) | dict(baseline)
+# the ordinal many-facet model is a full MCMC fit: run on request only, in the background like the other fits
+if st.toggle("Add the ordinal many-facet model (label-free competitor; a background MCMC fit, a minute or more)",
+             value=False, key="w_rank_ordinal"):
+    with guard("fitting the ordinal many-facet model"):
+        from app_support.ordinal_fit import ordinal_fit, ordinal_status_panel
+
+        ordinal = ordinal_fit(table, ctx.self_exclusion)
+        if ordinal.why is not None:
+            st.caption(f"The ordinal model could not run on these data: {md(str(ordinal.why))}")
+        elif ordinal.result is not None:
+            methods["ordinal"] = ordinal.result
+            for note in ordinal.result.notes:
                 st.caption(md(note))
+        else:
+            ordinal_status_panel(ordinal)
 
 if bayes is not None:  # the answer in one line, drawn before the figures' script loads in the browser
     with guard("summarising the ranking"):
@@ -90,6 +125,7 @@ if bayes is not None:  # the answer in one line, drawn before the figures' scrip
         # the approximate line names its setting; the previous fit's line says whose it is
         head = (f"**Bayesian ranking, approximate** ({fits.settings_label(view.requested)}; best first" if approximate_shown
                 else f"**Previous fit's ranking ({shown_label})** (best first" if view.origin == "stale"
+                else "**Label-free Bayesian ranking** (best first" if n_labels
                 else "**Bayesian ranking** (best first")
         st.markdown(f"{head}; median rank and 95% rank interval): "
                     f"{ranking_sentence(results.candidate_table(shown, shown_key), name=md)}")
@@ -128,7 +164,8 @@ with guard("drawing the rank distributions"):
         method_order = [m for m in methods if m not in singles] + singles
         st.subheader("Rank distributions by method")
         st.caption(f"Rank 1 = best; {how}. Boxes: 25–75% of the draws/replicates with the median; whiskers: the 95% "
-                   "rank interval. Points: methods without intervals. PPI is hollow: it uses gold labels. ordinal: "
+                   "rank interval. Points: methods without intervals. PPI and bayesian_ppi (the ranking with the file's labels) "
+                   "are hollow: they use gold labels. ordinal: "
                    "the label-free ordinal many-facet model (judge severities and cutpoints, item effects).")
         show_singles = st.toggle("Show every single judge", value=len(singles) <= 4, key="w_rank_singles")
         drawn = method_order if show_singles else [m for m in method_order if m not in singles]
@@ -231,7 +268,7 @@ def label_suggestions_panel(table, view, source_label: str) -> None:
 
 
 with guard("suggesting answers to label"):
-    label_suggestions_panel(table, view, ctx.source_label)
+    label_suggestions_panel(file_table, view, ctx.source_label)  # the answers already labelled are not suggested
 
 # -- pairwise -----------------------------------------------------------------------------------
 if bayes is not None:

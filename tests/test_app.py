@@ -849,7 +849,7 @@ def test_a_fit_another_session_asked_for_is_a_source_once_it_has_landed():
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import FitSettings
@@ -924,3 +924,101 @@ def test_rows_download_writes_whole_levels_as_integers():
     assert "q1,a,j,1,0.5" in text and "q1,b,j,0,1.0" in text and ".0," not in text.split("\n")[1]
     whole = load_table(b"item,candidate,judge,score,true_score\nq1,a,j,1,1\nq1,b,j,0,0\n", name="t.csv")
     assert rows_table(whole).to_csv(index=False).splitlines()[1:] == ["q1,a,j,1,1", "q1,b,j,0,0"]
+
+
+# -- a file with gold labels ----------------------------------------------------------------------
+
+def _labelled_csv() -> bytes:
+    """3 candidates x 40 items x 3 judges on a 1-3 scale, every answer with its truth, the answers of
+    the first 8 items gold (24 labels)."""
+    rng = np.random.default_rng(3)
+    rows = ["item,candidate,judge,score,true_score,gold"]
+    for item in range(40):
+        for cand, mean in (("a", 1.4), ("b", 2.1), ("c", 2.7)):
+            truth = int(np.floor(mean)) + int(rng.random() < mean - np.floor(mean))
+            for judge in ("j1", "j2", "j3"):
+                score = int(np.clip(truth + rng.choice([-1, 0, 0, 1]), 1, 3))
+                rows.append(f"q{item},{cand},{judge},{score},{truth},{'true' if item < 8 else ''}")
+    return "\n".join(rows).encode()
+
+
+def test_a_file_with_gold_labels_opens_the_rankings_on_the_labelled_ranking():
+    import time
+
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("labelled.csv", _labelled_csv(), "text/csv")).run()
+    at.switch_page("pages/rankings_page.py").run()
+    assert at.radio(key="w_rank_labels").value == "With the file's labels"
+    deadline = time.time() + 300
+    while "Ranking with the file's labels" not in texts(at) and time.time() < deadline:
+        assert "starts from the label-free fit at this setting" in texts(at)  # said while the fit runs
+        time.sleep(1.0)
+        at.run()
+    assert_clean(at)
+    shown = texts(at)
+    assert "Labels used: 24 labelled answers (20% of 120, on 8 items; at least 8 per candidate)." in shown
+    assert "**Label-free Bayesian ranking**" in shown
+    moves = next(d.value for d in at.dataframe if "what the labels changed" in d.value.columns)
+    assert sorted(moves["candidate"]) == ["a", "b", "c"]
+    assert all(re.fullmatch(r"rank [\d.]+ → [\d.]+|unchanged \(rank [\d.]+\)", m) for m in moves["what the labels changed"])
+    assert any(e.proto.label == "Comparison CSV" for e in at.get("download_button"))
+    # the labelled ranking is a row of the rank figure, hollow (it uses labels), and of the evaluation
+    evaluation = next(d.value for d in at.dataframe if "interval_score" in d.value.columns)
+    assert "bayesian_ppi (uses labels)" in list(evaluation["method"])
+    at.radio(key="w_rank_labels").set_value("Label-free").run()
+    assert_clean(at)
+    shown = texts(at)
+    assert "Ranking with the file's labels" not in shown
+    assert "Label-free: the file's 24 gold labels are left out of every ranking on this page" in shown
+    evaluation = next(d.value for d in at.dataframe if "interval_score" in d.value.columns)
+    assert "bayesian_ppi (uses labels)" not in list(evaluation["method"])
+
+
+# -- the ordinal model, a background fit ------------------------------------------------------------
+
+def test_the_ordinal_row_is_fitted_in_the_background_and_offered_on_the_export_page():
+    import time
+
+    at = new_app({"data": "topical-chat"})
+    at.switch_page("pages/export_page.py").run()
+    assert_clean(at)
+    assert "Ordinal model CSV" not in [e.proto.label for e in at.get("download_button")]
+    at.switch_page("pages/rankings_page.py").run()
+    at.toggle(key="w_rank_ordinal").set_value(True).run()
+    assert_clean(at)
+    deadline = time.time() + 300
+    evaluation = lambda: next(d.value for d in at.dataframe if "interval_score" in d.value.columns)  # noqa: E731
+    first = True
+    while "ordinal" not in list(evaluation()["method"]) and time.time() < deadline:
+        if first:  # the page is drawn at once, with the fit's progress and a Cancel button, not blocked by the fit
+            assert "Fitting the ordinal many-facet model" in texts(at) or "ordinal" in list(evaluation()["method"])
+            first = False
+        time.sleep(1.0)
+        at.run()
+    assert_clean(at)
+    assert "ordinal" in list(evaluation()["method"])
+    at.switch_page("pages/export_page.py").run()
+    assert_clean(at)
+    assert "Ordinal model CSV" in [e.proto.label for e in at.get("download_button")]
+
+
+def test_the_ordinal_fit_can_be_cancelled_and_fitted_again():
+    from app_support.ordinal_fit import ORDINAL_JOB
+    from simplex_core.data.datasets import load_dataset
+    from simplex_core.data.views import item_view
+    from simplex_core.methods.ordinal import OrdinalSettings, ordinal_data
+
+    table = load_dataset("hanna")
+    data = ordinal_data(item_view(table), table.scale, frozenset(table.self_family_pairs))
+    ORDINAL_JOB.store._path(data, OrdinalSettings()).unlink(missing_ok=True)  # a fit stored by an earlier run
+    at = new_app({"data": "hanna"})
+    at.switch_page("pages/rankings_page.py").run()
+    at.toggle(key="w_rank_ordinal").set_value(True).run()
+    next(b for b in at.button if b.label == "Cancel the ordinal fit").click().run()
+    assert not at.exception
+    assert any("The fit of the ordinal many-facet model was cancelled" in w.value for w in at.warning)
+    at.run()  # not restarted behind the user's back
+    assert any("was cancelled" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == "Fit the ordinal model again").click().run()
+    assert "Fitting the ordinal many-facet model" in texts(at)

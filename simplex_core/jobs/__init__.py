@@ -9,8 +9,8 @@
 from simplex_core.jobs.book import JobBook
 from simplex_core.jobs.manager import FitManager, default_fit_workers
 from simplex_core.jobs.status import BACKGROUND, FINAL_STATES, INTERACTIVE, GroupProgress, JobStatus, ProgressCallback, format_duration, progress_numbers
-from simplex_core.jobs.worker import DEFAULT_FIT_FUNCTION, FitCacheStore, FitStore
+from simplex_core.jobs.worker import DEFAULT_FIT_FUNCTION, FitCacheStore, FitStore, JobKind, ResultFileStore
 
 __all__ = ["BACKGROUND", "DEFAULT_FIT_FUNCTION", "FINAL_STATES", "INTERACTIVE", "FitCacheStore", "FitManager", "FitStore",
-           "GroupProgress", "JobBook", "JobStatus", "ProgressCallback", "default_fit_workers", "format_duration",
+           "GroupProgress", "JobBook", "JobKind", "ResultFileStore", "JobStatus", "ProgressCallback", "default_fit_workers", "format_duration",
            "progress_numbers"]

@@ -37,7 +37,8 @@ from simplex_core.inference.fit_identity import fit_key
 
 from simplex_core.jobs.book import MAX_PENDING_PER_OWNER, JobBook
 from simplex_core.jobs.status import BACKGROUND, INTERACTIVE, GroupProgress, JobStatus
-from simplex_core.jobs.worker import DEFAULT_FIT_FUNCTION, FitCacheStore, FitCancelled, FitStore, mark_cancelled, plain_failure, run_fit, warm
+from simplex_core.jobs.worker import (DEFAULT_FIT_FUNCTION, FitCacheStore, FitCancelled, FitStore, JobKind, mark_cancelled,
+                                     plain_failure, resolve, run_fit, warm)
 
 log = logging.getLogger(__name__)
 
@@ -164,29 +165,37 @@ class FitManager:
         _MANAGERS.add(self)
 
     # -- public API ----------------------------------------------------------------------------
-    def lookup(self, counts: Any, settings: Any) -> Any | None:
-        """The stored result of this fit, or ``None`` (never runs a fit)."""
-        key = fit_key(counts, settings)
+    def _key(self, counts: Any, settings: Any, kind: JobKind | None) -> str:
+        return fit_key(counts, settings) if kind is None else resolve(kind.key_function)(counts, settings)
+
+    def lookup(self, counts: Any, settings: Any, kind: JobKind | None = None) -> Any | None:
+        """The stored result of this fit (of ``kind``: another model's, see :class:`JobKind`), or ``None``
+        (never runs a fit)."""
+        key = self._key(counts, settings, kind)
+        store = self.store if kind is None else kind.store
         with self._lock:
             held, landed = self._memory.get(key), self._landed.get(key, (None, 0))[0]
         if held is not None:
             return held
         if landed is not None:
-            if self.store.contains(counts, settings):  # a stat, not a read; an entry removed since is refitted
+            if store.contains(counts, settings):  # a stat, not a read; an entry removed since is refitted
                 return landed
             with self._lock:
                 self._landed.pop(key, None)
         try:
-            return self.store.load(counts, settings)
+            return store.load(counts, settings)
         except Exception:  # noqa: BLE001 — an unreadable entry is a miss, logged
             log.warning("fit cache entry unreadable; treating as a miss", exc_info=True)
             return None
 
     def submit(self, counts: Any, settings: Any, *, priority: int = INTERACTIVE, label: str = "",
-               group: str | None = None, owner: str | None = None, supersede: bool = False) -> JobStatus:
+               group: str | None = None, owner: str | None = None, supersede: bool = False,
+               kind: JobKind | None = None) -> JobStatus:
         """Ask for a fit; returns at once. A stored fit comes back ``'done'`` with ``from_cache``;
-        a fit already queued or running is shared."""
-        key = fit_key(counts, settings)
+        a fit already queued or running is shared. ``kind``: a fit of another model (its function,
+        store and key), run on the same workers under the same book."""
+        key = self._key(counts, settings, kind)
+        store = self.store if kind is None else kind.store
         if owner is not None:
             self.touch(owner)
         with self._lock:
@@ -200,11 +209,11 @@ class FitManager:
         stored = key in self._memory
         if not stored:
             try:  # outside the lock: reads the disk
-                stored = bool(self.store.contains(counts, settings))
+                stored = bool(store.contains(counts, settings))
             except Exception:  # noqa: BLE001
                 log.warning("fit cache check failed; fitting", exc_info=True)
         with self._lock:
-            job = self._book.request(key, (counts, settings), priority=priority, label=label, group=group,
+            job = self._book.request(key, (counts, settings, kind), priority=priority, label=label, group=group,
                                      owner=owner, supersede=supersede, stored=stored)
             self._wake.set()
             return self._book.status(job)
@@ -218,24 +227,26 @@ class FitManager:
         with self._lock:
             return self._book.status(self._book.get(job_id))
 
-    def find(self, counts: Any, settings: Any) -> JobStatus | None:
+    def find(self, counts: Any, settings: Any, kind: JobKind | None = None) -> JobStatus | None:
         """The status of the live (else the most recent) job of this fit, if any."""
+        key = self._key(counts, settings, kind)
         with self._lock:
-            job = self._book.latest(fit_key(counts, settings))
+            job = self._book.latest(key)
             return self._book.status(job) if job is not None else None
 
-    def landed_at(self, counts: Any, settings: Any) -> float | None:
+    def landed_at(self, counts: Any, settings: Any, kind: JobKind | None = None) -> float | None:
         """When a worker last finished this fit (``time.time()``), or ``None`` (never fitted here, or
         its job forgotten)."""
+        key = self._key(counts, settings, kind)
         with self._lock:
-            return self._book.landed_at(fit_key(counts, settings))
+            return self._book.landed_at(key)
 
-    def result(self, job_id: str, counts: Any, settings: Any) -> Any | None:
+    def result(self, job_id: str, counts: Any, settings: Any, kind: JobKind | None = None) -> Any | None:
         """The result of a finished job (``None`` while not done)."""
         with self._lock:
             if self._book.get(job_id).state != "done":
                 return None
-        return self.lookup(counts, settings)
+        return self.lookup(counts, settings, kind)
 
     def cancel(self, job_id: str, owner: str | None = None) -> bool:
         """Cancel a queued or running job; with ``owner``, only that owner's request is withdrawn
@@ -332,11 +343,12 @@ class FitManager:
         with self._lock:
             free = self._slots - len(self._futures) - len(self._draining)
             for job in self._book.start_next(max(0, free)):
-                counts, settings = job.payload
+                counts, settings, kind = job.payload
                 run = f"{job.job_id}.{job.preemptions}"  # a preempted job's next run is a new task
                 self._runs[job.job_id] = run
                 self._futures[job.job_id] = self._client.submit(
-                    run_fit, run, counts, settings, self.store, self.fit_function, self._topic,
+                    run_fit, run, counts, settings, self.store if kind is None else kind.store,
+                    self.fit_function if kind is None else kind.fit_function, self._topic,
                     self.worker_nice, key=f"fit-{run}", pure=False)
                 self.tasks_started += 1
                 log.info("fit %s started (%s, waited %.1f s)", job.label or job.key[:12],

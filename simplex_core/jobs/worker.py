@@ -94,6 +94,75 @@ class FitCacheStore:
         return self._cache().put(result).exists()  # a read-only folder keeps it in memory instead
 
 
+@dataclass(frozen=True)
+class ResultFileStore:
+    """A :class:`FitStore` for the results of another model (small, picklable objects such as a ranking
+    method's result): one file ``<directory>/<key>.pkl`` per fit, ``key`` = the function named by
+    ``key_function`` (``"module:function"``, called with ``(counts, settings)``), written through a
+    temporary file so a reader never sees half of one. ``directory=None``: ``results/`` in the fit
+    cache's folder, read where the store is used. Only this program writes these files: they are
+    read back with pickle, as trusted as the code."""
+
+    key_function: str
+    directory: str | None = None
+
+    def _path(self, counts: Any, settings: Any) -> Any:
+        from pathlib import Path
+
+        if self.directory is None:
+            from simplex_core.inference.fit_cache import default_cache_dir
+
+            folder = Path(default_cache_dir()) / "results"
+        else:
+            folder = Path(self.directory)
+        return folder / f"{resolve(self.key_function)(counts, settings)}.pkl"
+
+    def contains(self, counts: Any, settings: Any) -> bool:
+        return self._path(counts, settings).exists()
+
+    def load(self, counts: Any, settings: Any) -> Any | None:
+        import pickle
+
+        path = self._path(counts, settings)
+        try:
+            with open(path, "rb") as fh:
+                return pickle.load(fh)
+        except FileNotFoundError:
+            return None
+        except Exception:  # noqa: BLE001 — a broken file is a miss (and is fitted again)
+            log.warning("stored result %s unreadable; removed", path, exc_info=True)
+            path.unlink(missing_ok=True)
+            return None
+
+    def save(self, counts: Any, settings: Any, result: Any) -> bool:
+        import pickle
+        import tempfile
+
+        path = self._path(counts, settings)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.stem}.", delete=False) as fh:
+                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(fh.name, path)
+            return True
+        except OSError:
+            log.warning("could not store result %s", path, exc_info=True)
+            return False
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of fit the manager runs beside its default one (the simplex model's): the function a
+    worker calls, ``fit(counts, settings, progress_callback=cb)`` (``"module:function"``), the store its
+    results go to, and the function (``"module:function"``) that names one fit, ``key(counts, settings)``
+    (the job book's key: one job per key, shared by every page that asks). ``counts`` and ``settings``
+    are whatever that function reads (e.g. the ordinal model's long judgments and its settings)."""
+
+    fit_function: str
+    key_function: str
+    store: Any
+
+
 class FitCancelled(Exception):
     """Raised inside a fit whose job was cancelled (at its next progress report)."""
 

@@ -70,6 +70,8 @@ __all__ = [
     "build_ordinal_model",
     "ordinal_logp_grad",
     "fit_ordinal",
+    "fit_ordinal_job",
+    "ordinal_job_key",
     "ORDINAL",
     "OrdinalMethod",
     "ordinal_for_table",
@@ -375,23 +377,70 @@ class OrdinalFit:
         return "not converged: " + "; ".join(fails) + ". Sample longer (more draws and tune)."
 
 
-def fit_ordinal(data: OrdinalData, settings: OrdinalSettings = OrdinalSettings()) -> OrdinalFit:
+def fit_ordinal(data: OrdinalData, settings: OrdinalSettings = OrdinalSettings(),
+                progress_callback=None) -> OrdinalFit:
     """Build, sample and diagnose the ordinal model of ``data``; a run that has not converged is
     followed by up to ``settings.extra_rounds`` longer ones (the last run is returned, with its own
-    settings)."""
-    fit = _fit_once(data, settings)
-    for _ in range(settings.extra_rounds):
+    settings). ``progress_callback(message, fraction)`` (engine ``'numba'``): about once a second,
+    "ordinal model: sampling: N of M iterations"; what it raises (a cancel) stops the sampler and
+    propagates."""
+    fit = _fit_once(data, settings, progress_callback)
+    for round_ in range(settings.extra_rounds):
         if fit.converged:
             break
         accept = settings.target_accept
         if fit.divergences:  # smaller steps, as the simplex engine's divergence retry
             accept = 0.95 if accept < 0.95 else 0.99
         settings = dataclasses.replace(settings, draws=settings.draws * 2, tune=settings.tune * 2, target_accept=accept)
-        fit = _fit_once(data, settings)
+        fit = _fit_once(data, settings, progress_callback, f"not converged, longer run {round_ + 1}: ")
     return fit
 
 
-def _fit_once(data: OrdinalData, settings: OrdinalSettings) -> OrdinalFit:
+def _sample_numba(compiled, settings: OrdinalSettings, progress_callback, stage: str):
+    """nutpie's NUTS, in the background when someone follows the progress (so that a cancel raised by
+    the callback stops the chains at once)."""
+    import nutpie
+
+    cores = max(1, min(settings.chains, os.cpu_count() or 1))
+    kwargs = dict(chains=settings.chains, draws=settings.draws, tune=settings.tune, seed=settings.seed, cores=cores,
+                  progress_bar=False, target_accept=settings.target_accept)
+    if progress_callback is None:
+        return nutpie.sample(compiled, **kwargs)
+    import warnings
+
+    from simplex_core.inference.sampling import iterations_done
+
+    sampler = nutpie.sample(compiled, save_warmup=True, blocking=False, **kwargs)
+    total = settings.chains * (settings.draws + settings.tune)
+    try:
+        progress_callback(f"ordinal model: {stage}sampling: 0 of {total} iterations", 0.0)
+        last = time.perf_counter()
+        while True:
+            try:
+                if sampler.is_finished:
+                    break
+            except TimeoutError:  # nutpie says so while the chains hold the sampler
+                pass
+            time.sleep(0.1)
+            if time.perf_counter() - last > 1.0:
+                last = time.perf_counter()
+                try:
+                    with warnings.catch_warnings():  # an early snapshot has no draws yet; ArviZ says so
+                        warnings.simplefilter("ignore", UserWarning)
+                        done = iterations_done(sampler.inspect())
+                except Exception:  # noqa: BLE001 — a progress snapshot must never break the fit
+                    continue
+                progress_callback(f"ordinal model: {stage}sampling: {done} of {total} iterations", 0.95 * done / total)
+    except BaseException:
+        sampler.cancel()
+        raise
+    idata = sampler.wait()
+    for group in [g for g in idata.groups() if g.startswith("warmup")]:
+        del idata[group]
+    return idata
+
+
+def _fit_once(data: OrdinalData, settings: OrdinalSettings, progress_callback=None, stage: str = "") -> OrdinalFit:
     """One run: build, sample and diagnose."""
     import arviz as az
     import warnings
@@ -399,13 +448,7 @@ def _fit_once(data: OrdinalData, settings: OrdinalSettings) -> OrdinalFit:
     t0 = time.perf_counter()
     _check_fittable(data)
     if settings.engine == "numba":
-        import nutpie
-
-        compiled = _compile_numba(data, settings)
-        idata = nutpie.sample(
-            compiled, chains=settings.chains, draws=settings.draws, tune=settings.tune, seed=settings.seed,
-            cores=max(1, min(settings.chains, os.cpu_count() or 1)), progress_bar=False, target_accept=settings.target_accept,
-        )
+        idata = _sample_numba(_compile_numba(data, settings), settings, progress_callback, stage)
     else:
         import pymc as pm
 
@@ -510,6 +553,17 @@ def _data_key(data: OrdinalData, settings: OrdinalSettings) -> str:
         h.update(np.ascontiguousarray(arr, dtype=np.int64).tobytes())
     h.update(repr((data.items, data.fitted, data.judges, data.candidates, data.n_levels, settings)).encode())
     return h.hexdigest()
+
+
+def ordinal_job_key(data: OrdinalData, settings: OrdinalSettings) -> str:
+    """The key of one ordinal fit in the app's job book and its result store (32 hex digits)."""
+    return "ordinal-" + _data_key(data, settings)[:32]
+
+
+def fit_ordinal_job(data: OrdinalData, settings: OrdinalSettings, progress_callback=None) -> MethodResult:
+    """What the app's fit workers run for the ordinal model (:class:`simplex_core.jobs.JobKind`): fit,
+    then its :class:`MethodResult` (small: rank draws, intervals, convergence)."""
+    return ordinal_result(fit_ordinal(data, settings, progress_callback))
 
 
 def run_ordinal_task(task: tuple) -> MethodResult:
