@@ -461,3 +461,39 @@ def test_a_declared_scale_survives_page_switches(server, page):
             page.wait_for_selector("text=5 (great)", timeout=60_000)  # the data caption names the labels
             time.sleep(3)  # the page's fit panel polls meanwhile (its reruns are fragment runs)
         _no_exception_box(page)
+
+
+def test_figures_draw_with_the_light_bundle_the_page_asks_for(server, page):
+    """serve.py's figures load the Plotly bundle served from the app's own file (the cartesian
+    partial bundle: Rankings' box plots and the Geometry lab's ternary flip), never Streamlit's full
+    chart module; the 3-D figure alone loads the full bundle; every figure draws, with no error."""
+    from app_support.plotly_figure import CARTESIAN_FILE, full_bundle_file
+
+    loaded: dict[str, bytes] = {}
+
+    def seen(response) -> None:
+        if "/_simplex/plotly/" in response.url or "PlotlyChart" in response.url:
+            loaded[response.url.rsplit("/", 1)[-1]] = response.body()
+
+    page.on("response", seen)
+    page.goto(server)
+    _settle(page)
+    page.wait_for_function(BAYESIAN_DRAWN, timeout=60_000)
+    page.goto(f"{server}/geometry")
+    _settle(page)
+    page.get_by_role("tab", name="Three levels: the flip").click()
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(d => "
+                           "(d.data || []).some(t => t.type === 'scatterternary') && d.querySelector('.main-svg'))",
+                           timeout=60_000)
+    assert not any(name.startswith("PlotlyChart") for name in loaded), sorted(loaded)
+    cartesian = [body for name, body in loaded.items() if name.startswith("cartesian.")]
+    assert cartesian and cartesian[0] == CARTESIAN_FILE.read_bytes()
+    assert not any(name.startswith("full.") for name in loaded)  # no 3-D figure drawn yet
+    with page.expect_response(lambda r: "/_simplex/plotly/full." in r.url, timeout=60_000) as full:
+        page.get_by_role("tab", name="Augmented simplex").click()
+    assert full.value.body() == full_bundle_file().read_bytes()
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(d => "
+                           "(d.data || []).some(t => t.type === 'scatter3d') && d.querySelector('.gl-container'))",
+                           timeout=60_000)
+    assert page.locator("[data-figure-error]").count() == 0
+    _no_error_box(page)
