@@ -206,7 +206,7 @@ def test_rank_boxplot_has_one_box_per_interval_method(rank_table):
 
 
 def test_rank_box_whiskers_are_the_stated_rank_intervals():
-    from simplex_core.methods.baselines import rank_interval
+    from simplex_core.model.ranks import rank_interval
 
     rng = np.random.default_rng(5)
     draws = np.argsort(np.argsort(-(rng.normal(size=(4000, 6)) + np.linspace(0, 2.5, 6)), axis=1), axis=1) + 1.0

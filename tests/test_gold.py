@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from simplex_core.data import gold as gold_module
-from simplex_core.methods.baselines import baseline_methods, simple_average
+from simplex_core.methods.baselines import baseline_methods
+from simplex_core.methods.simple_average import simple_average
 from simplex_core.cli import main
 from simplex_core.data.problems import ValidationError
 from simplex_core.data.views import count_tensor, item_view
@@ -191,7 +192,7 @@ def test_cli_evaluate_adds_gold_methods_next_to_ppi(tmp_path, capsys):
 
 
 def test_labelled_item_mask_is_ppis_draw():
-    from simplex_core.methods.baselines import ppi_labelled_items
+    from simplex_core.methods.ppi import ppi_labelled_items
 
     a = ppi_labelled_items(50, 0.1, np.random.default_rng(3))
     b = labelled_item_mask(50, 0.1, np.random.default_rng(3))

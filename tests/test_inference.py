@@ -13,7 +13,7 @@ import pytest
 
 from simplex_core.inference import warm_up
 from simplex_core.cli import main
-from simplex_core.methods.baselines import ranks_from_scores
+from simplex_core.model.ranks import ranks_from_scores
 from simplex_core.inference.compiled_models import clear_compiled_cache
 from simplex_core.inference.fit_result import diagnose
 from simplex_core.inference.fitting import fit_model

@@ -27,7 +27,7 @@ def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str]
     A method with more than one row for some candidate (posterior draws, bootstrap or
     Bradley-Terry replicates) gets one box trace: the box spans the 25-75% quantiles with the
     median line, the whiskers span the central ``interval`` (default 95%): the rank interval of the
-    tables, by its rule (:func:`simplex_core.methods.baselines.rank_interval`). A method with one row per
+    tables, by its rule (:func:`simplex_core.model.ranks.rank_interval`). A method with one row per
     candidate (simple average, single judge) is drawn as markers. Methods that use ground-truth
     labels (PPI) are hollow and their names end with " (uses labels)". True ranks, when given, are
     black stars.

@@ -184,7 +184,7 @@ def weighted_rank_interval(weights: np.ndarray, ranks: np.ndarray, level: float 
     """Inclusive rank interval per candidate from weighted rank draws (``weights`` ``[S]``, ``ranks``
     ``[S, K]``): the lower end is the smallest rank whose cumulative weight reaches (1 − level) / 2, the
     upper end the smallest reaching (1 + level) / 2 (the inverse of the weighted distribution function:
-    numpy's ``inverted_cdf`` quantiles when the weights are equal; :func:`simplex_core.methods.baselines.rank_interval`
+    numpy's ``inverted_cdf`` quantiles when the weights are equal; :func:`simplex_core.model.ranks.rank_interval`
     takes order statistics at q (S − 1), which can sit one draw higher); half-integer ranks rounded outward.
     ``order`` = ``np.argsort(ranks, axis=0, kind="stable")`` may be passed when called many times."""
     w = np.asarray(weights, dtype=float)

@@ -28,7 +28,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simplex_core.methods.baselines import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, _check_view, _unique_in_order, method_generator, rank_scores
+from simplex_core.methods.method_base import (
+    TRUE_SCORE,
+    Method,
+    MethodResult,
+    RngLike,
+    _as_generator,
+    _check_view,
+    _unique_in_order,
+)
+from simplex_core.methods.baselines import method_generator
+from simplex_core.model.ranks import rank_scores
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from simplex_core.data.table import JudgmentTable

@@ -102,7 +102,7 @@ def candidate_summary(fit: Any, sort: bool = True) -> pd.DataFrame:
         Columns ``candidate, expected_score_mean, expected_score_lo, expected_score_hi,
         rank_median, rank_lo, rank_hi, p_best``, then ``point_rank`` (rank of the posterior mean,
         the Bayesian point ranking). Rank columns are integers: the median rank draw and the 95%
-        rank interval of :func:`simplex_core.methods.baselines.rank_interval` (the rule of every method;
+        rank interval of :func:`simplex_core.model.ranks.rank_interval` (the rule of every method;
         the interval includes both ends).
     """
     e = _draws(fit, "expected_score")
