@@ -192,7 +192,7 @@ def test_slide_pages_carry_size_title_and_caption():
     grid = S.ternary_judges_grid_figure(judges, LEVELS)
     assert {t.meta["panel"] for t in grid.data} == {0, 1, 2}
     assert sum(bool(t.showlegend) for t in grid.data) == sum(bool(t.showlegend) for t in grid.data if t.meta["panel"] == 0)
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     caption = S.figure_caption("hanna · coherence", FitSettings(omega=2.0, beta_max=5.0, likelihood="shared-truth"))
     assert "hanna · coherence" in caption and "ω = 2, β_max = 5" in caption and "likelihood: shared-truth" in caption

@@ -150,7 +150,7 @@ def test_gold_methods_label_the_same_items_as_ppi_in_every_resample(monkeypatch)
 
 def test_all_gold_fit_recovers_the_true_prevalences():
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     table = draw_gold(_sim_table(), 1.0)
     fit = fit_model(count_tensor(table), FitSettings(likelihood="shared-truth", chains=2, draws=300, tune=300))

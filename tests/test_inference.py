@@ -18,7 +18,7 @@ from simplex_core.inference.compiled_models import clear_compiled_cache
 from simplex_core.inference.fit_result import diagnose
 from simplex_core.inference.fitting import fit_model
 from simplex_core.inference.rater_deviation import without_rater_deviation
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.model.priors import stochastically_dominates
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import scenario, simulate

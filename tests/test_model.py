@@ -17,7 +17,8 @@ from scipy.stats import multinomial
 
 from simplex_core.model import priors
 from simplex_core.data.views import Counts
-from simplex_core.model.definition import MODEL_FIELDS, SAMPLER_FIELDS, FitSettings, ModelSettings, SamplerSettings, build_model, model_data, resolve_delta, structure_key, weight_propagation_groups
+from simplex_core.model.settings import MODEL_FIELDS, SAMPLER_FIELDS, FitSettings, ModelSettings, SamplerSettings
+from simplex_core.model.definition import build_model, model_data, resolve_delta, structure_key, weight_propagation_groups
 from simplex_core.data.scale import Scale
 
 THREE = Scale((1.0, 2.0, 3.0))
@@ -361,7 +362,7 @@ def test_the_identification_note_names_the_candidates_with_fewer_than_three_judg
     candidate settles it even with two judges."""
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
-    from simplex_core.model.definition import identification_note
+    from simplex_core.model.data_notes import identification_note
     from simplex_core.model.simulate import simulate
 
     scale = Scale((0.0, 1.0), ("incorrect", "correct"))
@@ -396,7 +397,7 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
 
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
-    from simplex_core.model.definition import data_notes, judge_prior_note, scale_end_note
+    from simplex_core.model.data_notes import data_notes, judge_prior_note, scale_end_note
 
     rows = []
     for judge in ("j1", "j2", "j3"):
@@ -428,7 +429,7 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
 
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
-    from simplex_core.model.definition import judge_prior_note
+    from simplex_core.model.data_notes import judge_prior_note
     from simplex_core.model.priors import mean_judge_offset
 
     rows = [{"judge": j, "candidate": k, "item": i, "score": 1 + (i + len(k)) % 5}

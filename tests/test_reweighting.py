@@ -8,7 +8,7 @@ import pytest
 from scipy.special import betaln
 
 from simplex_core.model import fast_density
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.inference.reweighting import KHAT_OK, PriorDraws, ReweightError, boost_log_from_unconstrained, boosted_node_sizes, log_prior_ratio, prior_draws, reweight, structure_problem
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import scenario

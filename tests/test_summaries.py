@@ -20,7 +20,7 @@ from simplex_core.inference import fit_identity
 from simplex_core.summaries import posterior_tables as summaries
 from simplex_core.data.views import Counts
 from simplex_core.inference.fit_result import Diagnostics, FitResult
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.summaries.evaluation import rank_correlation as spearman
 from simplex_core.studies.sensitivity import sensitivity_sweep

@@ -18,7 +18,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from simplex_core.model.definition import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
+from simplex_core.model.settings import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
 from simplex_core.data.spreadsheet import write_csv
 from simplex_core.data.selection import selection_record
 from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, selection_flags, study_client, usage_message

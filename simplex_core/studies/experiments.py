@@ -48,7 +48,7 @@ from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import count_tensor
 from simplex_core.summaries.evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, method_generators, method_stream, resampled_views
 from simplex_core.inference.fit_identity import fit_key
-from simplex_core.model.definition import PRIORS, FitSettings
+from simplex_core.model.settings import PRIORS, FitSettings
 from simplex_core.data.scale import Scale
 
 __all__ = [

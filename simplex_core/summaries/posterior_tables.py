@@ -419,7 +419,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         (``{"candidates": names, "matrix": P}`` with ``P[i][j] = P(E_i + δ_i > E_j + δ_j)``, diagonal null),
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
-        reader must know about the data's power: :func:`simplex_core.model.definition.data_notes`), ``diagnostics``,
+        reader must know about the data's power: :func:`simplex_core.model.data_notes.data_notes`), ``diagnostics``,
         ``settings`` (data hash, scale, families, options, seed, package versions, command line,
         ``selection``: the candidates and judges left out),
         ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
@@ -433,7 +433,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         Every value is JSON-able (NaN becomes null).
     """
     from simplex_core.summaries.leaderboard import leaderboard_from_fit, leaderboard_records
-    from simplex_core.model.definition import data_notes
+    from simplex_core.model.data_notes import data_notes
     from simplex_core.summaries.judge_panel import judge_panel
 
     counts = counts_of(fit, counts)
