@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from simplex_core.model.ranks import rank_interval
+from simplex_core.model.ranks import INTERVAL, rank_interval
 
 from simplex_core.figures.style import (
     GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, TEMPLATE, cycle, fmt_number, level_colors, require_columns,
@@ -20,7 +20,7 @@ from simplex_core.figures.style import (
 
 def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str],
                         true_ranks: pd.Series | None = None, uses_labels: Mapping[str, bool] | None = None, *,
-                        method_order: Sequence[str] | None = None, interval: float = 0.95,
+                        method_order: Sequence[str] | None = None, interval: float = INTERVAL,
                         title: str | None = None) -> go.Figure:
     """Rank distributions per candidate and method, as horizontal grouped box plots (paper fig. 5).
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from simplex_core.model.ranks import rank_interval, rank_scores
+from simplex_core.model.ranks import INTERVAL, rank_interval, rank_scores
 from simplex_core.methods.method_base import MethodResult, RngLike, _as_generator, _item_resample_weights, _long_draws, _series, score_array
 
 
@@ -208,7 +208,7 @@ def bradley_terry(
     rng: RngLike | None = None,
     *,
     excluded: Collection[tuple[str, str]] = (),
-    level: float = 0.95,
+    level: float = INTERVAL,
     ridge: float = 1e-6,
 ) -> MethodResult:
     """Bradley-Terry with ties (Rao & Kupper 1967), ranks from the abilities, bootstrap intervals.

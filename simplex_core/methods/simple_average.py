@@ -9,7 +9,7 @@ from typing import Collection
 import numpy as np
 import pandas as pd
 
-from simplex_core.model.ranks import rank_interval, rank_scores
+from simplex_core.model.ranks import INTERVAL, rank_interval, rank_scores
 from simplex_core.methods.method_base import (MethodResult, RngLike, ScoreArray, _as_generator, _item_resample_weights, _long_draws,
                                              _missing_note, _nanmean_last, _series, judge_columns, score_array)
 
@@ -92,7 +92,7 @@ def bootstrap_ranks(
     rng: RngLike | None = None,
     *,
     excluded: Collection[tuple[str, str]] = (),
-    level: float = 0.95,
+    level: float = INTERVAL,
 ) -> MethodResult:
     """Percentile bootstrap of the simple average's ranks (method ``bootstrap``).
 

@@ -88,6 +88,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from simplex_core.model.priors import parse_delta
+
 from simplex_core.model.settings import (BETA_MAX_UPPER, OMEGA_UPPER, CountsLike, FitSettings, ModelSettings, check_data_view,
                                          check_fit_size, model_settings)
 
@@ -99,22 +101,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # -- priors glue ---------------------------------------------------------------------------------
-
-def resolve_delta(delta: str | tuple[float, ...], n_true: int) -> np.ndarray:
-    """δ as a positive vector of length ``n_true`` (a preset name or explicit values)."""
-    from simplex_core.model import priors
-
-    if isinstance(delta, str):
-        values = priors.delta_preset(delta, n_true)
-    else:
-        values = delta
-    out = np.asarray(values, dtype=float)
-    if out.shape != (n_true,):
-        raise ValueError(
-            f"delta has {out.size} values but the scale has {n_true} true levels: give one value per true level."
-        )
-    return out
-
 
 @dataclass(frozen=True)
 class EdgeGroups:
@@ -235,7 +221,7 @@ def model_data(counts: CountsLike, settings: ModelSettings | FitSettings) -> dic
     if not settings.integrated:
         data["beta_max"] = np.asarray(settings.beta_max, dtype=float)
     if settings.has_random_effects:
-        data["delta"] = resolve_delta(settings.delta, counts.scale.n_true)
+        data["delta"] = parse_delta(settings.delta, counts.scale.n_true)
         if not settings.integrated:
             data["omega"] = np.asarray(settings.omega, dtype=float)
     return data

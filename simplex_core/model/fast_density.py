@@ -1419,7 +1419,8 @@ def warm_up_tempering() -> None:
 def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     """The float64 data buffer the compiled callbacks read (see the module docstring)."""
     from simplex_core.model.settings import BETA_MAX_UPPER, OMEGA_UPPER
-    from simplex_core.model.definition import included_pairs, require_patterns, resolve_delta
+    from simplex_core.model.definition import included_pairs, require_patterns
+    from simplex_core.model.priors import parse_delta
 
     if not supports(settings):
         raise ValueError(f"the fast path implements the judge priors {', '.join(PRIOR_CODES)}; got prior {settings.prior!r}.")
@@ -1457,7 +1458,7 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
         head[12:15] = [1.0, OMEGA_UPPER, BETA_MAX_UPPER]
     head[16] = PRIOR_CODES[settings.prior]
     buf = np.concatenate([
-        head, resolve_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
+        head, parse_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
         N[jj, kk].ravel(), np.asarray(rows, dtype=np.float64).ravel(), after_rows,
     ])

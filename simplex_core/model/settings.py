@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from simplex_core.model.priors import DELTA_PRESETS, JUDGE_PRIORS, delta_setting
+
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.data.patterns import ScorePatterns
     from simplex_core.data.scale import Scale
 
 
-PRIORS: tuple[str, ...] = ("weight-propagation", "diagonal", "mixing")
-DELTA_PRESETS: tuple[str, ...] = ("inflation", "deflation", "central", "uniform")
+PRIORS: tuple[str, ...] = JUDGE_PRIORS
 ENGINES: tuple[str, ...] = ("fast", "nutpie", "nutpie-numba", "pymc")
 LIKELIHOODS: tuple[str, ...] = ("shared-truth", "per-judge")
 
@@ -84,28 +85,15 @@ def _model_values(s: Any, problems: list[str]) -> dict[str, Any]:
         problems.append(f"prior must be one of {', '.join(PRIORS)}; got {s.prior!r}.")
     if s.likelihood not in LIKELIHOODS:
         problems.append(f"likelihood must be one of {', '.join(LIKELIHOODS)}; got {s.likelihood!r}.")
-    delta = s.delta
-    if isinstance(delta, str):
-        if delta not in DELTA_PRESETS:
-            try:
-                delta = tuple(float(x) for x in delta.split(","))
-            except ValueError:
-                problems.append(
-                    f"delta must be one of {', '.join(DELTA_PRESETS)} or positive numbers "
-                    f"'V,V,...' (one per true level); got {s.delta!r}."
-                )
-                delta = "uniform"
-    if not isinstance(delta, str):
-        try:
-            delta = tuple(float(x) for x in delta)
-        except (TypeError, ValueError):
-            problems.append(f"delta values must be numbers; got {s.delta!r}.")
-            delta = "uniform"
-        else:
-            if len(delta) < 2 or any(not (math.isfinite(x) and x > 0) for x in delta):
-                problems.append(
-                    f"delta needs one positive finite number per true level (at least 2); got {s.delta!r}."
-                )
+    try:
+        delta = delta_setting(s.delta)
+    except (TypeError, ValueError):
+        problems.append(f"delta must be one of {', '.join(DELTA_PRESETS)} or positive numbers "
+                        f"'V,V,...' (one per true level); got {s.delta!r}." if isinstance(s.delta, str) else
+                        f"delta values must be numbers; got {s.delta!r}.")
+        delta = "uniform"
+    if not isinstance(delta, str) and (len(delta) < 2 or any(not (math.isfinite(x) and x > 0) for x in delta)):
+        problems.append(f"delta needs one positive finite number per true level (at least 2); got {s.delta!r}.")
     return {"omega": omega, "beta_max": beta_max, "delta": delta, "integrated": bool(s.integrated)}
 
 

@@ -272,10 +272,7 @@ def simulate(
     _check_inputs(n_items, cand_names, judge_names, omega, self_preference, latent_coupling,
                   judge_prior if theta is None else None, candidate_families, judge_families)
     n_items = int(n_items)
-    if isinstance(delta, str):
-        delta_arr = parse_delta(delta, scale.n_true)
-    else:
-        delta_arr = parse_delta(",".join(repr(float(v)) for v in delta), scale.n_true)
+    delta_arr = parse_delta(delta, scale.n_true)
 
     # draws, in a fixed order: one seed gives one frame
     if pi is None:
