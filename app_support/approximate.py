@@ -20,7 +20,7 @@ import streamlit as st
 
 from simplex_core.inference.fit_identity import data_key, fit_key, model_fields
 from simplex_core.studies.sensitivity import base_settings, grid_settings
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 
 from . import fits
 from .lru import Lru

@@ -29,7 +29,7 @@ from simplex_core.inference.fit_cache import SHIPPED_DIR
 from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitCacheStore, FitManager, GroupProgress, JobStatus, format_duration
 from simplex_core.studies import sensitivity
 from simplex_core.studies.sensitivity import base_settings, grid_settings
-from simplex_core.model.definition import FitSettings, check_fit_size
+from simplex_core.model.settings import FitSettings, check_fit_size
 
 from . import data_access as da
 from . import fit_push, live_progress
@@ -239,7 +239,7 @@ def settings_slug(settings: FitSettings) -> str:
     """The setting in a file name, ``"omega1-beta5"`` or ``"integrated"`` (plus the likelihood, prior
     and δ when not the defaults): downloads of two settings of one dataset must not share a name,
     or the second replaces the first in the downloads folder."""
-    from simplex_core.model.definition import FitSettings as Defaults
+    from simplex_core.model.settings import FitSettings as Defaults
 
     default = Defaults()
     parts = ["integrated"] if settings.integrated else [f"omega{settings.omega:g}", f"beta{settings.beta_max:g}"]

@@ -94,7 +94,7 @@ def diagnostics_banner(result: Any) -> None:
 def data_notes_banner(counts: Any, settings: Any = None) -> None:
     """:func:`simplex_core.model.definition.data_notes` for these counts under the model ``settings`` asked for
     (what the data can and cannot settle), one box each."""
-    from simplex_core.model.definition import data_notes
+    from simplex_core.model.data_notes import data_notes
 
     for note in data_notes(counts, settings):
         st.info(md(note), icon=":material/info:")

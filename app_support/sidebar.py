@@ -15,7 +15,7 @@ import streamlit as st
 
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.datasets import DatasetInfo
-from simplex_core.model.definition import DELTA_PRESETS, LIKELIHOODS, PRIORS, FitSettings
+from simplex_core.model.settings import DELTA_PRESETS, LIKELIHOODS, PRIORS, FitSettings
 
 from . import data_access as da
 from .state import DRAWS_CHOICES, SLIDER_BETA_MAXES, SLIDER_OMEGAS, UPLOAD, K, UrlChoices, fast_mode, load_url_state, write_url_state
@@ -117,7 +117,7 @@ def convergence_action(settings: Any = None, timing: dict | None = None) -> str:
     end, where to read about it."""
     from simplex_core.inference.fit_result import flipped_judge_modes, uncrossed_modes
     from simplex_core.inference.sampling import longest_chains_factor
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     if flipped_judge_modes(settings, timing):
         return (f"Its chains sit in separate modes, as this judge prior allows (one judge read as flipped or not): "

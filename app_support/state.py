@@ -24,7 +24,7 @@ from typing import Any
 
 import streamlit as st
 
-from simplex_core.model.definition import LIKELIHOODS, FitSettings
+from simplex_core.model.settings import LIKELIHOODS, FitSettings
 from simplex_core.studies.sensitivity import BASE_BETA_MAX, BASE_OMEGA, DEFAULT_BETA_MAXES, DEFAULT_OMEGAS  # noqa: F401 — BASE_*: for pages
 
 UPLOAD = "__upload__"  # the dataset choice meaning "the user's file"

@@ -24,7 +24,7 @@ import pandas as pd
 
 from simplex_core.data.views import Counts, count_tensor
 from simplex_core.data.table import load_table
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import ordinal_prevalences, scenario, simulate
 

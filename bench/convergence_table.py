@@ -53,7 +53,7 @@ def case_counts(case: str):
 def fit_case(task: tuple) -> dict:
     """One fit (a Dask task): ``(case, settings)`` -> its diagnostics and wall seconds."""
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     case, settings = task
     counts = case_counts(case)
@@ -95,7 +95,7 @@ def _seeds(text: str) -> range:
 
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.inference.distributed import describe, map_tasks, open_client
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=",".join(TRUTH_PAIRS + OTHER))

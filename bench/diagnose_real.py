@@ -62,7 +62,7 @@ def diagnose_pair(pair: str, cache, integrated: bool) -> tuple[str, list[str]]:
     from simplex_core.data.datasets import load_dataset
     from simplex_core.summaries.evaluation import evaluate_results, true_ranks
     from simplex_core.inference.fit_cache import fit_cached
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
     from simplex_core.summaries.posterior_views import bayesian_method_result
     from simplex_core.summaries.posterior_tables import candidate_summary, hyperparameter_records, judge_matrices, posterior_predictive_check
 

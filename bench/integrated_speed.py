@@ -50,7 +50,7 @@ def triviaqa_counts():
 
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=DEFAULT_CASES, help="comma-separated, as bench.convergence_table names them")

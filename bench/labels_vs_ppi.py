@@ -51,7 +51,8 @@ def _figures(res, truth) -> tuple[float, float, float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.methods.baselines import baseline_methods, method_generator, ppi_mean_ranks
+    from simplex_core.methods.baselines import baseline_methods, method_generator
+    from simplex_core.methods.ppi import ppi_mean_ranks
     from simplex_core.data.views import item_view
     from simplex_core.data.datasets import load_dataset
     from simplex_core.summaries.evaluation import true_ranks

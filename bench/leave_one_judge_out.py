@@ -24,7 +24,7 @@ from simplex_core.data.datasets import load_dataset
 from simplex_core.data.views import count_tensor
 from simplex_core.inference.distributed import describe, open_client
 from simplex_core.inference.fitting import fit_model
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.studies.leave_one_judge_out import leave_one_judge_out
 
 

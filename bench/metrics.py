@@ -32,14 +32,14 @@ def convergence(es: np.ndarray) -> dict:
 
 def ranks(es: np.ndarray) -> np.ndarray:
     """Rank draws (1 = best) from E_k draws ``[..., K]``, flattened to ``[S, K]``."""
-    from simplex_core.methods.baselines import ranks_from_scores
+    from simplex_core.model.ranks import ranks_from_scores
 
     es = np.asarray(es, dtype=float)
     return ranks_from_scores(es.reshape(-1, es.shape[-1]))
 
 
 def rank_intervals(es: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from simplex_core.methods.baselines import rank_interval
+    from simplex_core.model.ranks import rank_interval
 
     return rank_interval(ranks(es))
 

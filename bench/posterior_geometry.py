@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from simplex_core.model.fast_density import build_buffer, sizes
     from simplex_core.inference.fast_engine import compile_fast, find_modes, negative_hessian
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--case", default="k50", choices=sorted(CASES))

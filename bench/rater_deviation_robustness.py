@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
     from simplex_core.model.ranks import rank_interval, rank_scores, ranks_from_scores
     from simplex_core.summaries.evaluation import rank_correlation
 

@@ -49,7 +49,7 @@ def run_pair(pair: str, cache, ordinal: bool) -> list[dict]:
     from simplex_core.inference.fit_cache import fit_cached
     from simplex_core.inference.rater_deviation import without_rater_deviation
     from simplex_core.methods.baselines import run_methods, table_baseline_methods
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
     from simplex_core.summaries.evaluation import evaluate_results, true_ranks
     from simplex_core.summaries.posterior_views import bayesian_method_result
 

@@ -35,7 +35,7 @@ SLIDER_CHANGES = [{"omega": 1.0}, {"omega": 4.0}, {"omega": 2.0}, {"beta_max": 1
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.model.definition import ENGINES, FitSettings
+    from simplex_core.model.settings import ENGINES, FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--case", default="gpqa", choices=CASES)

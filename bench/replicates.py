@@ -23,7 +23,7 @@ from bench.speed import uptime
 
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import ENGINES, FitSettings
+    from simplex_core.model.settings import ENGINES, FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=20)

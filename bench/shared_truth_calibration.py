@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import LIKELIHOODS, FitSettings
+    from simplex_core.model.settings import LIKELIHOODS, FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--replicates", type=int, default=20)

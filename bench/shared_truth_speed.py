@@ -56,7 +56,7 @@ CASES = {"triviaqa-v1": (triviaqa_counts, 10.0), "k50": (k50_counts, 120.0)}
 
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=",".join(CASES))

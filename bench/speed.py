@@ -168,7 +168,7 @@ def print_table(summaries: list[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.model.definition import ENGINES
+    from simplex_core.model.settings import ENGINES
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)

@@ -18,7 +18,7 @@ apart for E_k: those not at an end of the scale, since a candidate always at the
 scale's end, where a continuous posterior puts no mass and no equal-tailed interval reaches), the fewest
 judges scoring a candidate and the sampler; then the totals, split by whether every candidate had
 at least three judges (below three the data cannot tell judge error from quality:
-:func:`simplex_core.model.definition.identification_note`) and by scale.
+:func:`simplex_core.model.data_notes.identification_note`) and by scale.
 
 Usage (repo root, project venv)::
 
@@ -99,12 +99,12 @@ def configuration(seed: int):
 
 def fit_seed(task: int | tuple[int, bool]) -> dict:
     """Fit one seed's configuration: ``task`` is the seed, or ``(seed, integrated)``."""
-    from simplex_core.methods.baselines import rank_scores
+    from simplex_core.model.ranks import rank_scores
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
     from simplex_core.summaries.evaluation import rank_correlation
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
     from simplex_core.summaries.posterior_tables import candidate_summary
 
     seed, integrated = (task, False) if isinstance(task, int) else task

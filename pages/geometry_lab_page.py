@@ -23,15 +23,16 @@ guide_link("geometry")
 
 from simplex_core import figures
 from simplex_core.model import geometry
+from simplex_core.model import identifiability
 
 LEVELS = ("1 (low)", "2 (mid)", "3 (high)")
 ss = st.session_state
 
 
-def flip_span(ex: geometry.FlipExample) -> float:
+def flip_span(ex: identifiability.FlipExample) -> float:
     """The h slider's bound for the flip example, with h (shared by the flip and augmented-simplex tabs,
     whichever is opened first) set to half of it if unset or out of range."""
-    h_lo, h_hi = geometry.flip_h_range(ex.Theta, ex.gamma1, ex.gamma2)
+    h_lo, h_hi = identifiability.flip_h_range(ex.Theta, ex.gamma1, ex.gamma2)
     span = round(min(-float(max(h_lo, -1.0)), float(min(h_hi, 1.0))) * 0.98, 3)
     if not (-span <= ss.get(K.LAB_H, span / 2) <= span):
         ss[K.LAB_H] = round(span / 2, 3)
@@ -46,7 +47,7 @@ def area_view() -> None:
         "score is *m*. A candidate it scores with shares γ sits inside. Its true-score distribution π is γ's "
         "**barycentric coordinates**: π(m) = area of the sub-triangle *opposite* θ(m) ÷ area of the whole triangle "
         "(paper, eq. 1). Move the candidate and watch the three areas.")
-    theta = np.asarray(geometry.DEFAULT_FLIP_THETA)
+    theta = np.asarray(identifiability.DEFAULT_FLIP_THETA)
     c1, c2 = st.columns(2)
     ss.setdefault(K.LAB_POINT_A, 0.41)
     ss.setdefault(K.LAB_POINT_B, 0.35)
@@ -95,12 +96,12 @@ def segment_view() -> None:
                    icon=":material/warning:")
     else:
         fig = figures.segment_order_figure(t1, t2, gammas, names, level_labels=("low", "top"))
-        pis = geometry.segment_prevalence(gammas, t1, t2)
+        pis = identifiability.segment_prevalence(gammas, t1, t2)
         if np.any((pis < 0) | (pis > 1)):
             st.info("Some candidates fall outside [θ₁, θ₂]: their π leaves [0, 1], so this judge position cannot "
                     "explain them (the model would never put the vertices there). The order is still the order along "
                     "the segment.", icon=":material/info:")
-        if geometry.is_label_flipping(t1, t2):
+        if identifiability.is_label_flipping(t1, t2):
             st.error("Label-flipping judge: it says “top” more often to low answers than to top answers. The ranking "
                      "is reversed. The model's judge prior rules such judges out.", icon=":material/swap_vert:")
         show_figure(fig, "segment-order", key="lab-seg", height=420)
@@ -114,18 +115,18 @@ def flip_view() -> None:
         "candidates, so all fit the data equally well, yet the expected-score order is opposite for h < 0 and "
         "h > 0. This is the construction of the proof (appendix F): Δ moves the vertices so that the candidates' "
         "expected scores, equal at h = 0, separate in opposite directions. Only a prior on the judge (β_max) can choose.")
-    ex = geometry.canonical_flip_example()
+    ex = identifiability.canonical_flip_example()
     span = flip_span(ex)
     h = st.slider("h: move the judge's vertices along Θ + hΔ", -span, span, step=max(span / 50, 1e-3), key=K.LAB_H, persist_state="session",
                   format="%.3f")
-    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, h)
+    conf = identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, h)
     names = ("candidate 1", "candidate 2")
     # one under the other: side by side, both figures' titles and the download buttons were cut at 1024 px
     fig = figures.flip_figure(conf.Theta_h, ex.gamma1, ex.gamma2, Theta_base=ex.Theta, names=names,
                               level_labels=LEVELS, h=h)
     show_figure(fig, "theorem-2-flip", key="lab-flip", height=580)
     grid = np.linspace(-span, span, 81)
-    scores = np.array([geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, x).expected_scores for x in grid])
+    scores = np.array([identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, x).expected_scores for x in grid])
     curve = figures.flip_score_curve_figure(grid, scores, names=names, h_current=h)
     show_figure(curve, "theorem-2-expected-scores", key="lab-flip-curve", height=360)
     verdict = {1: "candidate 1 ranks higher", -1: "candidate 2 ranks higher", 0: "a tie"}[conf.order]
@@ -141,9 +142,9 @@ def lifted_view() -> None:
         "candidate placed at its observed position rises to the plane at a height equal to its **expected score** "
         "(appendix A). Moving the vertices (the flip tab's slider h, used here too) tilts the plane and can change "
         "which candidate sits higher. Rotate the figure with the mouse.")
-    ex = geometry.canonical_flip_example()
+    ex = identifiability.canonical_flip_example()
     flip_span(ex)
-    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, float(ss[K.LAB_H]))
+    conf = identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, float(ss[K.LAB_H]))
     fig = figures.augmented_simplex_figure(conf.Theta_h, ex.values, conf.pi, ["candidate 1", "candidate 2"],
                                            level_labels=LEVELS)
     show_figure(fig, "augmented-simplex", key="lab-lift", height=620)

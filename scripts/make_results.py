@@ -434,7 +434,7 @@ def render(args) -> None:
     w = L.append
     w("# Results: the paper's comparison on the built-in datasets")
     w("")
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     likelihood = FitSettings().likelihood
     w(f"> The Bayesian rows on this page use the project's default model: the {likelihood} likelihood "
@@ -706,7 +706,7 @@ def render(args) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--work", default="/tmp/simplex_results", help="directory of the per-job CSVs and the fit cache")
-    from simplex_core.model.definition import SamplerSettings
+    from simplex_core.model.settings import SamplerSettings
 
     defaults = SamplerSettings()
     p.add_argument("--chains", type=int, default=defaults.chains, help="default: the project's (%(default)s)")

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import READ_ONLY_META, SHIPPED_DIR, write_read_only
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     out = args.out or SHIPPED_DIR
 
@@ -99,7 +99,7 @@ def rekey(meta_path: Path) -> int:
     from simplex_core.data import datasets
     from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_identity import data_key, model_key
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     meta = json.loads(meta_path.read_text())
     table = datasets.load_dataset(meta["dataset"])

@@ -135,7 +135,7 @@ def test_a_candidate_scored_only_at_the_top_says_its_estimate_stops_short_of_the
 
 
 def test_a_scale_too_large_to_fit_is_shown_on_the_data_page_and_refused_in_words_on_rankings():
-    from simplex_core.model.definition import MAX_FIT_LEVELS
+    from simplex_core.model.settings import MAX_FIT_LEVELS
 
     n = MAX_FIT_LEVELS + 1
     rows = ["item,candidate,judge,score"] + [f"q{i},{c},{j},{1 + (i + len(c) + len(j)) % n}"
@@ -480,7 +480,7 @@ def test_moving_omega_queues_a_refit_and_shows_the_reweighted_answer_everywhere_
     from simplex_core.data import datasets
     from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     from app_support import approximate, fits
     from simplex_core.studies.sensitivity import grid_settings
@@ -531,7 +531,7 @@ def test_a_cancelled_fit_says_so_and_can_be_restarted():
     from simplex_core.data import datasets
     from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     # make sure this setting is not in the disk cache, so that there is a fit to cancel
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
@@ -561,7 +561,7 @@ def test_a_fit_that_lands_while_its_page_waits_is_logged_once_with_the_delay_to_
     from simplex_core.data import datasets
     from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
     shutil.rmtree(FitCache().path(counts, FitSettings(beta_max=17.5, **sampler_sizes())), ignore_errors=True)
@@ -615,7 +615,7 @@ def _shipped(settings=None):
     from app_support.fits import fit_store
     from simplex_core.data import datasets
     from simplex_core.data.views import count_tensor
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
     settings = settings or FitSettings(chains=4, draws=1000, tune=1000, seed=7)
@@ -779,7 +779,7 @@ def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess()
     from simplex_core.data import datasets
     from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
     for omega, beta_max in ((2.5, 5.0), (0.0, 7.0)):  # the targets must not be fitted already
@@ -813,7 +813,7 @@ def test_a_grid_fit_in_the_cache_is_a_source_read_from_its_file_alone(monkeypatc
     from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     from app_support import approximate, fits
 
@@ -906,7 +906,7 @@ def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_
 def test_download_names_carry_the_setting():
     # two settings of one dataset downloaded one after the other must not share a file name
     from app_support.fits import settings_slug
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     slugs = [settings_slug(FitSettings(omega=o, beta_max=b)) for o, b in ((0, 5), (1, 5), (0.75, 5), (1, 7))]
     slugs += [settings_slug(FitSettings(integrated=True)), settings_slug(FitSettings(likelihood="per-judge")),

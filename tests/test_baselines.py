@@ -14,7 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simplex_core.methods.baselines import MethodResult, baseline_methods, bootstrap_ranks, bradley_terry, fit_rao_kupper, pairwise_counts, ppi_labelled_items, ppi_mean_estimate, ppi_mean_ranks, rank_interval, rank_scores, rao_kupper_loglik, run_methods, simple_average, single_judge, table_baseline_methods
+from simplex_core.methods.method_base import MethodResult
+from simplex_core.methods.baselines import baseline_methods, run_methods, table_baseline_methods
+from simplex_core.methods.simple_average import bootstrap_ranks, simple_average, single_judge
+from simplex_core.methods.bradley_terry import bradley_terry, fit_rao_kupper, pairwise_counts, rao_kupper_loglik
+from simplex_core.methods.ppi import ppi_labelled_items, ppi_mean_estimate, ppi_mean_ranks
+from simplex_core.model.ranks import rank_interval, rank_scores
 from simplex_core.data.scale import Scale
 
 

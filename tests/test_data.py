@@ -279,7 +279,7 @@ def test_a_decimal_comma_is_named_with_its_fix():
 
 def test_a_scale_too_large_to_fit_is_described_but_refused_by_a_fit_with_its_flag(tmp_path, capsys):
     from simplex_core.cli import main
-    from simplex_core.model.definition import MAX_FIT_LEVELS
+    from simplex_core.model.settings import MAX_FIT_LEVELS
 
     n = MAX_FIT_LEVELS + 1
     rows = [(f"q{i}", c, j, 1 + (i * 7 + len(c) + len(j)) % n) for i in range(3 * n) for c in ("a", "bb") for j in ("x", "yy")]

@@ -21,7 +21,7 @@ from simplex_core.data.table import load_table  # noqa: E402
 from simplex_core.inference import distributed  # noqa: E402
 from simplex_core.inference.distributed import check_cluster, map_tasks, open_client, start_client  # noqa: E402
 from simplex_core.studies.experiments import bayesian_methods, evaluate_table  # noqa: E402
-from simplex_core.model.definition import FitSettings  # noqa: E402
+from simplex_core.model.settings import FitSettings  # noqa: E402
 from simplex_core.data.scale import Scale  # noqa: E402
 from simplex_core.studies.sensitivity import sensitivity_sweep  # noqa: E402
 from simplex_core.model.simulate import simulate  # noqa: E402

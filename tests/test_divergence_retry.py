@@ -13,7 +13,7 @@ from simplex_core.data.views import count_tensor
 from simplex_core.data.table import load_table
 from simplex_core.inference.fast_fit import DIVERGENCE_RETRY_ACCEPT
 from simplex_core.inference.fitting import fit_model
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import simulate
 

@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.methods.baselines import MethodResult, bootstrap_ranks, rank_scores
+from simplex_core.methods.method_base import MethodResult
+from simplex_core.methods.simple_average import bootstrap_ranks
+from simplex_core.model.ranks import rank_scores
 from simplex_core.summaries.evaluation import EVALUATION_COLUMNS, NoTruthError, candidate_interval_scores, coverage, covered, evaluate_methods, evaluate_results, figure_order, interval_score, interval_width, method_rank_draws, ranked_count, resample_items, spearman, true_ranks
 
 CANDS = ["a", "b", "c", "d"]

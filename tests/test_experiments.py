@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.methods.baselines import simple_average
+from simplex_core.methods.simple_average import simple_average
 from simplex_core.cli import UsageError, main
 from simplex_core.cli.evaluate_commands import select_methods
 from simplex_core.data.views import count_tensor, item_view

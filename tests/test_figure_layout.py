@@ -133,12 +133,12 @@ def _rendered(fig: go.Figure) -> str:
 
 def _geometry_figures(levels: list[str]) -> dict[str, go.Figure]:
     """One figure of each simplex and Geometry-lab family, with ``levels`` and a name that is a link."""
-    from simplex_core.model import geometry
+    from simplex_core.model import identifiability
 
     observed, draws, post = _data(["plain", "other"])
     observed.columns = levels
-    ex = geometry.canonical_flip_example()
-    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
+    ex = identifiability.canonical_flip_example()
+    conf = identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
     return {
         "ternary": F.ternary_judge_figure(observed, levels, draws, draws.mean(axis=0), post),
         "grid": S.ternary_judges_grid_figure({"j": F.JudgeSimplex(observed, None, draws, draws.mean(axis=0), post)}, levels),
@@ -192,7 +192,7 @@ def test_slide_pages_carry_size_title_and_caption():
     grid = S.ternary_judges_grid_figure(judges, LEVELS)
     assert {t.meta["panel"] for t in grid.data} == {0, 1, 2}
     assert sum(bool(t.showlegend) for t in grid.data) == sum(bool(t.showlegend) for t in grid.data if t.meta["panel"] == 0)
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     caption = S.figure_caption("hanna · coherence", FitSettings(omega=2.0, beta_max=5.0, likelihood="shared-truth"))
     assert "hanna · coherence" in caption and "ω = 2, β_max = 5" in caption and "likelihood: shared-truth" in caption
@@ -360,12 +360,12 @@ def test_segment_grid_panels_and_names_stay_apart(J):
 def test_geometry_lab_vertex_labels_sit_outside_the_judge_triangle():
     """A vertex's label points away from the triangle's centre, so no edge runs through it; the
     axes carry no corner tick labels (they ran into the corners' level names)."""
-    from simplex_core.model import geometry
+    from simplex_core.model import identifiability
     from simplex_core.figures.style import TEXT_POSITIONS, ternary_xy
 
-    ex = geometry.canonical_flip_example()
-    conf = geometry.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
-    V = np.asarray(geometry.DEFAULT_FLIP_THETA)
+    ex = identifiability.canonical_flip_example()
+    conf = identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.05)
+    V = np.asarray(identifiability.DEFAULT_FLIP_THETA)
     for fig, role, verts in ((F.barycentric_area_figure(V, [0.2, 0.4, 0.4], LEVELS), "vertices", V),
                              (F.flip_figure(conf.Theta_h, ex.gamma1, ex.gamma2, level_labels=LEVELS), "theta_h", conf.Theta_h)):
         (t,) = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == role]

@@ -9,6 +9,7 @@ import pytest
 
 from simplex_core import figures as F
 from simplex_core.model import geometry as G
+from simplex_core.model import identifiability
 
 LEVELS = ["incorrect", "partial", "correct"]
 NAMES = ["alpha", "beta", "gamma", "delta"]
@@ -205,7 +206,7 @@ def test_rank_boxplot_has_one_box_per_interval_method(rank_table):
 
 
 def test_rank_box_whiskers_are_the_stated_rank_intervals():
-    from simplex_core.methods.baselines import rank_interval
+    from simplex_core.model.ranks import rank_interval
 
     rng = np.random.default_rng(5)
     draws = np.argsort(np.argsort(-(rng.normal(size=(4000, 6)) + np.linspace(0, 2.5, 6)), axis=1), axis=1) + 1.0
@@ -443,8 +444,8 @@ def test_segment_order_figure_reverses_for_a_flipped_judge():
 
 
 def test_flip_figure_shows_the_moved_judge_and_scores():
-    ex = G.canonical_flip_example()
-    cfg = G.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.03)
+    ex = identifiability.canonical_flip_example()
+    cfg = identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.03)
     fig = F.flip_figure(cfg.Theta_h, ex.gamma1, ex.gamma2, Theta_base=ex.Theta, h=0.03, level_labels=LEVELS)
     (moved,) = _by_role(fig, "theta_h")
     np.testing.assert_allclose(_levels_from_ternary(moved), np.vstack([cfg.Theta_h, cfg.Theta_h[:1]]))

@@ -13,7 +13,7 @@ from simplex_core.inference import fit_identity as fid
 from simplex_core.data.views import count_tensor
 from simplex_core.data.table import load_table
 from simplex_core.data.gold import mark_gold
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 
 
 def _table(flip: bool = False):
@@ -80,6 +80,6 @@ def test_identity_imports_nothing_of_the_caches_jobs_or_app():
 
 def test_identity_model_fields_are_the_models_own():
     from simplex_core.inference import fit_identity
-    from simplex_core.model import definition as model
+    from simplex_core.model import settings as model
 
     assert fit_identity.MODEL_FIELDS == model.MODEL_FIELDS + model.DATA_VIEW_FIELDS

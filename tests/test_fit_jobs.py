@@ -349,7 +349,7 @@ def _small_real_counts():
 @pytest.mark.slow
 def test_a_real_fit_on_a_worker_equals_a_direct_fit_with_the_same_seed(tmp_path, client):
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     counts = _small_real_counts()
     settings = FitSettings(chains=2, draws=150, tune=150, seed=11, extra_rounds=0)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy.stats import rankdata
 
 from simplex_core.model import geometry as G
+from simplex_core.model import identifiability
 
 SQRT3 = np.sqrt(3.0)
 
@@ -207,9 +208,9 @@ def test_height_in_augmented_simplex_is_the_expected_score(Theta, pi, values):
 # -- theorem 2 --------------------------------------------------------------------------------------
 
 def test_tie_direction_is_the_papers_a():
-    np.testing.assert_allclose(G.tie_direction([0, 1, 2]), [1, -2, 1])
-    np.testing.assert_allclose(G.tie_direction([1, 2, 3]), [1, -2, 1])
-    a = G.tie_direction([0.0, 0.3, 1.0])
+    np.testing.assert_allclose(identifiability.tie_direction([0, 1, 2]), [1, -2, 1])
+    np.testing.assert_allclose(identifiability.tie_direction([1, 2, 3]), [1, -2, 1])
+    a = identifiability.tie_direction([0.0, 0.3, 1.0])
     assert a.sum() == pytest.approx(0.0)
     assert a @ np.array([0.0, 0.3, 1.0]) == pytest.approx(0.0)
 
@@ -227,37 +228,37 @@ def _paper_delta(Theta_rows: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.nda
 def test_delta_matches_appendix_f_in_our_row_convention(Theta):
     v = np.array([0.0, 1.0, 2.0])
     a = np.array([1.0, -2.0, 1.0])
-    D = G.nonidentifiability_direction(Theta, v)
+    D = identifiability.nonidentifiability_direction(Theta, v)
     np.testing.assert_allclose(D, _paper_delta(Theta, v, a).T, atol=1e-9)
     np.testing.assert_allclose(D.sum(axis=1), 0.0, atol=1e-9)  # vertices stay on the simplex's plane
     # values 1..3 (our default) give the same Delta: u shifts by a constant
-    np.testing.assert_allclose(G.nonidentifiability_direction(Theta), D, atol=1e-9)
+    np.testing.assert_allclose(identifiability.nonidentifiability_direction(Theta), D, atol=1e-9)
 
 
 def test_canonical_example_ties_at_h0_and_derivative_is_nonzero():
-    ex = G.canonical_flip_example(epsilon=0.1)
+    ex = identifiability.canonical_flip_example(epsilon=0.1)
     np.testing.assert_allclose(ex.pi1 - ex.pi2, 0.1 * np.array([1, -2, 1]))
     np.testing.assert_allclose(ex.gamma1, ex.Theta.T @ ex.pi1)
-    cfg0 = G.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.0)
+    cfg0 = identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.0)
     assert cfg0.expected_scores[0] == pytest.approx(cfg0.expected_scores[1], abs=1e-12)
     assert cfg0.order == 0
-    deriv = G.expected_score_difference_derivative(ex.Theta, ex.Delta, ex.gamma1, ex.gamma2, ex.values)
+    deriv = identifiability.expected_score_difference_derivative(ex.Theta, ex.Delta, ex.gamma1, ex.gamma2, ex.values)
     u = np.linalg.solve(ex.Theta, ex.values)
     expected = -ex.epsilon * np.sum(ex.a**2) * np.sum((u - u.mean()) ** 2)
     assert deriv == pytest.approx(expected, rel=1e-9)
     assert abs(deriv) > 1e-3
     # and it is the slope of the score gap as the judge moves
     step = 1e-6
-    gap = [np.subtract(*G.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, h).expected_scores) for h in (-step, step)]
+    gap = [np.subtract(*identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, h).expected_scores) for h in (-step, step)]
     assert (gap[1] - gap[0]) / (2 * step) == pytest.approx(deriv, rel=1e-5)
 
 
 def _assert_flip(Theta, gamma1, gamma2, values=None):
-    lo, hi = G.flip_h_range(Theta, gamma1, gamma2, values)
+    lo, hi = identifiability.flip_h_range(Theta, gamma1, gamma2, values)
     assert lo < 0 < hi
     h = 0.5 * min(-lo, hi)
-    plus = G.flip_configuration(Theta, gamma1, gamma2, h, values)
-    minus = G.flip_configuration(Theta, gamma1, gamma2, -h, values)
+    plus = identifiability.flip_configuration(Theta, gamma1, gamma2, h, values)
+    minus = identifiability.flip_configuration(Theta, gamma1, gamma2, -h, values)
     for cfg in (plus, minus):
         assert cfg.judge_valid and G.is_on_simplex(cfg.Theta_h, atol=1e-12).all()
         assert cfg.candidates_inside
@@ -269,84 +270,84 @@ def _assert_flip(Theta, gamma1, gamma2, values=None):
 
 
 def test_canonical_example_flips_while_both_candidates_stay_inside():
-    ex = G.canonical_flip_example()
+    ex = identifiability.canonical_flip_example()
     _assert_flip(ex.Theta, ex.gamma1, ex.gamma2)
-    assert 0.0 in np.round(G.expected_score_tie_h(ex.Theta, ex.gamma1, ex.gamma2), 12)
+    assert 0.0 in np.round(identifiability.expected_score_tie_h(ex.Theta, ex.gamma1, ex.gamma2), 12)
 
 
 @settings(max_examples=60, deadline=None)
 @given(judges(min_area_ratio=0.05), st.floats(min_value=0.02, max_value=0.2))
 def test_flip_exists_for_any_interior_judge(Theta, epsilon):
     assume(Theta.min() > 0.01)
-    ex = G.canonical_flip_example(Theta, epsilon=epsilon)
-    assert G.expected_score_difference_derivative(ex.Theta, ex.Delta, ex.gamma1, ex.gamma2, ex.values) != 0
+    ex = identifiability.canonical_flip_example(Theta, epsilon=epsilon)
+    assert identifiability.expected_score_difference_derivative(ex.Theta, ex.Delta, ex.gamma1, ex.gamma2, ex.values) != 0
     _assert_flip(ex.Theta, ex.gamma1, ex.gamma2)
 
 
 def test_flip_range_is_tight():
-    ex = G.canonical_flip_example()
-    lo, hi = G.flip_h_range(ex.Theta, ex.gamma1, ex.gamma2)
+    ex = identifiability.canonical_flip_example()
+    lo, hi = identifiability.flip_h_range(ex.Theta, ex.gamma1, ex.gamma2)
     for edge in (lo, hi):
-        inside = G.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, edge * 0.999)
+        inside = identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, edge * 0.999)
         assert inside.judge_valid and inside.candidates_inside
-        beyond = G.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, edge * 1.01)
+        beyond = identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, edge * 1.01)
         assert not (beyond.judge_valid and beyond.candidates_inside)
 
 
 def test_tie_h_for_a_pair_that_starts_apart():
-    ex = G.canonical_flip_example()
+    ex = identifiability.canonical_flip_example()
     # candidate 1 moved towards the top level: E_1 - E_2 = 0.02 at h = 0
     pi1 = ex.pi1 + np.array([-0.01, 0.0, 0.01])
     g1, g2 = ex.Theta.T @ pi1, ex.gamma2
-    start = G.flip_configuration(ex.Theta, g1, g2, 0.0)
+    start = identifiability.flip_configuration(ex.Theta, g1, g2, 0.0)
     assert start.expected_scores[0] - start.expected_scores[1] == pytest.approx(0.02)
-    lo, hi = G.flip_h_range(ex.Theta, g1, g2)
-    ties = G.expected_score_tie_h(ex.Theta, g1, g2)
+    lo, hi = identifiability.flip_h_range(ex.Theta, g1, g2)
+    ties = identifiability.expected_score_tie_h(ex.Theta, g1, g2)
     in_range = ties[(ties > lo) & (ties < hi)]
     assert in_range.size == 1
     h_tie = float(in_range[0])
-    cfg = G.flip_configuration(ex.Theta, g1, g2, h_tie)
+    cfg = identifiability.flip_configuration(ex.Theta, g1, g2, h_tie)
     assert cfg.expected_scores[0] == pytest.approx(cfg.expected_scores[1], abs=1e-9)
     # the order on either side of the tie differs, inside the valid range
-    side = [G.flip_configuration(ex.Theta, g1, g2, h_tie + d).order for d in (-1e-4, 1e-4)]
+    side = [identifiability.flip_configuration(ex.Theta, g1, g2, h_tie + d).order for d in (-1e-4, 1e-4)]
     assert side[0] == -side[1] != 0
 
 
 def test_a_pair_far_apart_never_ties_inside_the_valid_range():
-    ex = G.canonical_flip_example()
+    ex = identifiability.canonical_flip_example()
     pi1, pi2 = np.array([0.1, 0.2, 0.7]), np.array([0.7, 0.2, 0.1])  # E_1 - E_2 = 1.2
     g1, g2 = ex.Theta.T @ pi1, ex.Theta.T @ pi2
-    lo, hi = G.flip_h_range(ex.Theta, g1, g2)
-    ties = G.expected_score_tie_h(ex.Theta, g1, g2)
+    lo, hi = identifiability.flip_h_range(ex.Theta, g1, g2)
+    ties = identifiability.expected_score_tie_h(ex.Theta, g1, g2)
     assert not np.any((ties > lo) & (ties < hi))
     for h in np.linspace(lo, hi, 41)[1:-1]:
-        assert G.flip_configuration(ex.Theta, g1, g2, h).order == 1
+        assert identifiability.flip_configuration(ex.Theta, g1, g2, h).order == 1
 
 
 def test_flip_errors_are_explicit():
-    ex = G.canonical_flip_example()
+    ex = identifiability.canonical_flip_example()
     edge = ex.Theta.T @ np.array([0.0, 0.5, 0.5])
     with pytest.raises(ValueError, match=r"candidate 1 must be strictly inside the judge triangle at h = 0"):
-        G.flip_h_range(ex.Theta, edge, ex.gamma2)
+        identifiability.flip_h_range(ex.Theta, edge, ex.gamma2)
     with pytest.raises(ValueError, match=r"Theta must be square"):
-        G.nonidentifiability_direction(np.ones((2, 3)) / 3)
+        identifiability.nonidentifiability_direction(np.ones((2, 3)) / 3)
     with pytest.raises(ValueError, match=r"Theta is singular"):
-        G.nonidentifiability_direction(np.full((3, 3), 1 / 3))
+        identifiability.nonidentifiability_direction(np.full((3, 3), 1 / 3))
     with pytest.raises(ValueError, match=r"small enough that both pi stay strictly positive"):
-        G.canonical_flip_example(epsilon=0.8)
+        identifiability.canonical_flip_example(epsilon=0.8)
     with pytest.raises(ValueError, match=r"every row of Delta must sum to 0"):
-        G.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.1, Delta=np.eye(3))
+        identifiability.flip_configuration(ex.Theta, ex.gamma1, ex.gamma2, 0.1, Delta=np.eye(3))
 
 
 # -- theorem 1 --------------------------------------------------------------------------------------
 
 def test_segment_prevalence_by_hand():
-    assert G.segment_prevalence(0.5, 0.2, 0.8) == pytest.approx(0.5)
-    assert G.segment_prevalence(0.35, 0.8, 0.2) == pytest.approx(0.75)
-    np.testing.assert_allclose(G.segment_prevalence([0.2, 0.8], 0.2, 0.8), [0.0, 1.0])
+    assert identifiability.segment_prevalence(0.5, 0.2, 0.8) == pytest.approx(0.5)
+    assert identifiability.segment_prevalence(0.35, 0.8, 0.2) == pytest.approx(0.75)
+    np.testing.assert_allclose(identifiability.segment_prevalence([0.2, 0.8], 0.2, 0.8), [0.0, 1.0])
     with pytest.raises(ValueError, match=r"theta1 == theta2 == 0.4: the judge gives the top level equally often"):
-        G.segment_prevalence(0.5, 0.4, 0.4)
-    assert G.is_label_flipping(0.8, 0.2) and not G.is_label_flipping(0.2, 0.8)
+        identifiability.segment_prevalence(0.5, 0.4, 0.4)
+    assert identifiability.is_label_flipping(0.8, 0.2) and not identifiability.is_label_flipping(0.2, 0.8)
 
 
 @settings(max_examples=200)
@@ -357,7 +358,7 @@ def test_order_along_segment_is_the_ranking_and_flips_for_a_flipped_judge(t_low,
     gammas = t_low + f * (t_high - t_low)  # candidates between the vertices
     assume(np.unique(np.round(gammas, 12)).size == gammas.size)
     by_position = rankdata(-gammas, method="min")
-    np.testing.assert_array_equal(G.segment_ranks(gammas, t_low, t_high), by_position)
-    np.testing.assert_allclose(G.segment_prevalence(gammas, t_low, t_high), f, atol=1e-9)
+    np.testing.assert_array_equal(identifiability.segment_ranks(gammas, t_low, t_high), by_position)
+    np.testing.assert_allclose(identifiability.segment_prevalence(gammas, t_low, t_high), f, atol=1e-9)
     # a label-flipping judge with the same two points swaps the vertices: order reversed
-    np.testing.assert_array_equal(G.segment_ranks(gammas, t_high, t_low), rankdata(gammas, method="min"))
+    np.testing.assert_array_equal(identifiability.segment_ranks(gammas, t_high, t_low), rankdata(gammas, method="min"))

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from simplex_core.data import gold as gold_module
-from simplex_core.methods.baselines import baseline_methods, simple_average
+from simplex_core.methods.baselines import baseline_methods
+from simplex_core.methods.simple_average import simple_average
 from simplex_core.cli import main
 from simplex_core.data.problems import ValidationError
 from simplex_core.data.views import count_tensor, item_view
@@ -149,7 +150,7 @@ def test_gold_methods_label_the_same_items_as_ppi_in_every_resample(monkeypatch)
 
 def test_all_gold_fit_recovers_the_true_prevalences():
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     table = draw_gold(_sim_table(), 1.0)
     fit = fit_model(count_tensor(table), FitSettings(likelihood="shared-truth", chains=2, draws=300, tune=300))
@@ -191,7 +192,7 @@ def test_cli_evaluate_adds_gold_methods_next_to_ppi(tmp_path, capsys):
 
 
 def test_labelled_item_mask_is_ppis_draw():
-    from simplex_core.methods.baselines import ppi_labelled_items
+    from simplex_core.methods.ppi import ppi_labelled_items
 
     a = ppi_labelled_items(50, 0.1, np.random.default_rng(3))
     b = labelled_item_mask(50, 0.1, np.random.default_rng(3))

@@ -13,12 +13,12 @@ import pytest
 
 from simplex_core.inference import warm_up
 from simplex_core.cli import main
-from simplex_core.methods.baselines import ranks_from_scores
+from simplex_core.model.ranks import ranks_from_scores
 from simplex_core.inference.compiled_models import clear_compiled_cache
 from simplex_core.inference.fit_result import diagnose
 from simplex_core.inference.fitting import fit_model
 from simplex_core.inference.rater_deviation import without_rater_deviation
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.model.priors import stochastically_dominates
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import scenario, simulate

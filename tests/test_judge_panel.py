@@ -105,7 +105,7 @@ def test_fit_result_json_has_the_panel_and_finds_the_noise_judge():
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
     from simplex_core.model.simulate import simulate
     from simplex_core.summaries.posterior_tables import result_json
 

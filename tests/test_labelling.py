@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from simplex_core.cli import main
-from simplex_core.methods.baselines import ranks_from_scores
+from simplex_core.model.ranks import ranks_from_scores
 from simplex_core.methods.labelling import Answers, LabelDraws, budget_curve, expected_reductions, label_probabilities, rank_uncertainty, suggest_labels, weighted_rank_interval
 from simplex_core.model.definition import shared_truth_emission
 from simplex_core.data.patterns import NO_SCORE

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simplex_core.methods.baselines import rank_interval
-from simplex_core.methods.baselines import ranks_from_scores
+from simplex_core.model.ranks import rank_interval
+from simplex_core.model.ranks import ranks_from_scores
 from simplex_core.summaries.leaderboard import LEADERBOARD_COLUMNS, credibly_ahead, leaderboard, leaderboard_records, tiers, weighted_pairwise
 
 

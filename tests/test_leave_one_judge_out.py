@@ -8,7 +8,7 @@ import pytest
 
 from simplex_core.data.scale import Scale
 from simplex_core.data.table import load_table
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.model.simulate import simulate
 from simplex_core.studies.leave_one_judge_out import COLUMNS, leave_one_judge_out
 

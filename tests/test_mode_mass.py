@@ -118,7 +118,7 @@ def test_chains_stuck_in_a_mode_without_mass_are_restarted_and_the_fit_converges
     from simplex_core.data.views import count_tensor
     from simplex_core.data.datasets import load_dataset
     from simplex_core.inference.fitting import fit_model
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     counts = count_tensor(load_dataset("triviaqa-v2", criterion="correctness"), self_exclusion=True)
     result = fit_model(counts, FitSettings(omega=1.0, beta_max=1.0))

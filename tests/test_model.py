@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 from scipy.stats import multinomial
 
 from simplex_core.model import priors
-from simplex_core.data.views import Counts
-from simplex_core.model.definition import MODEL_FIELDS, SAMPLER_FIELDS, FitSettings, ModelSettings, SamplerSettings, build_model, model_data, resolve_delta, structure_key, weight_propagation_groups
+from simplex_core.data.table import load_table
+from simplex_core.data.views import Counts, count_tensor
+from simplex_core.model.settings import MODEL_FIELDS, SAMPLER_FIELDS, FitSettings, ModelSettings, SamplerSettings
+from simplex_core.model.definition import build_model, model_data, structure_key, weight_propagation_groups
+from simplex_core.model.priors import delta_setting, parse_delta
 from simplex_core.data.scale import Scale
 
 THREE = Scale((1.0, 2.0, 3.0))
@@ -135,10 +138,28 @@ def test_settings_collect_every_problem():
 
 
 def test_delta_resolution_checks_the_number_of_true_levels():
-    assert resolve_delta("inflation", 3).tolist() == [1.0, 4.0, 10.0]
-    assert resolve_delta((2.0, 3.0), 2).tolist() == [2.0, 3.0]
-    with pytest.raises(ValueError, match="delta has 3 values but the scale has 2 true levels"):
-        resolve_delta((1.0, 2.0, 3.0), 2)
+    assert parse_delta("inflation", 3).tolist() == [1.0, 4.0, 10.0]
+    assert parse_delta((2.0, 3.0), 2).tolist() == [2.0, 3.0]
+    with pytest.raises(ValueError, match="it has 3 values but the scale has 2 true levels"):
+        parse_delta((1.0, 2.0, 3.0), 2)
+    with pytest.raises(ValueError, match=r"item 2 \('-1.0'\) is not a positive finite number"):
+        parse_delta((1.0, -1.0), 2)  # numbers follow the rule of the text of them
+
+
+def test_delta_is_read_one_way_into_settings_and_into_the_model():
+    assert delta_setting(" Inflation ") == "inflation"
+    assert delta_setting("1, 4;10") == (1.0, 4.0, 10.0)
+    assert delta_setting([2, 3]) == (2.0, 3.0)
+    with pytest.raises(ValueError):
+        delta_setting("inflate")
+    # the settings hold δ as delta_setting reads it, and the model's data read it back as parse_delta does
+    settings = FitSettings(delta="1,4,10", omega=1.0)  # δ is data of the model with random effects
+    assert settings.delta == (1.0, 4.0, 10.0)
+    assert FitSettings(delta="Central").delta == "central"
+    scale = Scale((1.0, 2.0, 3.0), ("a", "b", "c"))
+    counts = count_tensor(load_table(pd.DataFrame({"item": ["i"] * 4, "candidate": ["x", "x", "y", "y"],
+                                                   "judge": ["j", "k"] * 2, "score": [1, 2, 3, 2]}), scale=scale))
+    np.testing.assert_array_equal(model_data(counts, settings)["delta"], parse_delta("1,4,10", 3))
 
 
 # -- structure -----------------------------------------------------------------------------------
@@ -361,7 +382,7 @@ def test_the_identification_note_names_the_candidates_with_fewer_than_three_judg
     candidate settles it even with two judges."""
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
-    from simplex_core.model.definition import identification_note
+    from simplex_core.model.data_notes import identification_note
     from simplex_core.model.simulate import simulate
 
     scale = Scale((0.0, 1.0), ("incorrect", "correct"))
@@ -396,7 +417,7 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
 
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
-    from simplex_core.model.definition import data_notes, judge_prior_note, scale_end_note
+    from simplex_core.model.data_notes import data_notes, judge_prior_note, scale_end_note
 
     rows = []
     for judge in ("j1", "j2", "j3"):
@@ -428,7 +449,7 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
 
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
-    from simplex_core.model.definition import judge_prior_note
+    from simplex_core.model.data_notes import judge_prior_note
     from simplex_core.model.priors import mean_judge_offset
 
     rows = [{"judge": j, "candidate": k, "item": i, "score": 1 + (i + len(k)) % 5}

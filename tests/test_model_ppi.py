@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 from simplex_core.data import gold as gold_module
-from simplex_core.methods.baselines import _nanmean_last, baseline_methods, method_generator, ppi_mean_ranks, score_array
+from simplex_core.methods.method_base import _nanmean_last, score_array
+from simplex_core.methods.baselines import baseline_methods, method_generator
+from simplex_core.methods.ppi import ppi_mean_ranks
 from simplex_core.data.views import count_tensor, item_view
 from simplex_core.data.table import load_table
 from simplex_core.summaries.evaluation import evaluate_methods, evaluate_results, true_ranks

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 
-from simplex_core.methods.baselines import simple_average
+from simplex_core.methods.simple_average import simple_average
 from simplex_core.methods.ordinal import OrdinalMethod, OrdinalSettings, build_ordinal_model, ordinal_data, ordinal_logp_grad, ordinal_method
 from simplex_core.data.scale import Scale
 

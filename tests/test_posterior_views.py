@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.methods.baselines import rank_interval
+from simplex_core.model.ranks import rank_interval
 from simplex_core.summaries.posterior_views import bayesian_method_result, judge_simplex_data, ppc_figure_table, rank_draws, simplex_parts
 
 CANDS, JUDGES, LEVELS = ["a", "b", "c"], ["j1", "j2"], ["low", "mid", "high"]

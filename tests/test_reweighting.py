@@ -8,7 +8,7 @@ import pytest
 from scipy.special import betaln
 
 from simplex_core.model import fast_density
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.inference.reweighting import KHAT_OK, PriorDraws, ReweightError, boost_log_from_unconstrained, boosted_node_sizes, log_prior_ratio, prior_draws, reweight, structure_problem
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import scenario
@@ -152,7 +152,7 @@ def test_the_resampled_posterior_is_the_weighted_posterior_every_summary_reads()
     """resampled_posterior: E draws resampled by the weights, so that a summary of it equals the
     weighted summary up to resampling noise; rank is recomputed from those draws; it says it is
     approximate and which settings it stands for."""
-    from simplex_core.methods.baselines import ranks_from_scores
+    from simplex_core.model.ranks import ranks_from_scores
     from simplex_core.summaries.leaderboard import leaderboard
     from simplex_core.inference.reweighting import Reweighted, resampled_posterior
     from simplex_core.summaries.posterior_tables import candidate_summary, pairwise_probabilities

@@ -9,7 +9,7 @@ import pytest
 
 from simplex_core.data.scale import Scale
 from simplex_core.data.table import load_table
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.model.simulate import simulate
 from simplex_core.studies.rubric import collapse_mapping, identifiability_text, rubric_note
 

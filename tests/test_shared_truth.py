@@ -16,7 +16,8 @@ import pytest
 
 from simplex_core.data.views import Counts, count_tensor
 from simplex_core.data.table import load_table
-from simplex_core.model.definition import FitSettings, build_model, shared_truth_emission
+from simplex_core.model.settings import FitSettings
+from simplex_core.model.definition import build_model, shared_truth_emission
 from simplex_core.data.patterns import NO_SCORE, patterns_from_answers
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import simulate

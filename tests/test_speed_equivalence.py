@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from simplex_core.data.views import Counts
-from simplex_core.model.definition import ENGINES, FitSettings, build_model
+from simplex_core.model.settings import ENGINES, FitSettings
+from simplex_core.model.definition import build_model
 from simplex_core.data.scale import Scale
 
 fast_density = pytest.importorskip("simplex_core.model.fast_density")
@@ -145,7 +146,7 @@ def test_excluded_pairs_do_not_enter_the_density():
 
 
 def test_every_judge_prior_is_supported_and_an_unknown_one_refused():
-    from simplex_core.model.definition import PRIORS
+    from simplex_core.model.settings import PRIORS
 
     counts = _counts(BINARY_ABSTAIN, 2, 3, n=10, seed=0)
     for prior in PRIORS:

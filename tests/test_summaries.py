@@ -20,7 +20,7 @@ from simplex_core.inference import fit_identity
 from simplex_core.summaries import posterior_tables as summaries
 from simplex_core.data.views import Counts
 from simplex_core.inference.fit_result import Diagnostics, FitResult
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.summaries.evaluation import rank_correlation as spearman
 from simplex_core.studies.sensitivity import sensitivity_sweep
@@ -330,7 +330,7 @@ def test_default_cache_dir_follows_the_environment(monkeypatch, tmp_path):
 def test_summary_rank_interval_follows_the_one_rule_of_every_method():
     """4,000 draws with 100 at rank 3 (2.5 %): the summary's upper end and the evaluation's agree
     (numpy's inverted_cdf gave 2 here, the order statistic just above 97.5 % gives 3)."""
-    from simplex_core.methods.baselines import rank_interval
+    from simplex_core.model.ranks import rank_interval
 
     ranks = np.ones((4000, 3), dtype=int)
     ranks[:, 1], ranks[:, 2] = 2, 3

@@ -13,7 +13,7 @@ import pytest
 from simplex_core.model import fast_density
 from simplex_core.inference import fast_engine
 from simplex_core.data.views import Counts
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import simulate
 

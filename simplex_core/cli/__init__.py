@@ -170,7 +170,7 @@ def _load_file_or_builtin(args: argparse.Namespace) -> JudgmentTable:
 def load_data_for_fit(args: argparse.Namespace) -> JudgmentTable:
     """:func:`load_data_from_args` for a command that fits: a scale too large to fit is a UsageError
     at once (naming --levels), not an error after the loading."""
-    from simplex_core.model.definition import check_fit_size
+    from simplex_core.model.settings import check_fit_size
 
     table = load_data_from_args(args)
     try:

@@ -25,7 +25,7 @@ FLAG_P = 0.01
 
 def register(subparsers) -> None:
     from simplex_core.studies.calibration import CalibrationSettings
-    from simplex_core.model.definition import LIKELIHOODS
+    from simplex_core.model.settings import LIKELIHOODS
     from simplex_core.model.simulate import SCENARIOS
 
     d = CalibrationSettings()

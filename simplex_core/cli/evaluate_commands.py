@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.data.spreadsheet import write_csv
 from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
 
@@ -105,7 +105,7 @@ def register(subparsers) -> None:
 
 def _check_counts(args: argparse.Namespace) -> None:
     problems = []
-    from simplex_core.model.definition import MAX_CHAINS, MAX_DRAWS
+    from simplex_core.model.settings import MAX_CHAINS, MAX_DRAWS
 
     # resamples past these would run for days (each Bayesian one is a full fit): refused, not started
     for name, most in (("ci_resamples", 100_000), ("bayes_ci_resamples", 10_000)):
@@ -367,7 +367,7 @@ def _say_rough_intervals(args: argparse.Namespace) -> None:
 
 def run_experiment(args: argparse.Namespace) -> int:
     from simplex_core.studies.experiments import prior_experiment, self_preference_experiment
-    from simplex_core.model.definition import PRIORS
+    from simplex_core.model.settings import PRIORS
 
     _check_counts(args)
     check_outputs(args, "out:CSV")

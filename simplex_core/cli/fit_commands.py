@@ -18,7 +18,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from simplex_core.model.definition import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
+from simplex_core.model.settings import DELTA_PRESETS, ENGINES, LIKELIHOODS, PRIORS, FitSettings
 from simplex_core.data.spreadsheet import write_csv
 from simplex_core.data.selection import selection_record
 from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, selection_flags, study_client, usage_message
@@ -123,10 +123,10 @@ def _prepare(args: argparse.Namespace, flags: dict[str, str] | None = None, **fi
         raise UsageError(f"{table.n_gold} answers are gold, but gold labels enter only the shared-truth likelihood: "
                          "add --likelihood shared-truth (or drop the gold labels).")
     try:
-        delta_values = priors.parse_delta(args.delta, table.scale.n_true)
+        priors.parse_delta(args.delta, table.scale.n_true)  # refused here, with the scale known
     except ValueError as exc:
         raise UsageError(f"--{exc}") from None  # the core names the setting "delta …"; its flag is --delta
-    delta = args.delta.strip().lower() if args.delta.strip().lower() in DELTA_PRESETS else tuple(float(v) for v in delta_values)
+    delta = priors.delta_setting(args.delta)
     try:
         settings = FitSettings(
             likelihood=args.likelihood, prior=args.prior, delta=delta, self_exclusion=not args.no_self_exclusion, chains=args.chains,

@@ -49,7 +49,7 @@ def labelled_item_mask(n_items: int, fraction: float, rng: np.random.Generator |
 
 def labelled_items(view: pd.DataFrame, fraction: float, rng: np.random.Generator) -> list[str]:
     """The items of an item view labelled by :func:`labelled_item_mask` (items in the view's order
-    of first appearance, as :func:`simplex_core.methods.baselines.score_array` orders them)."""
+    of first appearance, as :func:`simplex_core.methods.method_base.score_array` orders them)."""
     items = list(dict.fromkeys(view.index.get_level_values("item")))
     mask = labelled_item_mask(len(items), fraction, rng)
     return [it for it, m in zip(items, mask) if m]

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
 from simplex_core.model import geometry
+from simplex_core.model import identifiability
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, GRID_GREY, JUDGE_COLOR, LABEL_HALO, NARROW_FIGURE_PX, OKABE_ITO, REFERENCE_COLOR,
     TEMPLATE, TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, fmt_number, label_rows,
@@ -121,9 +122,9 @@ def segment_order_figure(theta1: float, theta2: float, gammas: ArrayLike, names:
     names = safe_texts(names)
     if len(names) != g.size:
         raise ValueError(f"{len(names)} names for {g.size} candidates.")
-    pi = np.atleast_1d(geometry.segment_prevalence(g, theta1, theta2))
-    ranks = geometry.segment_ranks(g, theta1, theta2)
-    flipped = geometry.is_label_flipping(theta1, theta2)
+    pi = np.atleast_1d(identifiability.segment_prevalence(g, theta1, theta2))
+    ranks = identifiability.segment_ranks(g, theta1, theta2)
+    flipped = identifiability.is_label_flipping(theta1, theta2)
     colors = cycle(CANDIDATE_COLORS, len(names))  # never the judge's blue
     close = abs(theta2 - theta1) < 0.3  # the two vertex labels would meet: each turns away from the other
     vertex_pos = (["top left", "top right"] if theta1 <= theta2 else ["top right", "top left"]) if close else "top center"
@@ -192,7 +193,7 @@ def flip_figure(Theta_h: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike, title:
     Parameters
     ----------
     Theta_h : array_like, shape (3, 3)
-        The moved judge (rows = vertices), e.g. :attr:`geometry.FlipConfiguration.Theta_h`.
+        The moved judge (rows = vertices), e.g. :attr:`identifiability.FlipConfiguration.Theta_h`.
     gamma1, gamma2 : array_like, shape (3,)
         The candidates' (fixed) observed distributions.
     title : str, optional

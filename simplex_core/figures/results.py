@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from simplex_core.model.ranks import rank_interval
+from simplex_core.model.ranks import INTERVAL, rank_interval
 
 from simplex_core.figures.style import (
     GRID_GREY, JUDGE_COLOR, NARROW_FIGURE_PX, REFERENCE_COLOR, TEMPLATE, cycle, fmt_number, level_colors, require_columns,
@@ -20,14 +20,14 @@ from simplex_core.figures.style import (
 
 def rank_boxplot_figure(rank_draws: pd.DataFrame, candidate_order: Sequence[str],
                         true_ranks: pd.Series | None = None, uses_labels: Mapping[str, bool] | None = None, *,
-                        method_order: Sequence[str] | None = None, interval: float = 0.95,
+                        method_order: Sequence[str] | None = None, interval: float = INTERVAL,
                         title: str | None = None) -> go.Figure:
     """Rank distributions per candidate and method, as horizontal grouped box plots (paper fig. 5).
 
     A method with more than one row for some candidate (posterior draws, bootstrap or
     Bradley-Terry replicates) gets one box trace: the box spans the 25-75% quantiles with the
     median line, the whiskers span the central ``interval`` (default 95%): the rank interval of the
-    tables, by its rule (:func:`simplex_core.methods.baselines.rank_interval`). A method with one row per
+    tables, by its rule (:func:`simplex_core.model.ranks.rank_interval`). A method with one row per
     candidate (simple average, single judge) is drawn as markers. Methods that use ground-truth
     labels (PPI) are hollow and their names end with " (uses labels)". True ranks, when given, are
     black stars.

@@ -21,7 +21,7 @@ STATIC_FORMATS = ("png", "svg")
 
 
 def settings_caption(settings: Any) -> str:
-    """One line naming the model setting of a fit (a :class:`simplex_core.model.definition.FitSettings`).
+    """One line naming the model setting of a fit (a :class:`simplex_core.model.settings.FitSettings`).
 
     Examples
     --------

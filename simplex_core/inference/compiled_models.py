@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simplex_core.model.definition import CountsLike, FitSettings, build_model, model_data, structure_key
+from simplex_core.model.settings import CountsLike, FitSettings
+from simplex_core.model.definition import build_model, model_data, structure_key
 
 if TYPE_CHECKING:  # pragma: no cover
     import pymc as pm

@@ -19,7 +19,7 @@ import numpy as np
 from simplex_core.model.fast_density import PRIOR_CODES, _offsets, build_buffer, expand_c, logp_c, logp_grad, sizes, stored_coords, stored_slices, stored_variables
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model.definition import CountsLike, ModelSettings
+    from simplex_core.model.settings import CountsLike, ModelSettings
 
 __all__ = ["DAWID_SKENE_ITERATIONS", "INTEGRATED_STARTS", "NEGLIGIBLE_LOG_MASS", "START_JITTER", "TRUSTED_ACCURACY", "Mode", "chain_starts",
            "compile_fast", "deal_chains", "dawid_skene", "find_modes", "negative_hessian", "trusted_start"]

@@ -10,7 +10,8 @@ import time
 
 import numpy as np
 
-from simplex_core.model.definition import CountsLike, FitSettings, structure_key
+from simplex_core.model.settings import CountsLike, FitSettings
+from simplex_core.model.definition import structure_key
 from simplex_core.inference.fit_result import ESS_MIN, Diagnostics, FitResult, ProgressCallback, diagnose, first_failure
 from simplex_core.inference.sampling import finish_idata, report_progress, sample_nutpie
 from simplex_core.inference.warm_up import FAST_LOADED, tempering_kernels_ready

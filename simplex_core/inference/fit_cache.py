@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from simplex_core.inference.rater_deviation import ensure_rater_deviation
 from simplex_core.inference.fit_identity import counts_hash, data_hash, data_key, fit_key, model_key
-from simplex_core.model.definition import CountsLike, FitSettings
+from simplex_core.model.settings import CountsLike, FitSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.inference.fit_result import FitResult, ProgressCallback

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model.definition import CountsLike, FitSettings
+    from simplex_core.model.settings import CountsLike, FitSettings
 
 __all__ = ["KEY_FORMAT", "MODEL_FIELDS", "counts_hash", "data_hash", "data_key", "fit_key", "model_fields",
            "model_key", "patterns_hash"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
-from simplex_core.model.definition import CountsLike, FitSettings
+from simplex_core.model.settings import CountsLike, FitSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az

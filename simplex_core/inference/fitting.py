@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import time
 
-from simplex_core.model.definition import CountsLike, FitSettings, check_data_view, check_fit_size, model_data, structure_key
+from simplex_core.model.settings import CountsLike, FitSettings, check_data_view, check_fit_size
+from simplex_core.model.definition import model_data, structure_key
 from simplex_core.inference.compiled_models import get_compiled, is_compiled
 from simplex_core.inference.fast_fit import fit_fast
 from simplex_core.inference.fit_result import FitResult, ProgressCallback, diagnose
@@ -64,7 +65,7 @@ def fit_model(
     counts
         The count tensor (:class:`simplex_core.data.views.Counts`).
     settings
-        :class:`~simplex_core.model.definition.FitSettings`.
+        :class:`~simplex_core.model.settings.FitSettings`.
     progress_callback
         Optional ``callback(message, fraction)`` called from this thread while compiling and sampling.
 

@@ -188,7 +188,7 @@ def _log_dirichlet_norms(rho: np.ndarray, node_sizes: np.ndarray, beta_max: floa
 def _settings_of(fit: Any) -> Any:
     import json
 
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
 
     s = getattr(fit, "settings", None)
     if s is not None:

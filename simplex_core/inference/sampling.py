@@ -13,7 +13,7 @@ import numpy as np
 from simplex_core.inference.rater_deviation import ensure_rater_deviation
 from simplex_core.model.ranks import ranks_from_scores
 from simplex_core.inference.fit_identity import data_hash
-from simplex_core.model.definition import CountsLike, FitSettings, SamplerSettings
+from simplex_core.model.settings import CountsLike, FitSettings, SamplerSettings
 from simplex_core.inference.fit_result import ProgressCallback
 
 

@@ -40,7 +40,7 @@ import numpy as np
 from simplex_core.model.fast_density import build_buffer, expand_all, reference_arrays, sizes, stored_coords, stored_slices, stored_variables, tempered_chain
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model.definition import CountsLike, FitSettings
+    from simplex_core.model.settings import CountsLike, FitSettings
 
 __all__ = ["B_MIN", "REFERENCE_REPLICAS", "REPLICAS", "TEMPERED_THIN", "Reference", "reference_from_draws",
            "sample_tempered"]

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.data.patterns import NO_SCORE
+from simplex_core.model.ranks import INTERVAL
 
 __all__ = ["LabelDraws", "Answers", "answers_of", "label_probabilities", "rank_uncertainty",
            "weighted_rank_interval", "expected_reductions", "suggest_labels", "budget_curve"]
@@ -179,12 +180,12 @@ def rank_uncertainty(weights: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     return (w @ ranks**2 - m1**2).sum(axis=-1)
 
 
-def weighted_rank_interval(weights: np.ndarray, ranks: np.ndarray, level: float = 0.95,
+def weighted_rank_interval(weights: np.ndarray, ranks: np.ndarray, level: float = INTERVAL,
                            order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Inclusive rank interval per candidate from weighted rank draws (``weights`` ``[S]``, ``ranks``
     ``[S, K]``): the lower end is the smallest rank whose cumulative weight reaches (1 − level) / 2, the
     upper end the smallest reaching (1 + level) / 2 (the inverse of the weighted distribution function:
-    numpy's ``inverted_cdf`` quantiles when the weights are equal; :func:`simplex_core.methods.baselines.rank_interval`
+    numpy's ``inverted_cdf`` quantiles when the weights are equal; :func:`simplex_core.model.ranks.rank_interval`
     takes order statistics at q (S − 1), which can sit one draw higher); half-integer ranks rounded outward.
     ``order`` = ``np.argsort(ranks, axis=0, kind="stable")`` may be passed when called many times."""
     w = np.asarray(weights, dtype=float)

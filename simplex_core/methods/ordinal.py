@@ -57,7 +57,8 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.inference.fit_result import ESS_MIN, RHAT_MAX, format_rhat  # the one convergence rule
-from simplex_core.methods.baselines import MethodResult, RngLike, _long_draws, _series, rank_interval, rank_scores, score_array
+from simplex_core.methods.method_base import MethodResult, RngLike, _long_draws, _series, score_array
+from simplex_core.model.ranks import rank_interval, rank_scores
 from simplex_core.data.scale import Scale
 
 __all__ = [

@@ -73,7 +73,7 @@ import numpy as np
 from numba import njit
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.model.definition import CountsLike, ModelSettings
+    from simplex_core.model.settings import CountsLike, ModelSettings
 
 __all__ = [
     "build_buffer",
@@ -1382,7 +1382,7 @@ def _tiny_buffer() -> np.ndarray:
     (or compile) a kernel, whatever the data, since the machine code does not depend on them."""
     from types import SimpleNamespace
 
-    from simplex_core.model.definition import FitSettings
+    from simplex_core.model.settings import FitSettings
     from simplex_core.data.scale import Scale
 
     tiny = SimpleNamespace(N=np.ones((1, 2, 2)), included=np.ones((1, 2), dtype=bool), scale=Scale((0.0, 1.0)),
@@ -1418,7 +1418,9 @@ def warm_up_tempering() -> None:
 
 def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     """The float64 data buffer the compiled callbacks read (see the module docstring)."""
-    from simplex_core.model.definition import BETA_MAX_UPPER, OMEGA_UPPER, included_pairs, require_patterns, resolve_delta
+    from simplex_core.model.settings import BETA_MAX_UPPER, OMEGA_UPPER
+    from simplex_core.model.definition import included_pairs, require_patterns
+    from simplex_core.model.priors import parse_delta
 
     if not supports(settings):
         raise ValueError(f"the fast path implements the judge priors {', '.join(PRIOR_CODES)}; got prior {settings.prior!r}.")
@@ -1456,7 +1458,7 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
         head[12:15] = [1.0, OMEGA_UPPER, BETA_MAX_UPPER]
     head[16] = PRIOR_CODES[settings.prior]
     buf = np.concatenate([
-        head, resolve_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
+        head, parse_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
         N[jj, kk].ravel(), np.asarray(rows, dtype=np.float64).ravel(), after_rows,
     ])

@@ -552,16 +552,37 @@ def delta_preset(name: str, n_true: int) -> np.ndarray:
     return 10.0 ** (steps / half)
 
 
-def parse_delta(spec: str, n_true: int) -> np.ndarray:
-    """Parse a δ value (the command line's ``--delta``): a preset name (see :func:`delta_preset`) or ``V,V,...``, one
-    positive number per true level.
+def delta_setting(spec: str | Sequence[float]) -> str | tuple[float, ...]:
+    """δ as a fit's settings hold it: a preset name (case and surrounding spaces ignored) stays a name;
+    numbers (text ``V,V,...``, commas or semicolons, or a sequence) become a tuple of floats. Their count
+    and signs are checked where the scale is known (:func:`parse_delta`) or by the settings.
+
+    Raises
+    ------
+    ValueError
+        When the text is no preset and not numbers.
+    """
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text.lower() in DELTA_PRESETS:
+            return text.lower()
+        return tuple(float(part) for part in text.replace(";", ",").split(","))
+    return tuple(float(v) for v in spec)
+
+
+def parse_delta(spec: str | Sequence[float], n_true: int) -> np.ndarray:
+    """δ as a vector: a preset name (see :func:`delta_preset`), ``V,V,...`` (the command line's ``--delta``)
+    or a sequence of numbers (a fit's settings), one positive number per true level. The one reading of
+    δ: the model's data, the fast density's buffer, the simulator and the command line take it here.
 
     Raises
     ------
     ValueError
         Naming the offending value and what is expected.
     """
-    text = str(spec).strip()
+    if not isinstance(spec, str):  # numbers are checked as the text of them: one rule for both
+        spec = ",".join(repr(float(v)) for v in spec)
+    text = spec.strip()
     if text.lower() in DELTA_PRESETS:
         return delta_preset(text.lower(), n_true)
     if "," not in text:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["INTERVAL", "rank_scores", "ranks_from_scores", "rank_interval", "rank_quantile"]
+__all__ = ["INTERVAL", "INTERVAL_TAILS", "rank_scores", "ranks_from_scores", "rank_interval", "rank_quantile"]
 
 INTERVAL = 0.95
 """The level of every interval the project reports (rank intervals, E_k intervals, PPC bands)."""
+INTERVAL_TAILS = ((1 - INTERVAL) / 2, 1 - (1 - INTERVAL) / 2)
+"""The quantiles that bound a central :data:`INTERVAL` interval of draws (lower, upper)."""
 
 
 def rank_scores(scores: np.ndarray, *, nan_last: bool = False) -> np.ndarray:
@@ -46,7 +48,7 @@ def ranks_from_scores(scores: np.ndarray) -> np.ndarray:
     return 1 + (scores[..., None, :] > scores[..., :, None]).sum(axis=-1).astype(np.int64)
 
 
-def rank_interval(draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def rank_interval(draws: np.ndarray, level: float = INTERVAL) -> tuple[np.ndarray, np.ndarray]:
     """Inclusive integer rank interval from replicate ranks.
 
     For each column of ``draws`` (``[n_replicates, K]``), the lower end is numpy's ``lower``

@@ -269,131 +269,29 @@ def simulate(
     cand_names = _names(candidates, "cand", "Candidate")
     judge_names = _names(judges, "judge", "Judge")
     K, J = len(cand_names), len(judge_names)
-    M_true, M_obs = scale.n_true, scale.n_levels
-    problems = []
-    if int(n_items) != n_items or n_items < 1:
-        problems.append(f"n_items = {n_items!r}; expected an integer >= 1")
-    if K < 2:
-        problems.append(f"{K} candidate(s); expected at least 2 to rank")
-    if J < 1:
-        problems.append("no judges; expected at least 1")
-    if not (math.isfinite(omega) and omega >= 0):
-        problems.append(f"omega = {omega!r}; expected a finite number >= 0")
-    if not (0.0 <= self_preference <= 1.0):
-        problems.append(f"self_preference = {self_preference!r}; expected a probability in [0, 1]")
-    if latent_coupling not in LATENT_COUPLINGS:
-        problems.append(f"latent_coupling = {latent_coupling!r}; expected one of {', '.join(LATENT_COUPLINGS)}")
-    if theta is None and judge_prior not in JUDGE_PRIORS:
-        problems.append(f"judge_prior = {judge_prior!r}; expected one of {', '.join(JUDGE_PRIORS)}")
-    overlap = set(cand_names) & set(judge_names)
-    for name in sorted(overlap):
-        cf = (candidate_families or {}).get(name)
-        jf = (judge_families or {}).get(name)
-        if cf is not None and jf is not None and cf != jf:
-            problems.append(f"{name!r} is a judge of family {jf!r} and a candidate of family {cf!r}; one name, one family")
-    if problems:
-        raise ValueError("Cannot simulate: " + "; ".join(problems) + ".")
+    _check_inputs(n_items, cand_names, judge_names, omega, self_preference, latent_coupling,
+                  judge_prior if theta is None else None, candidate_families, judge_families)
     n_items = int(n_items)
+    delta_arr = parse_delta(delta, scale.n_true)
 
-    if isinstance(delta, str):
-        delta_arr = parse_delta(delta, M_true)
-    else:
-        delta_arr = parse_delta(",".join(repr(float(v)) for v in delta), M_true)
-
-    # -- draws, in a fixed order --------------------------------------------------------------
+    # draws, in a fixed order: one seed gives one frame
     if pi is None:
-        pi_arr = gen.dirichlet(np.ones(M_true), size=K)
+        pi_arr = gen.dirichlet(np.ones(scale.n_true), size=K)
     else:
-        pi_arr = _check_distributions(np.asarray(pi, dtype=float), "pi", (K, M_true))
-
-    if theta is None:
-        if rho is None:
-            rho_arr = gen.beta(1.0, 1.0, size=J)
-        else:
-            rho_arr = np.asarray(rho, dtype=float)
-            rho_arr = np.full(J, float(rho_arr)) if rho_arr.ndim == 0 else rho_arr
-            if rho_arr.shape != (J,):
-                raise ValueError(f"rho has {rho_arr.size} values for {J} judges; give one number or one per judge.")
-        theta_arr = sample_judge_matrices(judge_prior, scale, beta_max, rho_arr, gen, size=J)
-        used_beta_max, used_prior = float(beta_max), judge_prior
-    else:
-        theta_arr = np.asarray(theta, dtype=float)
-        if theta_arr.ndim == 2:
-            theta_arr = np.broadcast_to(theta_arr, (J,) + theta_arr.shape).copy()
-        theta_arr = _check_distributions(theta_arr, "theta", (J, M_true, M_obs))
-        rho_arr = np.full(J, np.nan)
-        used_beta_max, used_prior = None, None
-
-    if omega > 0:
-        Z = gen.dirichlet(delta_arr, size=K)
-        R = gen.beta(omega * J, J, size=J)
-        W = gen.beta(omega * K, K, size=K)
-    else:  # ω = 0: exactly no random effects (never a degenerate Beta(0, ·))
-        Z, R, W = np.zeros((K, M_true)), np.zeros(J), np.zeros(K)
-    mix = R[:, None] * W[None, :]                                      # [J, K]
-    perturbed = (1.0 - mix)[..., None] * pi_arr[None] + mix[..., None] * Z[None]
-    perturbed = perturbed / perturbed.sum(axis=-1, keepdims=True)
-
-    # true level per (item, candidate) and latent level per (judge, item, candidate)
-    u = gen.random((n_items, K))
-    true_level = _quantile_level(u, np.cumsum(pi_arr, axis=-1)[None, :, :])         # [n, K]
-    cdf_pert = np.cumsum(perturbed, axis=-1)                                         # [J, K, M]
-    if latent_coupling == "shared":
-        latent = _quantile_level(np.broadcast_to(u, (J, n_items, K)), cdf_pert[:, None, :, :])
-    else:
-        latent = _quantile_level(gen.random((J, n_items, K)), cdf_pert[:, None, :, :])
-
-    # observed level: row latent of Θ_j
-    cdf_theta = np.cumsum(theta_arr, axis=-1)                                        # [J, M_true, M_obs]
-    row_cdf = cdf_theta[np.arange(J)[:, None, None], latent]                         # [J, n, K, M_obs]
-    observed = _quantile_level(gen.random((J, n_items, K)), row_cdf)
-
-    # families and self-preference injection
+        pi_arr = _check_distributions(np.asarray(pi, dtype=float), "pi", (K, scale.n_true))
+    theta_arr, rho_arr, used_beta_max, used_prior = _judge_matrices(theta, rho, judge_prior, scale, beta_max, J, gen)
+    Z, R, W, perturbed = _random_effects(omega, delta_arr, pi_arr, J, K, gen)
+    true_level, observed = _levels(pi_arr, perturbed, theta_arr, n_items, latent_coupling, gen)
     cfam = {c: (candidate_families or {}).get(c) for c in cand_names}
     jfam = {j: (judge_families or {}).get(j) for j in judge_names}
     self_mask = np.array(
         [[jfam[j] is not None and jfam[j] == cfam[c] for c in cand_names] for j in judge_names], dtype=bool
     )
-    top = M_obs - 1
-    flip = gen.random((J, n_items, K)) < self_preference
-    moved = flip & self_mask[:, None, :] & (observed < top)
-    observed = np.where(moved, top, observed)
+    observed = _prefer_self(observed, self_mask, self_preference, scale.n_levels - 1, gen)
+    gamma, probs = _score_probabilities(perturbed, theta_arr, self_mask, self_preference)
 
-    gamma = np.einsum("jkm,jmo->jko", perturbed, theta_arr)
-    probs = gamma.copy()
-    p = self_preference
-    probs[self_mask] = probs[self_mask] * (1.0 - p)
-    probs[self_mask, top] = gamma[self_mask, top] + p * (1.0 - gamma[self_mask, top])
-
-    # -- the table ----------------------------------------------------------------------------
-    values = np.asarray(scale.values)
-    true_values = np.asarray(scale.true_values)
-    integer_scale = all(float(v).is_integer() for v in scale.values)
-    width = len(str(n_items))
-    items = np.array([f"item{i + 1:0{width}d}" for i in range(n_items)], dtype=object)
-    # rows ordered item, candidate, judge: move the judge axis last
-    obs_ikj = np.transpose(observed, (1, 2, 0))
-    ii, kk, jj = np.meshgrid(np.arange(n_items), np.arange(K), np.arange(J), indexing="ij")
-    score = values[obs_ikj.ravel()]
-    truth = true_values[np.broadcast_to(true_level[:, :, None], (n_items, K, J)).ravel()]
-    if integer_scale:
-        score, truth = score.astype(np.int64), truth.astype(np.int64)
-    cand_arr = np.array(cand_names, dtype=object)
-    judge_arr = np.array(judge_names, dtype=object)
-    columns: dict[str, Any] = {
-        "item": items[ii.ravel()],
-        "candidate": cand_arr[kk.ravel()],
-        "judge": judge_arr[jj.ravel()],
-        "score": score,
-        "true_score": truth,
-    }
-    families = {name: fam for name, fam in {**cfam, **jfam}.items() if fam is not None}
-    if families:
-        columns["candidate_family"] = np.array([cfam[c] for c in cand_names], dtype=object)[kk.ravel()]
-        columns["judge_family"] = np.array([jfam[j] for j in judge_names], dtype=object)[jj.ravel()]
-    frame = pd.DataFrame(columns)
-
-    expected = pi_arr @ true_values
+    frame, families = _judgment_frame(scale, n_items, cand_names, judge_names, observed, true_level, cfam, jfam)
+    expected = pi_arr @ np.asarray(scale.true_values)
     ranks = rankdata(-expected, method="average")
     settings = SimulationSettings(
         scale=scale,
@@ -429,6 +327,141 @@ def simulate(
         ),
         settings=settings,
     )
+
+
+def _check_inputs(n_items: Any, cand_names: tuple[str, ...], judge_names: tuple[str, ...], omega: float,
+                  self_preference: float, latent_coupling: str, judge_prior: str | None,
+                  candidate_families: Mapping[str, str] | None, judge_families: Mapping[str, str] | None) -> None:
+    """Every inconsistent input at once, in one ValueError (``judge_prior`` None: matrices given)."""
+    K, J = len(cand_names), len(judge_names)
+    problems = []
+    if int(n_items) != n_items or n_items < 1:
+        problems.append(f"n_items = {n_items!r}; expected an integer >= 1")
+    if K < 2:
+        problems.append(f"{K} candidate(s); expected at least 2 to rank")
+    if J < 1:
+        problems.append("no judges; expected at least 1")
+    if not (math.isfinite(omega) and omega >= 0):
+        problems.append(f"omega = {omega!r}; expected a finite number >= 0")
+    if not (0.0 <= self_preference <= 1.0):
+        problems.append(f"self_preference = {self_preference!r}; expected a probability in [0, 1]")
+    if latent_coupling not in LATENT_COUPLINGS:
+        problems.append(f"latent_coupling = {latent_coupling!r}; expected one of {', '.join(LATENT_COUPLINGS)}")
+    if judge_prior is not None and judge_prior not in JUDGE_PRIORS:
+        problems.append(f"judge_prior = {judge_prior!r}; expected one of {', '.join(JUDGE_PRIORS)}")
+    overlap = set(cand_names) & set(judge_names)
+    for name in sorted(overlap):
+        cf = (candidate_families or {}).get(name)
+        jf = (judge_families or {}).get(name)
+        if cf is not None and jf is not None and cf != jf:
+            problems.append(f"{name!r} is a judge of family {jf!r} and a candidate of family {cf!r}; one name, one family")
+    if problems:
+        raise ValueError("Cannot simulate: " + "; ".join(problems) + ".")
+
+
+def _judge_matrices(theta: np.ndarray | None, rho: float | Sequence[float] | None, judge_prior: str, scale: Scale,
+                    beta_max: float, J: int, gen: np.random.Generator):
+    """``(Θ [J, M_true, M_obs], ρ [J], β_max used, prior used)``: the matrices given, or drawn from the
+    judge prior (ρ drawn from Beta(1, 1) unless given); ρ NaN and no prior when Θ is given."""
+    if theta is not None:
+        theta_arr = np.asarray(theta, dtype=float)
+        if theta_arr.ndim == 2:
+            theta_arr = np.broadcast_to(theta_arr, (J,) + theta_arr.shape).copy()
+        theta_arr = _check_distributions(theta_arr, "theta", (J, scale.n_true, scale.n_levels))
+        return theta_arr, np.full(J, np.nan), None, None
+    if rho is None:
+        rho_arr = gen.beta(1.0, 1.0, size=J)
+    else:
+        rho_arr = np.asarray(rho, dtype=float)
+        rho_arr = np.full(J, float(rho_arr)) if rho_arr.ndim == 0 else rho_arr
+        if rho_arr.shape != (J,):
+            raise ValueError(f"rho has {rho_arr.size} values for {J} judges; give one number or one per judge.")
+    theta_arr = sample_judge_matrices(judge_prior, scale, beta_max, rho_arr, gen, size=J)
+    return theta_arr, rho_arr, float(beta_max), judge_prior
+
+
+def _random_effects(omega: float, delta: np.ndarray, pi: np.ndarray, J: int, K: int, gen: np.random.Generator):
+    """``(Z [K, M_true], R [J], W [K], π_k^(j) [J, K, M_true])``: the constancy violation's draws and
+    each judge's perturbed prevalence of each candidate."""
+    if omega > 0:
+        Z = gen.dirichlet(delta, size=K)
+        R = gen.beta(omega * J, J, size=J)
+        W = gen.beta(omega * K, K, size=K)
+    else:  # ω = 0: exactly no random effects (never a degenerate Beta(0, ·))
+        Z, R, W = np.zeros((K, pi.shape[1])), np.zeros(J), np.zeros(K)
+    mix = R[:, None] * W[None, :]                                      # [J, K]
+    perturbed = (1.0 - mix)[..., None] * pi[None] + mix[..., None] * Z[None]
+    return Z, R, W, perturbed / perturbed.sum(axis=-1, keepdims=True)
+
+
+def _levels(pi: np.ndarray, perturbed: np.ndarray, theta: np.ndarray, n_items: int, latent_coupling: str,
+            gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``(true level [n, K], observed level [J, n, K])``: an (item, candidate)'s true level, each judge's
+    latent level (sharing the true level's uniform draw when ``latent_coupling`` is shared), and the
+    observed level drawn from the latent level's row of Θ_j."""
+    J, K = perturbed.shape[:2]
+    u = gen.random((n_items, K))
+    true_level = _quantile_level(u, np.cumsum(pi, axis=-1)[None, :, :])                # [n, K]
+    cdf_pert = np.cumsum(perturbed, axis=-1)                                         # [J, K, M]
+    if latent_coupling == "shared":
+        latent = _quantile_level(np.broadcast_to(u, (J, n_items, K)), cdf_pert[:, None, :, :])
+    else:
+        latent = _quantile_level(gen.random((J, n_items, K)), cdf_pert[:, None, :, :])
+    cdf_theta = np.cumsum(theta, axis=-1)                                            # [J, M_true, M_obs]
+    row_cdf = cdf_theta[np.arange(J)[:, None, None], latent]                         # [J, n, K, M_obs]
+    return true_level, _quantile_level(gen.random((J, n_items, K)), row_cdf)
+
+
+def _prefer_self(observed: np.ndarray, self_mask: np.ndarray, p: float, top: int, gen: np.random.Generator) -> np.ndarray:
+    """Self-preference: a self pair's score below the top level moved to it with probability ``p``."""
+    J, n_items, K = observed.shape
+    flip = gen.random((J, n_items, K)) < p
+    moved = flip & self_mask[:, None, :] & (observed < top)
+    return np.where(moved, top, observed)
+
+
+def _score_probabilities(perturbed: np.ndarray, theta: np.ndarray, self_mask: np.ndarray,
+                         p: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(γ [J, K, M_obs], the score probabilities with self-preference)``."""
+    top = theta.shape[-1] - 1
+    gamma = np.einsum("jkm,jmo->jko", perturbed, theta)
+    probs = gamma.copy()
+    probs[self_mask] = probs[self_mask] * (1.0 - p)
+    probs[self_mask, top] = gamma[self_mask, top] + p * (1.0 - gamma[self_mask, top])
+    return gamma, probs
+
+
+def _judgment_frame(scale: Scale, n_items: int, cand_names: tuple[str, ...], judge_names: tuple[str, ...],
+                    observed: np.ndarray, true_level: np.ndarray, cfam: Mapping[str, str | None],
+                    jfam: Mapping[str, str | None]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The long judgment table, rows ordered item, candidate, judge, and the families that are set."""
+    J, K = len(judge_names), len(cand_names)
+    values = np.asarray(scale.values)
+    true_values = np.asarray(scale.true_values)
+    integer_scale = all(float(v).is_integer() for v in scale.values)
+    width = len(str(n_items))
+    items = np.array([f"item{i + 1:0{width}d}" for i in range(n_items)], dtype=object)
+    # rows ordered item, candidate, judge: move the judge axis last
+    obs_ikj = np.transpose(observed, (1, 2, 0))
+    ii, kk, jj = np.meshgrid(np.arange(n_items), np.arange(K), np.arange(J), indexing="ij")
+    score = values[obs_ikj.ravel()]
+    truth = true_values[np.broadcast_to(true_level[:, :, None], (n_items, K, J)).ravel()]
+    if integer_scale:
+        score, truth = score.astype(np.int64), truth.astype(np.int64)
+    cand_arr = np.array(cand_names, dtype=object)
+    judge_arr = np.array(judge_names, dtype=object)
+    columns: dict[str, Any] = {
+        "item": items[ii.ravel()],
+        "candidate": cand_arr[kk.ravel()],
+        "judge": judge_arr[jj.ravel()],
+        "score": score,
+        "true_score": truth,
+    }
+    families = {name: fam for name, fam in {**cfam, **jfam}.items() if fam is not None}
+    if families:
+        columns["candidate_family"] = np.array([cfam[c] for c in cand_names], dtype=object)[kk.ravel()]
+        columns["judge_family"] = np.array([jfam[j] for j in judge_names], dtype=object)[jj.ravel()]
+    return pd.DataFrame(columns), families
 
 
 # ------------------------------------------------------------------------------------------------

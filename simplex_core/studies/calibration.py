@@ -79,7 +79,7 @@ class CalibrationSettings:
 
     def check(self) -> None:
         """ValueError naming every bad field."""
-        from simplex_core.model.definition import LIKELIHOODS
+        from simplex_core.model.settings import LIKELIHOODS
         from simplex_core.model.simulate import SCENARIOS, Scenario
 
         problems = []
@@ -109,7 +109,7 @@ class CalibrationSettings:
 
     def fit_settings(self, replicate: int):
         """The :class:`~simplex_core.model.definition.FitSettings` of a replicate: the scenario's hyperparameters."""
-        from simplex_core.model.definition import FitSettings
+        from simplex_core.model.settings import FitSettings
 
         spec = self.spec
         return FitSettings(omega=spec.omega, beta_max=spec.beta_max, delta=spec.delta, likelihood=self.likelihood,

@@ -42,12 +42,13 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.methods.baselines import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, judge_columns, table_baseline_methods
+from simplex_core.methods.method_base import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, judge_columns
+from simplex_core.methods.baselines import table_baseline_methods
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import count_tensor
 from simplex_core.summaries.evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, method_generators, method_stream, resampled_views
 from simplex_core.inference.fit_identity import fit_key
-from simplex_core.model.definition import PRIORS, FitSettings
+from simplex_core.model.settings import PRIORS, FitSettings
 from simplex_core.data.scale import Scale
 
 __all__ = [

@@ -28,7 +28,7 @@ from simplex_core.data.selection import select_models
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import count_tensor
 from simplex_core.inference.fitting import fit_model
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.summaries.posterior_tables import candidate_summary
 
 __all__ = ["COLUMNS", "leave_one_judge_out"]

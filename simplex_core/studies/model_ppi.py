@@ -40,7 +40,8 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from simplex_core.methods.baselines import MethodResult, _as_generator, _nanmean_last, ppi_mean_ranks, score_array
+from simplex_core.methods.method_base import MethodResult, _as_generator, _nanmean_last, score_array
+from simplex_core.methods.ppi import ppi_mean_ranks
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import count_tensor
 from simplex_core.studies.experiments import BayesianMethod, bayesian_settings, table_from_view

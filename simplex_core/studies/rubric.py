@@ -24,7 +24,7 @@ from scipy import stats
 from simplex_core.data.table import JudgmentTable, collapse_levels
 from simplex_core.data.views import count_tensor
 from simplex_core.inference.fitting import fit_model
-from simplex_core.model.definition import FitSettings
+from simplex_core.model.settings import FitSettings
 from simplex_core.summaries.posterior_tables import candidate_summary
 
 __all__ = ["collapse_mapping", "identifiability_text", "rubric_note"]

@@ -28,7 +28,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simplex_core.methods.baselines import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, _check_view, _unique_in_order, method_generator, rank_scores
+from simplex_core.methods.method_base import (
+    TRUE_SCORE,
+    Method,
+    MethodResult,
+    RngLike,
+    _as_generator,
+    _check_view,
+    _unique_in_order,
+)
+from simplex_core.methods.baselines import method_generator
+from simplex_core.model.ranks import INTERVAL, rank_scores
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from simplex_core.data.table import JudgmentTable
@@ -81,7 +91,7 @@ figure with its item-resample interval; ``width_share`` is ``width`` over the nu
 ranked; ``ranked`` of ``candidates`` says over how many of the candidates with a true rank the figures
 are taken."""
 
-INTERVAL_ALPHA = 0.05
+INTERVAL_ALPHA = round(1.0 - INTERVAL, 12)  # 0.05 exactly, not 1 - 0.95 in floating point
 """The α of the 95% rank intervals every method reports; the interval score charges 2/α = 40 per rank
 by which an interval misses the true rank."""
 

@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from simplex_core.model.ranks import INTERVAL_TAILS
+
 TRUE_SCORE = "true_score"
 
 
@@ -127,7 +129,7 @@ def truth_rank_intervals(view: pd.DataFrame, n_boot: int = 1000, seed: int = 0) 
     with np.errstate(invalid="ignore", divide="ignore"):
         means = (w @ filled) / (w @ has)  # [B, K]
     ranks = np.apply_along_axis(lambda m: stats.rankdata(-np.nan_to_num(m, nan=-np.inf)), 1, means)
-    lo, hi = np.quantile(ranks, [0.025, 0.975], axis=0)
+    lo, hi = np.quantile(ranks, INTERVAL_TAILS, axis=0)
     return pd.DataFrame({"rank_lo": lo, "rank_hi": hi}, index=pd.Index(cands, name="candidate"))
 
 

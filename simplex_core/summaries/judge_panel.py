@@ -45,7 +45,7 @@ import pandas as pd
 
 from simplex_core.data.patterns import NO_SCORE
 from simplex_core.methods.labelling import LabelDraws
-from simplex_core.model.ranks import INTERVAL
+from simplex_core.model.ranks import INTERVAL_TAILS
 
 __all__ = ["PanelInformation", "judge_panel", "judge_panel_sentence", "judge_panel_table", "judge_quality",
            "panel_information"]
@@ -56,7 +56,7 @@ _LOG2 = np.log(2.0)
 
 def _interval(x: np.ndarray) -> tuple[float, float, float]:
     x = np.asarray(x, dtype=float)
-    lo, hi = np.quantile(x, [(1 - INTERVAL) / 2, 1 - (1 - INTERVAL) / 2], axis=0)
+    lo, hi = np.quantile(x, INTERVAL_TAILS, axis=0)
     return x.mean(axis=0), lo, hi
 
 

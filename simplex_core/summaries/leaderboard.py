@@ -15,7 +15,7 @@ credibly ahead of the next" means here. Greedy in mean order keeps tiers contigu
 ranking (tiers never reorder it). Pairs further apart are not checked across tiers: a wide-interval
 candidate low in tier 2 may be unsettled against the bottom of tier 1; the pairwise table says so.
 
-Rank intervals follow the project's one rule, :func:`simplex_core.methods.baselines.rank_interval`; with
+Rank intervals follow the project's one rule, :func:`simplex_core.model.ranks.rank_interval`; with
 importance weights they are taken on a systematic resample of the draws (the same rule on draws
 that follow the weighted posterior).
 """
@@ -148,7 +148,7 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
     -------
     pd.DataFrame
         Columns :data:`LEADERBOARD_COLUMNS`: ``tier`` (1 = top), E mean and 95% interval, rank
-        median and 95% interval (:func:`~simplex_core.methods.baselines.rank_interval`), ``p_best``
+        median and 95% interval (:func:`~simplex_core.model.ranks.rank_interval`), ``p_best``
         (P(rank = 1)), ``p_top3`` (P(rank ≤ 3)) and ``p_ahead_of_next`` (P(E above the next row's E);
         NaN on the last row). Sorted by posterior mean of E.
     """

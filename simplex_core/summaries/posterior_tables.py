@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.model.ranks import INTERVAL, rank_interval, rank_quantile
+from simplex_core.model.ranks import INTERVAL, INTERVAL_TAILS, rank_interval, rank_quantile
 from simplex_core.inference.fit_identity import counts_hash, data_hash
 from simplex_core.inference.rater_deviation import rater_deviation_record, score_distributions
 
@@ -102,12 +102,12 @@ def candidate_summary(fit: Any, sort: bool = True) -> pd.DataFrame:
         Columns ``candidate, expected_score_mean, expected_score_lo, expected_score_hi,
         rank_median, rank_lo, rank_hi, p_best``, then ``point_rank`` (rank of the posterior mean,
         the Bayesian point ranking). Rank columns are integers: the median rank draw and the 95%
-        rank interval of :func:`simplex_core.methods.baselines.rank_interval` (the rule of every method;
+        rank interval of :func:`simplex_core.model.ranks.rank_interval` (the rule of every method;
         the interval includes both ends).
     """
     e = _draws(fit, "expected_score")
     r = _draws(fit, "rank")
-    lo_q, hi_q = (1 - INTERVAL) / 2, 1 - (1 - INTERVAL) / 2
+    lo_q, hi_q = INTERVAL_TAILS
     mean = e.mean(axis=0)
     rank_lo, rank_hi = rank_interval(r, INTERVAL)  # the one rule every method's intervals follow
     table = pd.DataFrame({
@@ -241,8 +241,8 @@ def posterior_predictive_check(fit: Any, counts: Any = None, seed: int = 0, max_
     gamma = gamma / gamma.sum(axis=-1, keepdims=True)
     S = gamma.shape[0]
     rep = rng.multinomial(np.broadcast_to(n, (S,) + n.shape), gamma)  # [S, J, K, M]
-    lo = np.quantile(rep, (1 - INTERVAL) / 2, axis=0, method="inverted_cdf")
-    hi = np.quantile(rep, 1 - (1 - INTERVAL) / 2, axis=0, method="inverted_cdf")
+    lo = np.quantile(rep, INTERVAL_TAILS[0], axis=0, method="inverted_cdf")
+    hi = np.quantile(rep, INTERVAL_TAILS[1], axis=0, method="inverted_cdf")
     expected = n[None, :, :, None] * gamma
     with np.errstate(divide="ignore", invalid="ignore"):
         d_obs = np.nansum(np.where(expected > 0, (N[None] - expected) ** 2 / expected, 0.0), axis=-1)
@@ -419,7 +419,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         (``{"candidates": names, "matrix": P}`` with ``P[i][j] = P(E_i + δ_i > E_j + δ_j)``, diagonal null),
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
-        reader must know about the data's power: :func:`simplex_core.model.definition.data_notes`), ``diagnostics``,
+        reader must know about the data's power: :func:`simplex_core.model.data_notes.data_notes`), ``diagnostics``,
         ``settings`` (data hash, scale, families, options, seed, package versions, command line,
         ``selection``: the candidates and judges left out),
         ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
@@ -433,7 +433,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         Every value is JSON-able (NaN becomes null).
     """
     from simplex_core.summaries.leaderboard import leaderboard_from_fit, leaderboard_records
-    from simplex_core.model.definition import data_notes
+    from simplex_core.model.data_notes import data_notes
     from simplex_core.summaries.judge_panel import judge_panel
 
     counts = counts_of(fit, counts)
@@ -494,6 +494,6 @@ def hyperparameter_records(fit: Any) -> dict[str, dict[str, float | None]]:
     for name in ("omega", "beta_max"):
         if name in post:
             x = np.asarray(post[name]).ravel()
-            lo, hi = np.quantile(x, [(1 - INTERVAL) / 2, 1 - (1 - INTERVAL) / 2])  # as the E_k intervals
+            lo, hi = np.quantile(x, INTERVAL_TAILS)  # as the E_k intervals
             out[name] = {"mean": _finite(float(x.mean())), "lo": _finite(float(lo)), "hi": _finite(float(hi))}
     return out

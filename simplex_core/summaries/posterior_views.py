@@ -2,7 +2,7 @@
 cache or the app's precomputed posterior works as well as a fresh :class:`~simplex_core.inference.fit_result.FitResult`).
 
 - :func:`rank_draws`: posterior rank draws, long (for box plots and CSV), thinned or all;
-- :func:`bayesian_method_result`: the fit as a :class:`~simplex_core.methods.baselines.MethodResult`, so the
+- :func:`bayesian_method_result`: the fit as a :class:`~simplex_core.methods.method_base.MethodResult`, so the
   Bayesian ranking sits beside the baselines in the rankings figure and the evaluation (the one
   implementation: the app, the ``figures`` command and :mod:`simplex_core.studies.experiments` use it);
 - :func:`ppc_figure_table`: the posterior predictive check in the shares the PPC figure draws;
@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.methods.baselines import MethodResult
+from simplex_core.methods.method_base import MethodResult
 from simplex_core.model.ranks import rank_interval, rank_scores
 from simplex_core.summaries.posterior_tables import _draws, _names, fitted_score_distributions
 
@@ -51,7 +51,7 @@ def rank_draws(fit: Any, max_draws: int | None) -> pd.DataFrame:
 def bayesian_method_result(fit: Any, *, max_draws: int | None, method: str = "bayesian",
                            uses_labels: bool = False) -> MethodResult:
     """The fit as a ranking method: scores = posterior means of E_k, point ranks = their ranks,
-    the 95% rank interval of :func:`~simplex_core.methods.baselines.rank_interval` over all draws (the
+    the 95% rank interval of :func:`~simplex_core.model.ranks.rank_interval` over all draws (the
     rule of every method), replicate ranks = :func:`rank_draws` thinned to ``max_draws`` (None =
     all draws: the evaluation keeps them all; the app's figures and downloads thin to 1,000).
     ``uses_labels`` marks a fit with gold labels. No ``details`` or ``notes``: the evaluation adds

@@ -1,0 +1,218 @@
+"""``ppi_<pct>``: prediction-powered inference (appendix E) of each candidate's mean true score from a
+seeded labelled share of the items, the judges' mean as predictor (or another one), with bootstrap rank
+intervals at a fixed partition (Hesterberg's expanded percentile intervals optional). Uses gold labels:
+never a label-free competitor."""
+
+from __future__ import annotations
+
+from typing import Collection
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from simplex_core.data.scale import Scale
+from simplex_core.model.ranks import rank_interval, rank_scores
+from simplex_core.methods.method_base import (TRUE_SCORE, MethodResult, RngLike, _as_generator, _item_resample_weights, _long_draws,
+                                             _missing_note, _nanmean_last, _series, score_array)
+
+
+# -- prediction-powered inference -----------------------------------------------------------------
+
+def ppi_mean_estimate(
+    labels: np.ndarray,
+    pred_labelled: np.ndarray,
+    pred_unlabelled: np.ndarray,
+    *,
+    power_tuning: bool = False,
+) -> float:
+    """Prediction-powered point estimate of a mean (one candidate).
+
+    With lambda = 1 (default, the original PPI of Angelopoulos et al. 2023):
+    ``mean(pred_unlabelled) + mean(labels - pred_labelled)`` -- ppi_py's
+    ``ppi_mean_pointestimate(Y, Yhat, Yhat_unlabeled, lam=1)``.
+    With ``power_tuning=True`` (PPI++), lambda = cov(Y, Yhat) / ((1 + n/N) var(Yhat)) clipped to
+    [0, 1], where cov uses 1/n over the labelled rows and var is the ddof=1 variance of all
+    predictions, labelled and unlabelled -- ppi_py's ``lam=None`` default; the estimate is
+    ``lambda mean(pred_unlabelled) + mean(labels - lambda pred_labelled)``.
+    """
+    y, yh, yu = (np.asarray(x, dtype=float).ravel() for x in (labels, pred_labelled, pred_unlabelled))
+    if len(y) != len(yh):
+        raise ValueError(f"{len(y)} labels but {len(yh)} predictions for the labelled rows: give one of each.")
+    if len(y) == 0 or len(yu) == 0:
+        raise ValueError("PPI needs at least one labelled and one unlabelled row.")
+    lam = 1.0
+    if power_tuning:
+        lam = _power_tuning_lambda(
+            *(np.array([v], dtype=float) for v in (
+                y.sum(), yh.sum(), (y * yh).sum(), (yh**2).sum(), yu.sum(), (yu**2).sum(), len(y), len(yu)
+            ))
+        )[0]
+    return float(lam * yu.mean() + (y - lam * yh).mean())
+
+
+def _power_tuning_lambda(
+    sy: np.ndarray, syh: np.ndarray, syyh: np.ndarray, syh2: np.ndarray,
+    su: np.ndarray, su2: np.ndarray, n: np.ndarray, big_n: np.ndarray,
+) -> np.ndarray:
+    """PPI++ lambda from (weighted) sums, vectorised; matches ppi_py's ``_calc_lam_glm`` for d = 1."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = (syyh - sy * syh / n) / n  # 1/n covariance of labels and predictions on labelled rows
+        tot = n + big_n
+        mean_all = (syh + su) / tot
+        var = (syh2 + su2 - tot * mean_all**2) / (tot - 1.0)  # ddof=1 over all predictions
+        lam = cov / ((1.0 + n / big_n) * var)
+    # When every prediction is equal the estimate does not depend on lambda; any value will do.
+    lam = np.where(np.isfinite(lam), lam, 1.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
+def ppi_labelled_items(n_items: int, labelled_fraction: float, rng: RngLike | None) -> np.ndarray:
+    """Boolean mask ``[I]`` of the labelled items: ``max(1, round(fraction * I))`` items chosen by
+    ``rng.permutation(n_items)`` (the first ones). The draw lives in
+    :func:`simplex_core.data.gold.labelled_item_mask`, shared with the Bayesian gold methods."""
+    from simplex_core.data.gold import labelled_item_mask
+
+    return labelled_item_mask(n_items, labelled_fraction, _as_generator(rng))
+
+
+def _ppi_estimates(
+    y: np.ndarray,
+    yh: np.ndarray,
+    yu: np.ndarray,
+    lab_w: np.ndarray,
+    unl_w: np.ndarray,
+    power_tuning: bool,
+) -> np.ndarray:
+    """PPI means ``[B, K]`` from labelled labels ``y`` and predictions ``yh`` (``[n, K]``) and
+    unlabelled predictions ``yu`` (``[N, K]``).
+
+    ``lab_w`` ``[B, n]`` and ``unl_w`` ``[B, N]`` are item multiplicities (all ones = the data once).
+    A labelled row counts when both its label and prediction exist; an unlabelled row when its
+    prediction exists.
+    """
+    lab_ok = (~np.isnan(y) & ~np.isnan(yh)).astype(float)
+    unl_ok = (~np.isnan(yu)).astype(float)
+    y0, yh0, yu0 = (np.where(np.isnan(x), 0.0, x) for x in (y, yh, yu))
+    n = lab_w @ lab_ok
+    big_n = unl_w @ unl_ok
+    sy, syh = lab_w @ (y0 * lab_ok), lab_w @ (yh0 * lab_ok)
+    su = unl_w @ (yu0 * unl_ok)
+    if power_tuning:
+        syyh, syh2 = lab_w @ (y0 * yh0 * lab_ok), lab_w @ (yh0**2 * lab_ok)
+        lam = _power_tuning_lambda(sy, syh, syyh, syh2, su, unl_w @ (yu0**2 * unl_ok), n, big_n)
+    else:
+        lam = np.ones_like(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = lam * su / big_n + (sy - lam * syh) / n
+    return np.where((n > 0) & (big_n > 0), est, np.nan)
+
+
+def ppi_mean_ranks(
+    view: pd.DataFrame,
+    scale: Scale,
+    labelled_fraction: float = 0.10,
+    n_resamples: int = 300,
+    rng: RngLike | None = None,
+    *,
+    excluded: Collection[tuple[str, str]] = (),
+    power_tuning: bool = False,
+    level: float = 0.95,
+    predictions: pd.Series | None = None,
+    name: str | None = None,
+    expanded: bool = False,
+) -> MethodResult:
+    """Prediction-powered ranking (methods ``ppi_5``, ``ppi_10``; uses gold labels).
+
+    1. A random ``labelled_fraction`` of the items is labelled (:func:`ppi_labelled_items`, drawn
+       first from ``rng``); the rest are unlabelled. The partition is the same for every candidate.
+    2. The prediction for an answer is the mean over the non-excluded judges that scored it of
+       ``scale.rescale(score)`` (observed range mapped to [0, 1]; an abstain level counts as its
+       position on the scale); the label is ``scale.rescale(true_score)``.
+    3. Per candidate, the PPI point estimate of its mean label (:func:`ppi_mean_estimate`; lambda = 1
+       by default, PPI++ power tuning with ``power_tuning=True``). Answers without any prediction are
+       left out (and labelled answers without a true score).
+    4. Rank intervals: ``n_resamples`` bootstrap replicates that resample the labelled items and the
+       unlabelled items separately, with replacement (the partition stays fixed), recompute every
+       candidate's estimate and re-rank; :func:`rank_interval`.
+
+    Parameters
+    ----------
+    view
+        Item view with a ``true_score`` column.
+    scale
+        The table's scale (for the rescaling).
+    labelled_fraction
+        Share of items labelled (0.05 -> ``ppi_5``, 0.10 -> ``ppi_10``).
+    predictions
+        Another predictor instead of the judges' mean (step 2): one value per (item, candidate) on the
+        scale of ``true_score`` (rescaled here like the labels), NaN or absent = no prediction. It must
+        not have seen the labels, or the rectifier no longer corrects its bias
+        (:mod:`simplex_core.studies.model_ppi` passes the label-free model's posterior mean true score).
+    name
+        Method name (default ``ppi_<pct>``).
+    expanded
+        Widen each candidate's bootstrap deviations from its estimate by Hesterberg's (2015)
+        expanded-percentile factor ``sqrt(n / (n - 1)) t_{n-1} / z`` (n = its labelled answers), before
+        ranking: the percentile bootstrap of a mean over a handful of labelled items is too narrow
+        (with 3 items it sees 10 distinct resamples); the factor is ~1.2 at n = 10 and ~1.05 at n = 40.
+    """
+    if TRUE_SCORE not in view.columns:
+        raise ValueError(
+            "PPI needs ground truth: the item view has no 'true_score' column. Load data with a "
+            "true_score column, or leave the PPI methods out."
+        )
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1; got {n_resamples}.")
+    gen = _as_generator(rng)
+    arr = score_array(view, excluded)
+    name = name or f"ppi_{int(round(labelled_fraction * 100))}"
+    labelled = ppi_labelled_items(len(arr.items), labelled_fraction, gen)
+    if predictions is None:
+        preds = _nanmean_last(scale.rescale(arr.scores))  # [I, K]
+    else:
+        full = pd.MultiIndex.from_product([arr.items, arr.candidates], names=["item", "candidate"])
+        given = predictions.reindex(full).to_numpy(dtype=float)
+        preds = scale.rescale(given).reshape(len(arr.items), len(arr.candidates))
+    labels = scale.rescale(arr.truth)  # [I, K]
+    y_l, yh_l, yh_u = labels[labelled], preds[labelled], preds[~labelled]
+    n_lab, n_unl = int(labelled.sum()), int((~labelled).sum())
+    est = _ppi_estimates(y_l, yh_l, yh_u, np.ones((1, n_lab)), np.ones((1, n_unl)), power_tuning)[0]
+    no_label = [c for c, ok in zip(arr.candidates, (~np.isnan(y_l) & ~np.isnan(yh_l)).any(axis=0)) if not ok]
+    if no_label:
+        who = (f"candidates {', '.join(map(str, no_label))} have" if len(no_label) > 1 else f"candidate {no_label[0]} has")
+        raise ValueError(
+            f"{name}: {who} no labelled answer with both a true score and a judge score "
+            f"among the {n_lab} labelled items, so PPI cannot correct their predictions. Use a larger "
+            "labelled fraction or data where these candidates have true scores."
+        )
+    lab_w = _item_resample_weights(n_lab, n_resamples, gen)
+    unl_w = _item_resample_weights(n_unl, n_resamples, gen)
+    boot = _ppi_estimates(y_l, yh_l, yh_u, lab_w, unl_w, power_tuning)
+    if expanded:
+        n_k = (~np.isnan(y_l) & ~np.isnan(yh_l)).sum(axis=0).astype(float)
+        q = (1.0 + level) / 2.0
+        df = np.maximum(n_k - 1.0, 1.0)
+        factor = np.sqrt(n_k / df) * stats.t.ppf(q, df) / stats.norm.ppf(q)
+        boot = est + factor * (boot - est)
+    draws = rank_scores(boot, nan_last=True)
+    lo, hi = rank_interval(draws, level)
+    return MethodResult(
+        method=name,
+        uses_labels=True,
+        scores=_series(est, arr.candidates, "score"),
+        ranks=_series(rank_scores(est), arr.candidates, "rank"),
+        rank_lo=_series(lo, arr.candidates, "rank_lo"),
+        rank_hi=_series(hi, arr.candidates, "rank_hi"),
+        rank_draws=_long_draws(draws, arr.candidates),
+        details={
+            "labelled_fraction": float(labelled_fraction),
+            "n_labelled_items": float(n_lab),
+            "power_tuning": float(power_tuning),
+            "n_resamples": float(n_resamples),
+            "expanded": float(expanded),
+        },
+        notes=_missing_note(est, arr.candidates, name),
+    )
+
+
