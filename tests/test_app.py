@@ -879,9 +879,9 @@ def test_rows_download_writes_whole_levels_as_integers():
 
 # -- a file with gold labels ----------------------------------------------------------------------
 
-def _labelled_csv() -> bytes:
-    """3 candidates x 40 items x 3 judges on a 1-3 scale, every answer with its truth, the answers of
-    the first 8 items gold (24 labels)."""
+def _labelled_csv(gold=lambda item, cand: item < 8) -> bytes:
+    """3 candidates x 40 items x 3 judges on a 1-3 scale, every answer with its truth; by default the
+    answers of the first 8 items gold (24 labels)."""
     rng = np.random.default_rng(3)
     rows = ["item,candidate,judge,score,true_score,gold"]
     for item in range(40):
@@ -889,7 +889,7 @@ def _labelled_csv() -> bytes:
             truth = int(np.floor(mean)) + int(rng.random() < mean - np.floor(mean))
             for judge in ("j1", "j2", "j3"):
                 score = int(np.clip(truth + rng.choice([-1, 0, 0, 1]), 1, 3))
-                rows.append(f"q{item},{cand},{judge},{score},{truth},{'true' if item < 8 else ''}")
+                rows.append(f"q{item},{cand},{judge},{score},{truth},{'true' if gold(item, cand) else ''}")
     return "\n".join(rows).encode()
 
 
@@ -924,6 +924,24 @@ def test_a_file_with_gold_labels_opens_the_rankings_on_the_labelled_ranking():
     assert "Label-free: the file's 24 gold labels are left out of every ranking on this page" in shown
     evaluation = next(d.value for d in at.dataframe if "interval_score" in d.value.columns)
     assert "bayesian_ppi (uses labels)" not in list(evaluation["method"])
+
+
+def test_too_few_labels_for_a_candidate_say_so_and_the_label_free_ranking_stays():
+    import time
+
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    csv = _labelled_csv(gold=lambda item, cand: item < 8 if cand != "b" else item == 0)  # b: one label
+    at.file_uploader(key="w_uploader").set_value(("few.csv", csv, "text/csv")).run()
+    at.switch_page("pages/rankings_page.py").run()
+    deadline = time.time() + 300
+    while not any("No labelled ranking" in w.value for w in at.warning) and time.time() < deadline:
+        time.sleep(1.0)
+        at.run()
+    assert_clean(at)
+    warning = next(plain(w.value) for w in at.warning if "No labelled ranking" in w.value)
+    assert "at least 2 labelled answers" in warning and "b (1) has fewer" in warning
+    assert "**Label-free Bayesian ranking**" in texts(at)
 
 
 # -- the ordinal model, a background fit ------------------------------------------------------------
