@@ -3,7 +3,9 @@ settings asked for (:mod:`simplex_core.inference.reweighting`), shown at once an
 its k̂ and effective sample size; the real fit keeps running in the background and replaces it.
 
 Sources are the fits of the same data already in memory or in the fit cache: the background
-grid's settings and the fit last shown. The one with the lowest k̂ is used.
+grid's settings, the fits shipped with the app, the fit last shown, and every setting of these data
+asked for lately by any session (:func:`note_asked`), so that a fit that lands anywhere is a source
+at the next move. The one with the lowest k̂ is used.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simplex_core.inference.fit_identity import fit_key, model_fields
+from simplex_core.inference.fit_identity import data_key, fit_key, model_fields
 from simplex_core.studies.sensitivity import base_settings, grid_settings
 from simplex_core.model.definition import FitSettings
 
@@ -103,6 +105,40 @@ def _draws_memo() -> _DrawsMemo:
     return _DrawsMemo()
 
 
+#: Settings kept per data set by :func:`note_asked` (the most recent first out of reach last).
+ASKED_PER_DATA = 32
+
+
+class _AskedSettings:
+    """The settings of each data set (by ``data_key``) that sessions asked for lately, newest last;
+    shared by the sessions of the server process."""
+
+    def __init__(self) -> None:
+        self._by_data = Lru(16)
+        self._lock = threading.Lock()
+
+    def note(self, counts: Any, settings: FitSettings) -> None:
+        key = data_key(counts)
+        with self._lock:
+            asked = [s for s in self._by_data.lookup(key, ()) if s != settings] + [settings]
+            self._by_data.store(key, tuple(asked[-ASKED_PER_DATA:]))
+
+    def of(self, counts: Any) -> tuple[FitSettings, ...]:
+        return self._by_data.lookup(data_key(counts), ())
+
+
+@st.cache_resource(show_spinner=False)
+def _asked() -> _AskedSettings:
+    return _AskedSettings()
+
+
+def note_asked(counts: Any, settings: FitSettings) -> None:
+    """Remember that a session asked for the fit of ``counts`` at ``settings``: once it has landed
+    (in this session or another, interactive or background), it is a reweighting source for every
+    later move on these data, not only for the session that shows it."""
+    _asked().note(counts, settings)
+
+
 def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettings, Any]] | None = None,
                  nearest: int | None = None) -> list[tuple[FitSettings, Any, str]]:
     """``(settings, PriorDraws, key)`` of the fits of these data that are available without fitting, have
@@ -119,6 +155,9 @@ def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettin
     found: list[tuple[FitSettings, Any, str]] = []  # (settings, result or None: read when needed, memo key)
     for s in grid_settings(settings.replace(integrated=False)):
         found.append((s, None, fit_key(counts, s)))
+    for s in _asked().of(counts):  # fits that landed since they were asked for (None: not fitted yet)
+        if s != settings:
+            found.append((s, None, fit_key(counts, s)))
     for s, result in shown or []:
         if result is not None:
             found.append((s, result, fit_key(counts, s) + (":pre" if result.timing.get("read_only") else "")))
@@ -151,7 +190,8 @@ _PREFETCH_LOCK = threading.Lock()
 
 
 def prefetch_sources(counts: Any, settings: FitSettings) -> None:
-    """Read the draws of every grid fit of these data already in the cache on a background thread,
+    """Read the draws of every grid fit of these data already in the cache (and of every setting asked
+    for lately, :func:`note_asked`) on a background thread,
     so that later moves find their sources in memory (0.02 s each from its file, more where the whole
     fit must be read; grid fits land one by one while the user works). One thread per data at a
     time; a no-op when all are read."""
@@ -164,7 +204,7 @@ def prefetch_sources(counts: Any, settings: FitSettings) -> None:
 
     def run() -> None:
         try:
-            for s in grid_settings(settings.replace(integrated=False)):
+            for s in (*grid_settings(settings.replace(integrated=False)), *_asked().of(counts)):
                 k = fit_key(counts, s)
                 if not memo.known(k):
                     memo.get_stored(k, counts, s)
@@ -185,7 +225,11 @@ def approximate(view: fits.FitView | None) -> Approximate | None:
     visited again is not reweighted again."""
     from simplex_core.inference.reweighting import best_source, resampled_posterior
 
-    if view is None or view.current or view.requested.integrated:
+    if view is None:
+        return None
+    if not view.requested.integrated:
+        note_asked(view.counts, view.requested)
+    if view.current or view.requested.integrated:
         return None
     target = view.requested
     shown = [(view.result_settings, view.result)] if view.result is not None else []
@@ -221,9 +265,8 @@ def approximate_notice(view: fits.FitView, approx: Approximate | None) -> None:
     if view.current or view.failed:
         return  # a failed fit says so in its own box: no "waiting" beside it
     if approx is None:
-        if view.requested.omega == 0.0 and not view.requested.integrated:
-            st.caption("No fit with ω = 0 is available to reweight from yet (ω = 0 has no random effects, so fits at "
-                       "ω > 0 cannot stand in): waiting for the real fit.")
+        if not view.current:
+            st.caption(no_approximation_reason(view.requested))
         return
     from .safe_text import md
 
@@ -231,6 +274,18 @@ def approximate_notice(view: fits.FitView, approx: Approximate | None) -> None:
     box(f"{md(approx.label())}. The Bayesian numbers, figures and downloads below are this approximation; the real "
         f"fit at {fits.settings_label(view.requested)} runs in the background and replaces it when it lands.",
         icon=":material/speed:")
+
+
+def no_approximation_reason(requested: FitSettings) -> str:
+    """One line saying why no reweighted answer stands in for the fit of ``requested``."""
+    if requested.integrated:
+        return ("No approximate answer for an integrated fit (ω and β_max learnt from the data: no fit at fixed "
+                "values stands in for it): waiting for the real fit.")
+    if requested.omega == 0.0:
+        return ("No fit with ω = 0 is available to reweight from yet (ω = 0 has no random effects, so fits at "
+                "ω > 0 cannot stand in): waiting for the real fit.")
+    return ("No finished fit of these data with the same judge prior, δ, likelihood and self-family exclusion is "
+            "available to reweight from yet (only ω and β_max can be reweighted): waiting for the real fit.")
 
 
 def khat_text(khat: float) -> str:

@@ -65,13 +65,16 @@ def plotly_preload_link() -> bytes:
 
 
 def with_placeholder(page: bytes, path: str) -> bytes:
-    """Streamlit's HTML page with the placeholder for ``path`` in its root element and Plotly's
-    module preloaded; a page without exactly one empty root element is returned unchanged."""
+    """Streamlit's HTML page with the placeholder for ``path`` in its root element and Plotly
+    preloaded (the cartesian bundle where ``serve.py`` serves it, else Streamlit's chart module); a
+    page without exactly one empty root element is returned unchanged."""
     if page.count(ROOT) != 1:
         return page
+    from app_support.plotly_figure import bundle_served, preload_link
+
     page = page.replace(ROOT, placeholder_html(path))
-    if page.count(HEAD_END) == 1:
-        page = page.replace(HEAD_END, plotly_preload_link() + HEAD_END)
+    if page.count(HEAD_END) == 1:  # the Plotly that the figures will draw with: the served bundle where there is one
+        page = page.replace(HEAD_END, (preload_link() if bundle_served() else plotly_preload_link()) + HEAD_END)
     return page
 
 

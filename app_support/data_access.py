@@ -14,7 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from simplex_core.data import datasets
-from simplex_core.data.table import JudgmentTable, ValidationError, collapse_levels, load_table, score_distribution, score_distribution_wide
+from simplex_core.data.table import JudgmentTable, collapse_levels, load_table
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.views import score_distribution, score_distribution_wide
 from simplex_core.data.datasets import CriterionInfo, DatasetInfo
 from simplex_core.data.scale import Scale, format_level, paper_three_level_mapping, parse_true_levels, scale_from_options
 
@@ -80,7 +82,7 @@ def load_builtin(name: str, criterion: str | None, levels: str = "", true_levels
 def _parsed_upload(data: bytes, filename: str) -> pd.DataFrame | ValidationError:
     """The uploaded bytes parsed once (within the loader's byte and row caps); a file that cannot be
     read is remembered as its error, so that it is not parsed again on every rerun either."""
-    from simplex_core.data.table import read_source
+    from simplex_core.data.reading import read_source
 
     try:
         return read_source(data, name=filename)
@@ -137,7 +139,7 @@ def guessed_columns(data: bytes, filename: str) -> str:
     """The column box's guess for an upload whose header lacks required columns (``""`` when it has
     them, or when some missing one looks like none of its columns: then the message says what is missing)."""
     from simplex_core.data.column_mapping import columns_text, guess_columns
-    from simplex_core.data.table import REQUIRED_COLUMNS
+    from simplex_core.data.reading import REQUIRED_COLUMNS
 
     try:
         frame = read_upload(data, filename)
@@ -206,7 +208,7 @@ def distribution(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=32)
 def distribution_wide(_table: JudgmentTable, table_key: str) -> pd.DataFrame:
     """The paper's appendix-D layout: rows candidates, columns ``judge | level``, counts
-    (:func:`simplex_core.data.table.score_distribution_wide`)."""
+    (:func:`simplex_core.data.views.score_distribution_wide`)."""
     out = score_distribution_wide(_table)
     out.columns = [f"{j} | {lab}" for j, lab in out.columns]
     return out
@@ -243,7 +245,7 @@ def truth_ranks(_table: JudgmentTable, table_key: str) -> pd.Series | None:
     """True ranks (rank 1 = best; mean true_score per candidate) when the table has truth."""
     if not _table.has_truth:
         return None
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
     from simplex_core.summaries.evaluation import true_ranks
 
     return true_ranks(item_view(_table))
@@ -254,7 +256,7 @@ def baseline_results(_table: JudgmentTable, table_key: str, self_exclusion: bool
     """Every baseline on the table, each on its own: ({method: MethodResult}, {method: why it could
     not run}). Bootstrap and Bradley–Terry intervals included; PPI when the table has truth."""
     from simplex_core.methods import baselines
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
 
     view = item_view(_table)
     methods = baselines.table_baseline_methods(_table, self_exclusion=self_exclusion)

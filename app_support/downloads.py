@@ -119,23 +119,31 @@ def show_figure(fig: Any, file_name: str, *, key: str, height: int | None = None
     more than the rest of a page's run (Plotly validates every property it is given)."""
     from simplex_core.figures.style import wrap_subplot_titles, wrap_title
 
+    from .plotly_figure import bundle_served, plotly_figure
+
     figures = _figures()
-    ready = figures.lookup((memo, height)) if memo is not None else None
+    found = figures.lookup((memo, height)) if memo is not None else None
+    ready, as_json = found if found is not None else (None, None)
     if ready is None:
         ready = fig() if callable(fig) else fig
         if height is not None:
             ready.update_layout(height=height)
         wrap_title(ready)  # a long title in lines that fit a narrow window, never cut at the figure's edge
         wrap_subplot_titles(ready)  # ... and the panels' titles never run into each other
-        if memo is not None:
-            figures.store((memo, height), ready)
-    st.plotly_chart(ready, theme=None, key=f"{key}-chart", config={"displaylogo": False,
-                                                                    "toImageButtonOptions": {"filename": slug(file_name)}})
+    config = {"displaylogo": False, "toImageButtonOptions": {"filename": slug(file_name)}}
+    if bundle_served():  # serve.py: the lightest Plotly bundle that draws it (app_support.plotly_figure)
+        as_json = as_json or ready.to_json()
+        plotly_figure(ready, key=f"{key}-chart", config=config, figure_json=as_json)
+    else:
+        st.plotly_chart(ready, theme=None, key=f"{key}-chart", config=config)
+    if memo is not None and found is None:
+        figures.store((memo, height), (ready, as_json))
     figure_buttons(ready, file_name, key=key)
 
 
 @st.cache_resource(show_spinner=False)
 def _figures() -> Lru:
-    """Finished figures by their ``memo`` key, shared by the sessions of this process (read only
-    once stored: Streamlit and the download buttons only serialise them)."""
+    """Finished figures by their ``memo`` key, with their JSON once drawn by a bundle (None before),
+    shared by the sessions of this process (read only once stored: Streamlit and the download
+    buttons only serialise them)."""
     return Lru(48)

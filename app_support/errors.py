@@ -44,7 +44,7 @@ def suggested_boxes(suggestion) -> str:
 
 def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
     """A headline and a list of details for an exception, in plain words."""
-    from simplex_core.data.table import ValidationError
+    from simplex_core.data.problems import ValidationError
     from simplex_core.data.scale import ScaleError
 
     context = f" while {doing}" if doing else ""
@@ -73,7 +73,7 @@ def plain_message(exc: BaseException, doing: str = "") -> tuple[str, list[str]]:
 
 def show_error(exc: BaseException, doing: str = "") -> None:
     """Render an exception as a plain ``st.error`` box (and log the traceback server-side)."""
-    from simplex_core.data.table import ValidationError
+    from simplex_core.data.problems import ValidationError
     from simplex_core.data.scale import ScaleError
 
     if not isinstance(exc, (ValidationError, ScaleError)):

@@ -22,7 +22,8 @@ from typing import Any, Callable
 import streamlit as st
 from streamlit.logger import get_logger
 
-from simplex_core.data.table import Counts, JudgmentTable, count_tensor
+from simplex_core.data.views import Counts, count_tensor
+from simplex_core.data.table import JudgmentTable
 from simplex_core.inference.fit_identity import data_key, fit_key
 from simplex_core.inference.fit_cache import SHIPPED_DIR
 from simplex_core.jobs import BACKGROUND, INTERACTIVE, FitCacheStore, FitManager, GroupProgress, JobStatus, format_duration

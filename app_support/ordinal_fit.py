@@ -41,7 +41,7 @@ class OrdinalView:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _data(_table: Any, table_key: str, self_exclusion: bool) -> tuple[Any, str | None]:
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
     from simplex_core.methods.ordinal import ordinal_data
 
     excluded = frozenset(_table.self_family_pairs) if self_exclusion else frozenset()

@@ -139,7 +139,7 @@ def diagnostics(result: Any) -> dict:
 
 def convergence_problem(result: Any) -> str | None:
     """The sentence of what went wrong with this fit (None when it converged or is unknown)."""
-    from simplex_core.inference.fitting import Diagnostics, convergence_problem as problem
+    from simplex_core.inference.fit_result import Diagnostics, convergence_problem as problem
 
     d = getattr(result, "diagnostics", None)
     return problem(d) if isinstance(d, Diagnostics) else None

@@ -115,7 +115,8 @@ def convergence_action(settings: Any = None, timing: dict | None = None) -> str:
     (:func:`simplex_core.inference.fitting.uncrossed_modes`), the integrated-mode toggle; otherwise the next step of the draws control beyond what was tried (the engine's
     extra rounds may already have run chains several times as long as the value chosen), or, at its
     end, where to read about it."""
-    from simplex_core.inference.fitting import flipped_judge_modes, longest_chains_factor, uncrossed_modes
+    from simplex_core.inference.fit_result import flipped_judge_modes, uncrossed_modes
+    from simplex_core.inference.sampling import longest_chains_factor
     from simplex_core.model.definition import FitSettings
 
     if flipped_judge_modes(settings, timing):

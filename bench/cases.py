@@ -2,7 +2,7 @@
 
 Data are drawn from the model itself with ω = 2, β_max = 5, every ρ_j = 0.8 and δ uniform (the
 fitted δ, so the fitted model is the generating model), using :mod:`simplex_core.model.simulate`; the
-self-family pairs are excluded from the fit by :func:`simplex_core.data.table.count_tensor`. Fits use
+self-family pairs are excluded from the fit by :func:`simplex_core.data.views.count_tensor`. Fits use
 δ uniform, β_max = 5 and 4 chains × 1000 + 1000 unless ``--quick``.
 
 Cases
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simplex_core.data.table import Counts, count_tensor, load_table
+from simplex_core.data.views import Counts, count_tensor
+from simplex_core.data.table import load_table
 from simplex_core.model.definition import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import ordinal_prevalences, scenario, simulate
@@ -37,7 +38,7 @@ CASES: tuple[str, ...] = ("gpqa", "gpqa-omega0", "mtbench", "stress")
 @dataclass(frozen=True)
 class Case:
     name: str
-    counts: object            # simplex_core.data.table.Counts
+    counts: object            # simplex_core.data.views.Counts
     settings: FitSettings     # fit settings (engine filled in by the caller)
     true_ranks: np.ndarray    # population ranks (1 = best)
     description: str

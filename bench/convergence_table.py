@@ -36,7 +36,8 @@ OTHER = ("wildbench-v2:overall:no-exclusion", "simulated:gpqa-like-3-judges")
 
 def case_counts(case: str):
     """The count tensor of a case name (``dataset:criterion[:no-exclusion]`` or ``simulated:NAME``)."""
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.data.datasets import load_dataset
 
     parts = case.split(":")

@@ -57,7 +57,8 @@ def _conv(diag) -> str:
 def diagnose_pair(pair: str, cache, integrated: bool) -> tuple[str, list[str]]:
     from simplex_core.summaries import judge_diagnostics as JD
     from simplex_core.methods.baselines import run_methods, table_baseline_methods
-    from simplex_core.data.table import ValidationError, count_tensor, item_view
+    from simplex_core.data.problems import ValidationError
+    from simplex_core.data.views import count_tensor, item_view
     from simplex_core.data.datasets import load_dataset
     from simplex_core.summaries.evaluation import evaluate_results, true_ranks
     from simplex_core.inference.fit_cache import fit_cached

@@ -29,7 +29,7 @@ from bench.speed import uptime
 
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.methods.baselines import baseline_methods, method_generator
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
     from simplex_core.data.datasets import load_dataset
     from simplex_core.summaries.evaluation import evaluate_results, true_ranks
     from simplex_core.studies.experiments import bayesian_methods, gold_method_name

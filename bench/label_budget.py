@@ -42,7 +42,7 @@ def simulated_table(seed: int = 0):
 
 
 def run(name: str, table, budget: int, replicates: int) -> bool:
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fitting import fit_model
     from simplex_core.methods.labelling import LabelDraws, answers_of, budget_curve, suggest_labels
     from simplex_core.model.definition import FitSettings

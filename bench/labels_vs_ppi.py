@@ -52,7 +52,7 @@ def _figures(res, truth) -> tuple[float, float, float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.methods.baselines import baseline_methods, method_generator, ppi_mean_ranks
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
     from simplex_core.data.datasets import load_dataset
     from simplex_core.summaries.evaluation import true_ranks
     from simplex_core.studies.experiments import bayesian_methods, gold_method_name

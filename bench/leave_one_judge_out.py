@@ -21,7 +21,7 @@ import time
 import pandas as pd
 
 from simplex_core.data.datasets import load_dataset
-from simplex_core.data.table import count_tensor
+from simplex_core.data.views import count_tensor
 from simplex_core.inference.distributed import describe, open_client
 from simplex_core.inference.fitting import fit_model
 from simplex_core.model.definition import FitSettings

@@ -16,7 +16,7 @@ AGREE_RANK = 1      # rank-interval ends within 1
 
 def convergence(es: np.ndarray) -> dict:
     """Max R-hat and min bulk ESS over E_k for draws ``[chains, draws, K]`` (ArviZ's rank-normalised
-    split R-hat and bulk ESS, the definitions of ``simplex_core.inference.fitting.diagnose``)."""
+    split R-hat and bulk ESS, the definitions of ``simplex_core.inference.fit_result.diagnose``)."""
     import arviz as az
 
     es = np.asarray(es, dtype=float)

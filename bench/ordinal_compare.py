@@ -42,7 +42,7 @@ def _load(case: str):
 def compare(table, *, cutpoints: str = "judge", chains: int = 4, draws: int = 1000, tune: int = 1000) -> dict:
     """One case's row (see the module docstring)."""
     from simplex_core.methods.baselines import simple_average
-    from simplex_core.data.table import count_tensor, item_view
+    from simplex_core.data.views import count_tensor, item_view
     from simplex_core.summaries.evaluation import coverage, spearman, true_ranks
     from simplex_core.studies.experiments import _method_result, bayesian_settings
     from simplex_core.inference.fitting import fit_model

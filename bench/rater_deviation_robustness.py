@@ -71,7 +71,8 @@ def simulate_case(sigma: float, seed: int):
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import FitSettings
     from simplex_core.model.ranks import rank_interval, rank_scores, ranks_from_scores

@@ -31,7 +31,7 @@ BASELINES = ("simple_average", "bootstrap", "bradley_terry")
 
 def main(argv: list[str] | None = None) -> None:
     from simplex_core.methods.baselines import run_methods, table_baseline_methods
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
     from simplex_core.data.datasets import load_dataset
     from simplex_core.summaries.evaluation import evaluate_results, true_ranks
     from simplex_core.studies.experiments import bayesian_methods

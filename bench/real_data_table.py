@@ -44,7 +44,8 @@ def _f(x, d: int = 2) -> str:
 
 def run_pair(pair: str, cache, ordinal: bool) -> list[dict]:
     from simplex_core.data.datasets import load_dataset
-    from simplex_core.data.table import ValidationError, count_tensor, item_view
+    from simplex_core.data.problems import ValidationError
+    from simplex_core.data.views import count_tensor, item_view
     from simplex_core.inference.fit_cache import fit_cached
     from simplex_core.inference.rater_deviation import without_rater_deviation
     from simplex_core.methods.baselines import run_methods, table_baseline_methods

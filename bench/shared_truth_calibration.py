@@ -59,7 +59,8 @@ def simulate_case(scale_name: str, n_judges: int, seed: int, n_items: int = 300)
 
 
 def main(argv: list[str] | None = None) -> None:
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import LIKELIHOODS, FitSettings
 

@@ -30,7 +30,8 @@ from bench.speed import uptime
 
 def k50_counts(seed: int = 0):
     from bench.shared_truth_calibration import judge_matrix
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.data.scale import Scale
     from simplex_core.model.simulate import ordinal_prevalences, simulate
 
@@ -44,7 +45,7 @@ def k50_counts(seed: int = 0):
 
 
 def triviaqa_counts():
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.data.datasets import load_dataset
 
     return count_tensor(load_dataset("triviaqa-v1"))

@@ -53,7 +53,7 @@ def stan_available() -> tuple[bool, str]:
 
 
 def stan_data(counts, settings) -> dict:
-    """Data of ``simplex_judge.stan`` for a :class:`simplex_core.data.table.Counts` and ``FitSettings``.
+    """Data of ``simplex_judge.stan`` for a :class:`simplex_core.data.views.Counts` and ``FitSettings``.
 
     Only the weight-propagation prior with fixed ω and β_max (not integrated mode) is programmed.
     """

@@ -100,7 +100,8 @@ def configuration(seed: int):
 def fit_seed(task: int | tuple[int, bool]) -> dict:
     """Fit one seed's configuration: ``task`` is the seed, or ``(seed, integrated)``."""
     from simplex_core.methods.baselines import rank_scores
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.summaries.evaluation import rank_correlation
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import FitSettings

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from simplex_core.data import datasets
     from simplex_core.summaries import posterior_tables as summaries
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import READ_ONLY_META, SHIPPED_DIR, write_read_only
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import FitSettings
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 def rekey(meta_path: Path) -> int:
     """Rewrite ``data_key`` and ``model_key`` of a shipped fit for its own dataset and settings."""
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_identity import data_key, model_key
     from simplex_core.model.definition import FitSettings
 

@@ -478,7 +478,7 @@ def test_moving_omega_queues_a_refit_and_shows_the_reweighted_answer_everywhere_
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.model.definition import FitSettings
 
@@ -529,7 +529,7 @@ def test_a_cancelled_fit_says_so_and_can_be_restarted():
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.model.definition import FitSettings
 
@@ -559,7 +559,7 @@ def test_a_fit_that_lands_while_its_page_waits_is_logged_once_with_the_delay_to_
     from app_support import fits
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.model.definition import FitSettings
 
@@ -614,7 +614,7 @@ def _shipped(settings=None):
     the default counts."""
     from app_support.fits import fit_store
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.model.definition import FitSettings
 
     counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
@@ -777,7 +777,7 @@ def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess()
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.model.definition import FitSettings
 
@@ -810,7 +810,7 @@ def test_a_grid_fit_in_the_cache_is_a_source_read_from_its_file_alone(monkeypatc
 
     from app_support.sidebar import sampler_sizes
     from simplex_core.data import datasets
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.inference.fit_cache import FitCache
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import FitSettings
@@ -839,6 +839,55 @@ def test_a_grid_fit_in_the_cache_is_a_source_read_from_its_file_alone(monkeypatc
     assert "Bayesian ranking, approximate" in text, text
     assert re.search(r"Approximate: reweighted from the fit at ω = 2, β_max = 5 \(k̂ = ", text), text
     assert (2.0, 5.0) not in whole_reads, whole_reads
+
+
+def test_a_fit_another_session_asked_for_is_a_source_once_it_has_landed():
+    """Any fit of these data that lands, not only the grid's or the one on the page, answers the
+    next move: a session asks for ω = 5.5 (off the grid); once that fit is in the cache, another
+    session's move to ω = 5.75 is reweighted from it, not from the grid's or the shipped fits."""
+    import shutil
+
+    from app_support.sidebar import sampler_sizes
+    from simplex_core.data import datasets
+    from simplex_core.data.views import count_tensor
+    from simplex_core.inference.fit_cache import FitCache
+    from simplex_core.inference.fitting import fit_model
+    from simplex_core.model.definition import FitSettings
+
+    from app_support import approximate, fits
+
+    counts = count_tensor(datasets.load_dataset(datasets.DEFAULT_DATASET))
+    source = FitSettings(omega=5.5, beta_max=5.0, **sampler_sizes())
+    target = source.replace(omega=5.75)
+    for s in (source, target):
+        shutil.rmtree(FitCache().path(counts, s), ignore_errors=True)
+    for memo in (fits._memo, approximate._draws_memo, approximate._answers):
+        memo.clear()
+    approximate._asked.clear()
+    asking = new_app({"omega": "5.5"})  # queues the fit of ω = 5.5 and shows an approximate answer
+    assert_clean(asking)
+    assert "Fitting ω = 5.5, β_max = 5" in texts(asking)
+    manager = fits.fit_manager()
+    for job in manager.jobs():  # the worker's own fit is not waited for: the test stores it itself
+        if not job.is_final:
+            manager.cancel(job.job_id)
+    FitCache().put(fit_model(counts, source))  # the fit lands (as the worker would store it)
+    other = new_app({"omega": "5.75"})  # another session, which never asked for ω = 5.5
+    assert_clean(other)
+    assert re.search(r"Approximate: reweighted from the fit at ω = 5.5, β_max = 5 \(k̂ = ", texts(other)), texts(other)
+
+
+def test_a_move_with_nothing_to_reweight_says_why_in_one_line():
+    """A setting no fit done can stand in for (another judge prior than every fit of these data)
+    says in one line why there is no approximate answer, and waits for the real fit."""
+    from app_support import approximate
+    from simplex_core.model.definition import FitSettings
+
+    at = new_app({"prior": "diagonal", "omega": "2"})
+    assert_clean(at)
+    text = texts(at)
+    assert "Bayesian ranking, approximate" not in text
+    assert approximate.no_approximation_reason(FitSettings(omega=2.0, prior="diagonal")) in text, text
 
 
 def test_the_precomputed_fit_is_used_for_its_likelihood_only_and_the_omega1_fit_only_as_a_source():
@@ -975,7 +1024,7 @@ def test_the_ordinal_row_is_fitted_in_the_background_and_offered_on_the_export_p
 def test_the_ordinal_fit_can_be_cancelled_and_fitted_again():
     from app_support.ordinal_fit import ORDINAL_JOB
     from simplex_core.data.datasets import load_dataset
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
     from simplex_core.methods.ordinal import OrdinalSettings, ordinal_data
 
     table = load_dataset("hanna")

@@ -119,7 +119,7 @@ def test_self_exclusion_through_a_judgment_table():
 
 
 def run_methods_once(method, table) -> MethodResult:
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
 
     return method(item_view(table), np.random.default_rng(0))
 

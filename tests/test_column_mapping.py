@@ -10,7 +10,8 @@ import pytest
 
 from simplex_core.cli import main
 from simplex_core.data.column_mapping import columns_text, guess_columns, parse_columns
-from simplex_core.data.table import ValidationError, load_table
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.table import load_table
 
 
 def _study(tmp_path, extra_score=False):

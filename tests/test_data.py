@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simplex_core.data.table import ValidationError, collapse_levels, count_tensor, item_view, load_table, score_distribution, score_distribution_wide, template_frame
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.table import collapse_levels, load_table, template_frame
+from simplex_core.data.views import count_tensor, item_view, score_distribution, score_distribution_wide
 from simplex_core.data.scale import Scale, ScaleError, collapse_scale, level_mapping_text, paper_three_level_mapping, parse_level_mapping, parse_levels, parse_true_levels
 
 

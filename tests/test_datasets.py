@@ -21,7 +21,9 @@ import pandas as pd
 import pytest
 
 from simplex_core.data import datasets as D
-from simplex_core.data.table import ValidationError, collapse_levels, count_tensor
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.table import collapse_levels
+from simplex_core.data.views import count_tensor
 from simplex_core.data.scale import Scale
 
 REPO = Path(__file__).resolve().parent.parent

@@ -16,7 +16,8 @@ import pytest
 pytest.importorskip("distributed")
 
 from simplex_core.cli import main  # noqa: E402
-from simplex_core.data.table import count_tensor, load_table  # noqa: E402
+from simplex_core.data.views import count_tensor  # noqa: E402
+from simplex_core.data.table import load_table  # noqa: E402
 from simplex_core.inference import distributed  # noqa: E402
 from simplex_core.inference.distributed import check_cluster, map_tasks, open_client, start_client  # noqa: E402
 from simplex_core.studies.experiments import bayesian_methods, evaluate_table  # noqa: E402
@@ -60,7 +61,7 @@ def test_bayesian_ppi_fits_on_dask_once_for_both_shares_and_equals_serial(table,
     """bayesian_ppi_5 and bayesian_ppi_10 share one label-free fit per view: the prefetch runs it on
     the workers through the method's own task runner, once per view, and the table equals a serial run's."""
     from simplex_core.methods.baselines import baseline_methods
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
     from simplex_core.summaries.evaluation import resampled_views
     from simplex_core.studies.experiments import prefetch_fits
     from simplex_core.studies.model_ppi import model_ppi_methods
@@ -102,7 +103,7 @@ def test_gold_evaluation_fits_on_dask_and_equals_serial(table, client):
     prefetch draws the same ones up front, so every gold fit runs on the workers and the evaluation
     finds each one done; the table equals a serial run's."""
     from simplex_core.methods.baselines import baseline_methods
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
     from simplex_core.summaries.evaluation import resampled_views
     from simplex_core.studies.experiments import prefetch_fits
 

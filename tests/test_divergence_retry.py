@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from simplex_core.data.table import count_tensor, load_table
-from simplex_core.inference.fitting import DIVERGENCE_RETRY_ACCEPT, fit_model
+from simplex_core.data.views import count_tensor
+from simplex_core.data.table import load_table
+from simplex_core.inference.fast_fit import DIVERGENCE_RETRY_ACCEPT
+from simplex_core.inference.fitting import fit_model
 from simplex_core.model.definition import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import simulate
@@ -27,12 +29,12 @@ def _single_binary_judge(seed: int):
 
 
 def test_divergent_single_judge_fit_is_resampled_with_smaller_steps(monkeypatch):
-    from simplex_core.inference import fitting as inference
+    from simplex_core.inference import fast_fit
 
     # replicate 1: 131 divergent transitions at 0.8 (replicate 3, used before, stopped diverging when the
     # kernel's rounding changed: whether a seed diverges is a property of the run, not of the data)
     counts = _single_binary_judge(1)
-    monkeypatch.setattr(inference, "DIVERGENCE_RETRY_ACCEPT", ())
+    monkeypatch.setattr(fast_fit, "DIVERGENCE_RETRY_ACCEPT", ())
     plain = fit_model(counts, FitSettings())
     assert plain.diagnostics.divergences > 0  # the case this test is about: NUTS at 0.8 diverges here
     monkeypatch.undo()

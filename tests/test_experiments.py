@@ -15,7 +15,8 @@ import pytest
 from simplex_core.methods.baselines import simple_average
 from simplex_core.cli import UsageError, main
 from simplex_core.cli.evaluate_commands import select_methods
-from simplex_core.data.table import count_tensor, item_view, load_table
+from simplex_core.data.views import count_tensor, item_view
+from simplex_core.data.table import load_table
 from simplex_core.summaries.evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, resample_items, true_ranks
 from simplex_core.studies.experiments import STUDY_COLUMNS, BayesianMethod, bayesian_methods, evaluate_table, inject_self_preference, label_switched_judges, row_separation, table_from_view
 from simplex_core.data.scale import Scale

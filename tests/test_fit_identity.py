@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.inference import fit_identity as fid
-from simplex_core.data.table import count_tensor, load_table
+from simplex_core.data.views import count_tensor
+from simplex_core.data.table import load_table
 from simplex_core.data.gold import mark_gold
 from simplex_core.model.definition import FitSettings
 

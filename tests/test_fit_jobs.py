@@ -43,7 +43,7 @@ class FakeSettings:
 
 def FakeCounts(N: np.ndarray, included: np.ndarray):  # noqa: N802 — reads like the class it was
     """Real Counts of a hand-made tensor (the fit key reads names and the scale)."""
-    from simplex_core.data.table import Counts
+    from simplex_core.data.views import Counts
     from simplex_core.data.scale import Scale
 
     J, K, M = N.shape
@@ -146,7 +146,7 @@ def test_a_fit_runs_on_a_worker_reports_progress_and_is_stored(manager):
     result = manager.result(status.job_id, _counts(), settings)
     assert result["total"] == int(_counts().N.sum())
     assert result["pid"] != os.getpid()  # fitted in another process
-    assert result["nice"] >= min(os.nice(0) + 10, 19)  # ... that yields the CPU to the page server
+    assert result["nice"] == 19  # ... at the lowest priority: it yields the CPU to the page server
     assert manager.tasks_started == 1
 
 
@@ -331,7 +331,8 @@ def test_a_missing_fit_function_fails_in_words_on_an_own_local_cluster(tmp_path)
 def _small_real_counts():
     import pandas as pd
 
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
 
     rng = np.random.default_rng(3)
     rows = []

@@ -10,7 +10,9 @@ import pytest
 from simplex_core.data import gold as gold_module
 from simplex_core.methods.baselines import baseline_methods, simple_average
 from simplex_core.cli import main
-from simplex_core.data.table import ValidationError, count_tensor, item_view, load_table
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.views import count_tensor, item_view
+from simplex_core.data.table import load_table
 from simplex_core.summaries.evaluation import evaluate_methods
 from simplex_core.studies.experiments import bayesian_methods
 from simplex_core.data.gold import draw_gold, labelled_item_mask

@@ -19,7 +19,10 @@ from hypothesis import strategies as st
 
 from simplex_core.cli import main
 from simplex_core.cli.data_commands import describe_table
-from simplex_core.data.table import JudgmentTable, ValidationError, count_tensor, load_families, load_table
+from simplex_core.data.table import JudgmentTable, load_table
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.views import count_tensor
+from simplex_core.data.reading import load_families
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = "item,candidate,judge,score\nq1,a,j1,1\nq1,b,j1,2\nq2,a,j1,2\nq2,b,j1,1\n"
@@ -347,7 +350,7 @@ _json_values = st.one_of(
 @example([{"item": float("nan")}])  # a column of NaN only: pandas reads nulls (object), pyarrow doubles (found by CI-like run)
 @example([{"score": float("nan")}, {"score": None}])
 def test_fast_jsonl_reader_reads_what_pandas_reads(records):
-    from simplex_core.data.table import _read_jsonl_arrow
+    from simplex_core.data.reading import _read_jsonl_arrow
 
     text = "\n".join(json.dumps(r) for r in records) + "\n"
     fast = _read_jsonl_arrow(text)
@@ -358,7 +361,7 @@ def test_fast_jsonl_reader_reads_what_pandas_reads(records):
 
 
 def test_fast_jsonl_reader_takes_a_contract_table():
-    from simplex_core.data.table import _read_jsonl_arrow
+    from simplex_core.data.reading import _read_jsonl_arrow
 
     rows = [{"item": f"q{i}", "candidate": c, "judge": "j", "score": (i % 3) + 1, "true_score": 1.5}
             for i in range(50) for c in ("a", "b")]
@@ -383,7 +386,7 @@ def test_an_unclosed_quote_is_named_with_its_line():
 def test_a_very_wide_header_reads_the_contracts_columns_only_and_still_names_its_faults(tmp_path):
     # a header of a million names took 48 s to describe: past WIDE_HEADER_COLUMNS only the contract's
     # columns are built, in every format, and a wide file reads as the same table as a narrow one
-    from simplex_core.data.table import WIDE_HEADER_COLUMNS
+    from simplex_core.data.reading import WIDE_HEADER_COLUMNS
 
     narrow = pd.read_csv(io.StringIO(GOOD))
     extra = pd.DataFrame({f"x{i}": ["0"] * len(narrow) for i in range(WIDE_HEADER_COLUMNS + 10)})

@@ -13,7 +13,9 @@ import pytest
 
 from simplex_core.cli import main
 from simplex_core.data.importers import FASTCHAT_PAIR, FASTCHAT_SINGLE, HF_DISK, detect_format
-from simplex_core.data.table import ValidationError, load_table, read_source
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.table import load_table
+from simplex_core.data.reading import read_source
 
 HF = Path(__file__).parent / "fixtures" / "hf_datasets"
 HF_COLUMNS = {"item": "question_id", "candidate": "model", "judge": "grader", "score": "rating"}

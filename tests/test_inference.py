@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.inference import fitting as inference
+from simplex_core.inference import warm_up
 from simplex_core.cli import main
 from simplex_core.methods.baselines import ranks_from_scores
-from simplex_core.inference.fitting import clear_compiled_cache, diagnose, fit_model
+from simplex_core.inference.compiled_models import clear_compiled_cache
+from simplex_core.inference.fit_result import diagnose
+from simplex_core.inference.fitting import fit_model
 from simplex_core.inference.rater_deviation import without_rater_deviation
 from simplex_core.model.definition import FitSettings
 from simplex_core.model.priors import stochastically_dominates
@@ -81,7 +83,7 @@ def test_convergence_problem_is_one_sentence_and_each_front_end_adds_one_new_act
     import re
 
     from simplex_core.cli.fit_commands import convergence_note
-    from simplex_core.inference.fitting import convergence_problem
+    from simplex_core.inference.fit_result import convergence_problem
 
     rng = np.random.default_rng(1)
     e = rng.normal(size=(4, 1000, 3))
@@ -500,7 +502,7 @@ def test_progress_counts_only_the_iterations_chains_have_run():
     have not started halfway through. The progress count is what was run, not draw × chain."""
     import arviz as az
 
-    from simplex_core.inference.fitting import iterations_done
+    from simplex_core.inference.sampling import iterations_done
 
     step = np.full((4, 100), np.nan)
     step[0, :100] = 0.5  # chains 0 and 1 have finished their warm-up, 2 and 3 have not started
@@ -525,7 +527,7 @@ def test_only_one_process_at_a_time_compiles_a_stage_of_the_numba_code():
     held = threading.Event()
 
     def first() -> None:
-        with inference._one_compiler_at_a_time("test-stage"):
+        with warm_up._one_compiler_at_a_time("test-stage"):
             held.set()
             time.sleep(0.5)
             order.append("first done")
@@ -533,21 +535,21 @@ def test_only_one_process_at_a_time_compiles_a_stage_of_the_numba_code():
     thread = threading.Thread(target=first)
     thread.start()
     assert held.wait(10)
-    with inference._one_compiler_at_a_time("test-stage"):
+    with warm_up._one_compiler_at_a_time("test-stage"):
         order.append("second in")
     thread.join()
     assert order == ["first done", "second in"]
-    with inference._one_compiler_at_a_time("another-stage"):  # stages do not wait for each other
-        with inference._one_compiler_at_a_time("test-stage"):
+    with warm_up._one_compiler_at_a_time("another-stage"):  # stages do not wait for each other
+        with warm_up._one_compiler_at_a_time("test-stage"):
             pass
 
 
 def test_a_fit_waiting_for_the_tempered_kernels_of_the_warm_up_reports_and_can_be_cancelled(monkeypatch):
     import threading
 
-    monkeypatch.setattr(inference, "_TEMPERING_WARMING", threading.Event())
-    monkeypatch.setattr(inference, "_TEMPERING_LOADED", threading.Event())
-    inference._TEMPERING_WARMING.set()  # the warm-up's child process is compiling them
+    monkeypatch.setattr(warm_up, "_TEMPERING_WARMING", threading.Event())
+    monkeypatch.setattr(warm_up, "_TEMPERING_LOADED", threading.Event())
+    warm_up._TEMPERING_WARMING.set()  # the warm-up's child process is compiling them
     reports: list[str] = []
 
     class Cancelled(Exception):
@@ -559,8 +561,8 @@ def test_a_fit_waiting_for_the_tempered_kernels_of_the_warm_up_reports_and_can_b
             raise Cancelled  # as the worker's progress callback does once the fit is cancelled
 
     with pytest.raises(Cancelled):
-        inference._tempering_kernels_ready(cb)
+        warm_up.tempering_kernels_ready(cb)
     assert all("tempered sampler" in r for r in reports)
-    inference._TEMPERING_LOADED.set()  # compiled: the fit goes on at once
-    inference._tempering_kernels_ready(cb)
+    warm_up._TEMPERING_LOADED.set()  # compiled: the fit goes on at once
+    warm_up.tempering_kernels_ready(cb)
     assert len(reports) == 2

@@ -102,7 +102,8 @@ def test_accuracy_and_leniency_exact():
 
 def test_fit_result_json_has_the_panel_and_finds_the_noise_judge():
     from simplex_core.data.scale import Scale
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import FitSettings
     from simplex_core.model.simulate import simulate

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simplex_core.data.table import count_tensor, load_table
+from simplex_core.data.table import load_table
+from simplex_core.data.views import count_tensor
 from simplex_core.methods.baselines import MethodResult
 from simplex_core.studies.labelled_ranking import (LABELLED_METHOD, gold_answers, labelled_ranking,
                                                    labelled_ranking_from_fit, labels_used_sentence, rank_moves,

@@ -115,7 +115,7 @@ def test_chains_stuck_in_a_mode_without_mass_are_restarted_and_the_fit_converges
     # TriviaQA V2 at ω = 1, β_max = 1: two of the four chains start at the optimiser's best maximum,
     # a mode that holds e^-277 of the mass of the region the other two climb to (measured); they
     # used to disagree for ever (R-hat 1.5, even under parallel tempering).
-    from simplex_core.data.table import count_tensor
+    from simplex_core.data.views import count_tensor
     from simplex_core.data.datasets import load_dataset
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.definition import FitSettings

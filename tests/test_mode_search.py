@@ -9,7 +9,8 @@ import pytest
 
 from simplex_core.model import fast_density
 from simplex_core.inference import fast_engine
-from simplex_core.data.table import count_tensor, load_table
+from simplex_core.data.views import count_tensor
+from simplex_core.data.table import load_table
 from simplex_core.model.definition import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import ordinal_prevalences, simulate

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scipy.stats import multinomial
 
 from simplex_core.model import priors
-from simplex_core.data.table import Counts
+from simplex_core.data.views import Counts
 from simplex_core.model.definition import MODEL_FIELDS, SAMPLER_FIELDS, FitSettings, ModelSettings, SamplerSettings, build_model, model_data, resolve_delta, structure_key, weight_propagation_groups
 from simplex_core.data.scale import Scale
 
@@ -359,7 +359,8 @@ def test_the_identification_note_names_the_candidates_with_fewer_than_three_judg
     with two judges (self-family exclusion takes the third away) is settled by judges that score other
     candidates with a third judge, not by judges that score only in twos. A labelled answer of a
     candidate settles it even with two judges."""
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.model.definition import identification_note
     from simplex_core.model.simulate import simulate
 
@@ -393,7 +394,8 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
     A binary scale with an abstention level (observed ≠ true levels): no note."""
     import pandas as pd
 
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.model.definition import data_notes, judge_prior_note, scale_end_note
 
     rows = []
@@ -424,7 +426,8 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
     bench's figure); 3 levels, or the same data with one answer's true level given: no note."""
     import pandas as pd
 
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.model.definition import judge_prior_note
     from simplex_core.model.priors import mean_judge_offset
 

@@ -8,7 +8,8 @@ import pytest
 
 from simplex_core.data import gold as gold_module
 from simplex_core.methods.baselines import _nanmean_last, baseline_methods, method_generator, ppi_mean_ranks, score_array
-from simplex_core.data.table import count_tensor, item_view, load_table
+from simplex_core.data.views import count_tensor, item_view
+from simplex_core.data.table import load_table
 from simplex_core.summaries.evaluation import evaluate_methods, evaluate_results, true_ranks
 from simplex_core.methods.labelling import LabelDraws
 from simplex_core.studies.model_ppi import ModelPredictor, answer_predictions, model_ppi_fraction, model_ppi_methods, model_ppi_name

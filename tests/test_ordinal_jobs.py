@@ -47,7 +47,7 @@ def _wait(predicate, timeout: float = 120.0) -> bool:
 
 def _small_data():
     from simplex_core.data.datasets import load_dataset
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
 
     table = load_dataset("topical-chat", "coherence")  # 6 candidates, one judge, 60 items
     return ordinal_data(item_view(table), table.scale)

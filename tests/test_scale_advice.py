@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from simplex_core.cli import main
-from simplex_core.data.table import ValidationError, load_table
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.table import load_table
 from simplex_core.data.scale import ScaleError, scale_from_options
 
 

@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 
 from simplex_core.cli import main
-from simplex_core.data.table import ValidationError, count_tensor, load_table
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.views import count_tensor
+from simplex_core.data.table import load_table
 from simplex_core.data.selection import select_models, selection_record, selection_text, split_names
 
 

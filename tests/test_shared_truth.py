@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simplex_core.data.table import Counts, count_tensor, load_table
+from simplex_core.data.views import Counts, count_tensor
+from simplex_core.data.table import load_table
 from simplex_core.model.definition import FitSettings, build_model, shared_truth_emission
 from simplex_core.data.patterns import NO_SCORE, patterns_from_answers
 from simplex_core.data.scale import Scale

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simplex_core.data.table import Counts
+from simplex_core.data.views import Counts
 from simplex_core.model.definition import ENGINES, FitSettings, build_model
 from simplex_core.data.scale import Scale
 
@@ -194,7 +194,8 @@ def test_integrated_fast_posterior_matches_nutpie_on_pymc_graph():
     the posterior of the PyMC graph sampled by nutpie, up to Monte Carlo error, ω and β_max included."""
     import arviz as az
 
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.simulate import simulate
 
@@ -224,7 +225,8 @@ def test_other_judge_priors_fast_posterior_matches_nutpie_on_pymc_graph(prior):
     three judges, shared-truth likelihood and random effects."""
     import arviz as az
 
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.simulate import simulate
 
@@ -252,7 +254,8 @@ def test_other_judge_priors_fast_posterior_matches_nutpie_on_pymc_graph(prior):
 def test_integrated_density_near_omega_zero(likelihood):
     """ω → 0 (R, W → 0 through the augmentation's shift E/(ωn)): the fast density stays finite and
     equals PyMC's up to the same constant as elsewhere, gradient included."""
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.model.simulate import simulate
 
     sim = simulate(scale=Scale((0.0, 1.0)), n_items=12, candidates=3, judges=2, omega=0.5, rng=3)

@@ -18,8 +18,8 @@ import pytest
 from simplex_core.inference import fit_cache
 from simplex_core.inference import fit_identity
 from simplex_core.summaries import posterior_tables as summaries
-from simplex_core.data.table import Counts
-from simplex_core.inference.fitting import Diagnostics, FitResult
+from simplex_core.data.views import Counts
+from simplex_core.inference.fit_result import Diagnostics, FitResult
 from simplex_core.model.definition import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.summaries.evaluation import rank_correlation as spearman

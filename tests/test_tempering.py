@@ -12,7 +12,7 @@ import pytest
 
 from simplex_core.model import fast_density
 from simplex_core.inference import fast_engine
-from simplex_core.data.table import Counts
+from simplex_core.data.views import Counts
 from simplex_core.model.definition import FitSettings
 from simplex_core.data.scale import Scale
 from simplex_core.model.simulate import simulate
@@ -21,7 +21,8 @@ BINARY_ABSTAIN = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1
 
 
 def _counts(sim, self_exclusion: bool = False) -> Counts:
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
 
     return count_tensor(load_table(sim.frame, scale=sim.scale, families=sim.families), self_exclusion=self_exclusion)
 
@@ -101,7 +102,7 @@ def test_tempering_towards_a_reference_samples_the_posterior_nuts_samples():
     """The same posterior as NUTS, from a reference that is only roughly right (a normal at the mode,
     SDs twice the Laplace approximation's, shifted by half of them): the path's bottom replica draws
     the reference exactly and the swaps correct for the difference."""
-    from simplex_core.inference.fitting import _fit_fast
+    from simplex_core.inference.fast_fit import fit_fast
     from simplex_core.inference.tempering import Reference, sample_tempered
 
     sim = simulate(scale=BINARY_ABSTAIN, n_items=150, candidates=5, judges=2, omega=1.0, beta_max=5.0, rho=0.8,
@@ -109,7 +110,7 @@ def test_tempering_towards_a_reference_samples_the_posterior_nuts_samples():
     counts = _counts(sim)
     settings = FitSettings(likelihood="per-judge", omega=1.0, beta_max=5.0, delta="uniform", chains=4, draws=1000,
                            tune=800, seed=5)
-    nuts = _fit_fast(counts, settings.replace(extra_rounds=0), None)
+    nuts = fit_fast(counts, settings.replace(extra_rounds=0), None)
     assert nuts.diagnostics.converged, nuts.diagnostics.message
     mode = fast_engine.find_modes(counts, settings, seed=settings.seed)[0].point
     buf = fast_density.build_buffer(counts, settings)
@@ -125,10 +126,10 @@ def test_tempering_towards_a_reference_samples_the_posterior_nuts_samples():
 
 
 def _fit_both(counts, settings):
-    from simplex_core.inference.fitting import _fit_fast
+    from simplex_core.inference.fast_fit import fit_fast
     from simplex_core.inference.tempering import sample_tempered
 
-    nuts = _fit_fast(counts, settings.replace(extra_rounds=0), None)
+    nuts = fit_fast(counts, settings.replace(extra_rounds=0), None)
     modes = fast_engine.find_modes(counts, settings, seed=settings.seed)
     starts = [p for p, _ in fast_engine.chain_starts(modes, settings.chains)]
     tempered = sample_tempered(counts, settings, starts, thin=2)
@@ -160,7 +161,7 @@ def test_tempered_chains_cross_between_modes_that_stop_nuts():
     comparable mass, "judge 1 carries the random effects" and "judge 2 does": NUTS chains started in
     each stay there (the fast engine's first round: R-hat about 1.7). Tempered chains started in the
     same two modes must each visit both and agree on their shares."""
-    from simplex_core.inference.fitting import _fit_fast
+    from simplex_core.inference.fast_fit import fit_fast
     from simplex_core.model.simulate import scenario
 
     sim = scenario("gpqa-like", 2, rho=0.8, omega=2.0, beta_max=5.0, delta="uniform")
@@ -172,7 +173,7 @@ def test_tempered_chains_cross_between_modes_that_stop_nuts():
     def share(R):  # per chain: share of draws in the mode where judge 1's random-effect weight is larger
         return (R[..., 0] > R[..., 1]).mean(axis=1)
 
-    result = _fit_fast(counts, settings, None)
+    result = fit_fast(counts, settings, None)
     assert result.timing["sampler"] == "parallel tempering"  # the engine saw its NUTS chains disagree
     assert "separate modes" in result.diagnostics.message
     shares = share(result.idata.posterior["R"].values)
@@ -238,9 +239,10 @@ def test_reference_tempering_lengthens_its_runs_by_their_ess_and_keeps_only_a_be
     twice, at most REFERENCE_GROWTH times, at most every REFERENCE_MAX_THIN-th iteration kept), it
     stops at convergence or at divergences, and its result replaces the tempered run only with a
     lower R-hat."""
-    import simplex_core.inference.fitting as inference
+    import simplex_core.inference.fast_fit as fast_fit
     import simplex_core.inference.tempering as tempering
-    from simplex_core.inference.fitting import REFERENCE_GROWTH, REFERENCE_MAX_THIN, REFERENCE_THIN, Diagnostics
+    from simplex_core.inference.fast_fit import REFERENCE_GROWTH, REFERENCE_MAX_THIN, REFERENCE_THIN
+    from simplex_core.inference.fit_result import Diagnostics
 
     def diag(rhat, ess, divergences=0):
         ok = rhat <= 1.01 and ess >= 400 and not divergences
@@ -250,9 +252,9 @@ def test_reference_tempering_lengthens_its_runs_by_their_ess_and_keeps_only_a_be
     def run(outcomes, before=diag(1.3, 10), extra_rounds=3):
         thins, results = [], iter(outcomes)
         monkeypatch.setattr(tempering, "sample_tempered", lambda *a, thin, **k: thins.append(thin) or f"run{len(thins)}")
-        monkeypatch.setattr(inference, "diagnose", lambda idata, candidates: next(results))
+        monkeypatch.setattr(fast_fit, "diagnose", lambda idata, candidates: next(results))
         counts = SimpleNamespace(candidates=("a", "b"))
-        found = inference._reference_tempering(counts, FitSettings(extra_rounds=extra_rounds), [np.zeros(3)],
+        found = fast_fit._reference_tempering(counts, FitSettings(extra_rounds=extra_rounds), [np.zeros(3)],
                                                np.zeros((2, 5, 3)), before, 2, "R-hat 1.3", None)
         return thins, found
 

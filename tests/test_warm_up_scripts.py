@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from simplex_core.inference.fitting import _COMPILE_TEMPERING
+from simplex_core.inference.warm_up import _COMPILE_TEMPERING
 
 REPO = Path(__file__).resolve().parent.parent
 

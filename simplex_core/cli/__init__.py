@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from simplex_core.data.table import JudgmentTable, ValidationError, load_table
+from simplex_core.data.table import JudgmentTable, load_table
+from simplex_core.data.problems import ValidationError
 from simplex_core.data.scale import ScaleError, levels_text, parse_true_levels, scale_from_options
 
 

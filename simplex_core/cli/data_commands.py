@@ -7,7 +7,9 @@ import json
 
 import pandas as pd
 
-from simplex_core.data.table import JudgmentTable, ValidationError, count_tensor, score_distribution, score_distribution_wide
+from simplex_core.data.table import JudgmentTable
+from simplex_core.data.problems import ValidationError
+from simplex_core.data.views import count_tensor, score_distribution, score_distribution_wide
 from simplex_core.data.selection import selection_record
 from simplex_core.cli import ADVICE, UsageError, add_data_options, load_data_from_args
 

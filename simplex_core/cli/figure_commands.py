@@ -84,7 +84,7 @@ def run_figures(args: argparse.Namespace) -> int:
     """``figures``: fit, draw the three figure types, write them at the chosen sizes and formats."""
     from simplex_core import figures as F
     from simplex_core.methods.baselines import run_methods, table_baseline_methods
-    from simplex_core.data.table import count_tensor, item_view, score_distribution
+    from simplex_core.data.views import count_tensor, item_view, score_distribution
     from simplex_core.summaries.evaluation import NoTruthError, figure_order, method_rank_draws, true_ranks
     from simplex_core.figures import slides as S
     from simplex_core.inference.fitting import fit_model

@@ -108,7 +108,8 @@ def _prepare(args: argparse.Namespace, flags: dict[str, str] | None = None, **fi
     """Table → counts and settings, every problem as a UsageError (``flags``: the flag that set a
     field, where it is not the field's usual one, e.g. ``{"omega": "--base-omega"}``)."""
     from simplex_core.model import priors
-    from simplex_core.data.table import ValidationError, count_tensor
+    from simplex_core.data.problems import ValidationError
+    from simplex_core.data.views import count_tensor
 
     table = load_data_for_fit(args)
     if args.gold_fraction is not None:
@@ -165,13 +166,14 @@ def _progress(args: argparse.Namespace):
 
 def convergence_action(settings: FitSettings, timing: dict | None = None, diagnostics=None) -> str:
     """The command line's one action for a fit that has not converged: under a judge prior that lets
-    its chains sit in flipped-judge modes (:func:`simplex_core.inference.fitting.flipped_judge_modes`), the
+    its chains sit in flipped-judge modes (:func:`simplex_core.inference.fit_result.flipped_judge_modes`), the
     prior that rules them out; tempered chains that crossed between modes too rarely
-    (:func:`simplex_core.inference.fitting.uncrossed_modes`), integrated mode (or, in it, gold answers); otherwise the next, longer run, twice the longest chains that may have
+    (:func:`simplex_core.inference.fit_result.uncrossed_modes`), integrated mode (or, in it, gold answers); otherwise the next, longer run, twice the longest chains that may have
     run (engine ``fast``'s extra rounds double the chain length each:
-    :func:`simplex_core.inference.fitting.longest_chains_factor`), or, when only the bulk ESS of ``diagnostics``
+    :func:`simplex_core.inference.sampling.longest_chains_factor`), or, when only the bulk ESS of ``diagnostics``
     falls short, enough draws for it; one chain: more chains. Never the advice already followed."""
-    from simplex_core.inference.fitting import ESS_MIN, RHAT_MAX, flipped_judge_modes, longest_chains_factor, uncrossed_modes
+    from simplex_core.inference.fit_result import ESS_MIN, RHAT_MAX, flipped_judge_modes, uncrossed_modes
+    from simplex_core.inference.sampling import longest_chains_factor
 
     if settings.chains < 2:
         return "R-hat compares chains: fit with --chains 4 (the default) or at least 2."
@@ -194,9 +196,9 @@ def convergence_action(settings: FitSettings, timing: dict | None = None, diagno
 
 
 def convergence_note(diagnostics, settings: FitSettings, timing: dict | None = None) -> str | None:
-    """What went wrong (:func:`simplex_core.inference.fitting.convergence_problem`) and what to do; None when
+    """What went wrong (:func:`simplex_core.inference.fit_result.convergence_problem`) and what to do; None when
     the fit converged."""
-    from simplex_core.inference.fitting import convergence_problem
+    from simplex_core.inference.fit_result import convergence_problem
 
     problem = convergence_problem(diagnostics)
     return None if problem is None else f"{problem} {convergence_action(settings, timing, diagnostics)}"
@@ -376,7 +378,7 @@ def _ordinal_doc(args: argparse.Namespace, table, settings: FitSettings) -> dict
     try:
         method = ordinal_for_table(table, self_exclusion=settings.self_exclusion, chains=settings.chains,
                                    draws=settings.draws, tune=settings.tune, seed=settings.seed)
-        from simplex_core.data.table import item_view
+        from simplex_core.data.views import item_view
 
         result = method(item_view(table))
     except ValueError as exc:

@@ -47,7 +47,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.items is not None:
         n_items = _nonneg_int(args.items, "--items", least=1)
         overrides["n_items"] = n_items
-    from simplex_core.data.table import input_limits
+    from simplex_core.data.reading import input_limits
     from simplex_core.cli import check_outputs
 
     spec = SCENARIOS[args.scenario]
@@ -76,9 +76,9 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def _write_table(frame, out: Path) -> None:
-    """The table in the format its name says, by the loader's own rule (:func:`~simplex_core.data.table.table_format`;
+    """The table in the format its name says, by the loader's own rule (:func:`~simplex_core.data.reading.table_format`;
     pandas compresses by a ``.gz`` suffix)."""
-    from simplex_core.data.table import table_format
+    from simplex_core.data.reading import table_format
 
     kind = table_format(str(out))
     if kind == "parquet":

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from simplex_core.data.table import COLUMN_HINTS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, Problem, ValidationError
+from simplex_core.data.reading import COLUMN_HINTS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS
+from simplex_core.data.problems import Problem, ValidationError
 
 
 def parse_columns(text: str | None) -> dict[str, str]:

@@ -24,7 +24,8 @@ import pandas as pd
 
 import simplex_core
 
-from simplex_core.data.table import JudgmentTable, load_families, load_table
+from simplex_core.data.table import JudgmentTable, load_table
+from simplex_core.data.reading import load_families
 from simplex_core.data.scale import Scale
 from simplex_core.data.scale import format_level as _fmt
 
@@ -269,7 +270,7 @@ def load_dataset(name: str, criterion: str | None = None, **loader_options: Any)
     ------
     DatasetError
         Unknown dataset or criterion (a ``ValueError``; the message lists the valid ones).
-    simplex_core.data.table.ValidationError
+    simplex_core.data.problems.ValidationError
         When an option (e.g. a ``scale`` that does not fit the scores) makes the table invalid.
     """
     info = get_dataset(name)

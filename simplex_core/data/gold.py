@@ -2,7 +2,7 @@
 
 A *gold* answer (item, candidate) is one whose true score is a known label; the shared-truth
 likelihood takes its true level as observed (see :mod:`simplex_core.data.patterns`). Real gold labels
-come from a ``gold`` column (validated in :mod:`simplex_core.data.table`); this module draws them at
+come from a ``gold`` column (validated in :mod:`simplex_core.data.validation`); this module draws them at
 random from answers that have a ``true_score``, for experiments:
 
 - :func:`labelled_item_mask`: the draw of labelled *items* shared by the PPI baselines (``ppi_5``,

@@ -18,7 +18,7 @@ and what it left out.
   ``state.json``), read with pyarrow, so the ``datasets`` package is not needed; Parquet and JSON
   Lines exports already read as tables, with ``--columns`` for their names.
 
-This module knows nothing of the table's checks: :func:`simplex_core.data.table.read_source` calls
+This module knows nothing of the table's checks: :func:`simplex_core.data.reading.read_source` calls
 :func:`read_folder` for a folder, :func:`read_log_bytes` for bytes :func:`sniff_bytes` recognises and
 :func:`import_frame` on every frame it read; a refusal is an :class:`ImportRefused` the table turns
 into its usual problem message.

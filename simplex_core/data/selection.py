@@ -15,7 +15,8 @@ import dataclasses
 import difflib
 from collections.abc import Iterable, Sequence
 
-from simplex_core.data.table import JudgmentTable, Problem, ValidationError
+from simplex_core.data.table import JudgmentTable
+from simplex_core.data.problems import Problem, ValidationError
 from simplex_core.data.text import shorten
 
 #: The four choices, as the settings a problem names (each front end words them as its flags or boxes).

@@ -486,7 +486,7 @@ def score_distribution_figure(distribution: pd.DataFrame, title: str | None = No
     Parameters
     ----------
     distribution : DataFrame
-        :func:`simplex_core.data.table.score_distribution` output: ``judge, candidate, level, count``;
+        :func:`simplex_core.data.views.score_distribution` output: ``judge, candidate, level, count``;
         optional ``label`` (legend), ``n``, ``share`` (computed from counts when absent) and
         ``self_family`` (those bars are hatched: excluded from the fit by default).
     title : str, optional

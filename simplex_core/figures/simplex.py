@@ -95,7 +95,7 @@ def judge_observed_table(distribution: pd.DataFrame, judge: str,
     Parameters
     ----------
     distribution : DataFrame
-        :func:`simplex_core.data.table.score_distribution` output: columns ``judge, candidate, level,
+        :func:`simplex_core.data.views.score_distribution` output: columns ``judge, candidate, level,
         count`` (``label`` optional, used as column names).
     judge : str
     candidates : sequence of str, optional

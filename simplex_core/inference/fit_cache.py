@@ -49,7 +49,7 @@ from simplex_core.inference.fit_identity import counts_hash, data_hash, data_key
 from simplex_core.model.definition import CountsLike, FitSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from simplex_core.inference.fitting import FitResult, ProgressCallback
+    from simplex_core.inference.fit_result import FitResult, ProgressCallback
 
 ENV_VAR = "SIMPLEX_JUDGE_CACHE"
 SIZE_ENV_VAR = "SIMPLEX_JUDGE_CACHE_MAX_MB"
@@ -201,7 +201,7 @@ class FitCache:
     def get(self, counts: CountsLike, settings: FitSettings) -> "FitResult | None":
         """The cached fit for these counts and settings, or None. An entry that does not read back
         is quarantined (with a warning), so that the next request fits again."""
-        from simplex_core.inference.fitting import Diagnostics, FitResult
+        from simplex_core.inference.fit_result import Diagnostics, FitResult
 
         key = fit_key(counts, settings)
         with _LOCK:
@@ -427,7 +427,7 @@ def _read_only_meta(meta_path: Path) -> dict | None:
 def _read_only_fit(meta_path: Path, counts: CountsLike) -> "FitResult | None":
     """The read-only entry as a FitResult for ``counts`` (its posterior read once per file version;
     ``timing`` has ``from_cache`` and ``read_only``); None, with a warning once, when unreadable."""
-    from simplex_core.inference.fitting import Diagnostics, FitResult
+    from simplex_core.inference.fit_result import Diagnostics, FitResult
 
     meta = _read_only_meta(meta_path)
     post_path = meta_path.with_name(READ_ONLY_POSTERIOR.format(stem=meta_path.name.removesuffix(READ_ONLY_META.format(stem=""))))

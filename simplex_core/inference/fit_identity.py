@@ -51,7 +51,7 @@ def _update(h: Any, a: np.ndarray, dtype: Any) -> None:
 def data_hash(counts: CountsLike) -> str:
     """sha256 of the table the counts came from (``Counts.data_hash``); ``""`` for counts built
     another way (they have no table)."""
-    from simplex_core.data.table import Counts
+    from simplex_core.data.views import Counts
 
     return counts.data_hash if isinstance(counts, Counts) else ""
 

@@ -105,7 +105,10 @@ class FitManager:
     warm
         Start the cluster (and import the model code on its workers) right away.
     worker_nice
-        Niceness the fits run at on the workers (POSIX), so sampling does not slow the page server.
+        Niceness added for the fits on the workers (POSIX; capped at 19, the lowest priority, which the
+        default asks for), so that sampling, the background grid included, yields the cores to the
+        page server: with two workers at niceness 10 on two cores, slider moves on a fresh server
+        waited for the first refits and the grid (docs/BENCHMARKS.md, issue 52).
     max_pending_per_owner
         Bound on one owner's pending requests (:class:`~simplex_core.jobs.book.JobBook`).
     owner_alive
@@ -122,7 +125,7 @@ class FitManager:
 
     def __init__(self, store: FitStore | None = None, *, fit_function: str = DEFAULT_FIT_FUNCTION,
                  scheduler: str | None = None, n_workers: int | None = None, client: Any = None,
-                 warm: bool = False, worker_nice: int = 10, max_pending_per_owner: int = MAX_PENDING_PER_OWNER,
+                 warm: bool = False, worker_nice: int = 19, max_pending_per_owner: int = MAX_PENDING_PER_OWNER,
                  owner_alive: Callable[[str], bool | None] | None = None, idle_timeout: float = 900.0,
                  departed_grace: float = 30.0, reap_every: float = 5.0,
                  on_landed: Callable[[JobStatus], None] | None = None) -> None:

@@ -193,7 +193,7 @@ def _check_view(view: pd.DataFrame) -> None:
     if names != ["item", "candidate"]:
         raise ValueError(
             f"The item view must be indexed by (item, candidate); its index levels are {names}. "
-            "Build it with simplex_core.data.table.item_view(table)."
+            "Build it with simplex_core.data.views.item_view(table)."
         )
     if view.index.has_duplicates:
         dup = view.index[view.index.duplicated()][:5].tolist()
@@ -900,7 +900,7 @@ def table_baseline_methods(table: "JudgmentTable", *, self_exclusion: bool = Tru
     """:func:`baseline_methods` for a ``JudgmentTable``: its item view, its scale, and its self-family
     pairs (``table.self_family_pairs``: judge and candidate have the same family) excluded when
     ``self_exclusion`` (the default, as in the model)."""
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
 
     excluded = frozenset(table.self_family_pairs) if self_exclusion else frozenset()
     return baseline_methods(item_view(table), table.scale, excluded=excluded, **options)

@@ -64,7 +64,7 @@ class LabelDraws:
 
     @classmethod
     def from_fit(cls, fit, max_draws: int | None = 2000, seed: int = 0) -> "LabelDraws":
-        """The draws of a :class:`~simplex_core.inference.fitting.FitResult` (thinned at random to at most
+        """The draws of a :class:`~simplex_core.inference.fit_result.FitResult` (thinned at random to at most
         ``max_draws``)."""
         post = getattr(fit, "idata", fit).posterior  # a FitResult or its InferenceData
 

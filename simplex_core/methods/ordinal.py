@@ -56,7 +56,7 @@ from typing import Collection, Mapping
 import numpy as np
 import pandas as pd
 
-from simplex_core.inference.fitting import ESS_MIN, RHAT_MAX, format_rhat  # the one convergence rule
+from simplex_core.inference.fit_result import ESS_MIN, RHAT_MAX, format_rhat  # the one convergence rule
 from simplex_core.methods.baselines import MethodResult, RngLike, _long_draws, _series, rank_interval, rank_scores, score_array
 from simplex_core.data.scale import Scale
 
@@ -408,7 +408,7 @@ def _sample_numba(compiled, settings: OrdinalSettings, progress_callback, stage:
         return nutpie.sample(compiled, **kwargs)
     import warnings
 
-    from simplex_core.inference.fitting import iterations_done
+    from simplex_core.inference.sampling import iterations_done
 
     sampler = nutpie.sample(compiled, save_warmup=True, blocking=False, **kwargs)
     total = settings.chains * (settings.draws + settings.tune)

@@ -105,7 +105,7 @@ BETA_MAX_UPPER = 20.0
 
 
 class CountsLike(Protocol):
-    """What the model needs from :class:`simplex_core.data.table.Counts`."""
+    """What the model needs from :class:`simplex_core.data.views.Counts`."""
 
     N: np.ndarray
     included: np.ndarray
@@ -722,7 +722,7 @@ def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "p
     Parameters
     ----------
     counts
-        The count tensor (:class:`simplex_core.data.table.Counts`): ``N`` [J, K, M_obs], ``included``
+        The count tensor (:class:`simplex_core.data.views.Counts`): ``N`` [J, K, M_obs], ``included``
         [J, K], names and the scale. Excluded pairs do not enter the likelihood.
     settings
         The model settings (:class:`ModelSettings`). Given a :class:`FitSettings`, only its

@@ -131,7 +131,8 @@ def calibration_replicate(task: tuple) -> dict[str, Any]:
 
     Returns ``{"replicate", "ranks": DataFrame, "diagnostics": dict}``.
     """
-    from simplex_core.data.table import count_tensor, load_table
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
     from simplex_core.inference.fitting import fit_model
 
     settings, r = task
@@ -258,7 +259,7 @@ def calibrate(settings: CalibrationSettings, *, client: Any = None, bins: int | 
     :mod:`simplex_core.inference.distributed`; the result does not depend on where they ran), then the
     uniformity tests. ``progress(message)`` gets a line per finished replicate."""
     from simplex_core.inference.distributed import map_tasks
-    from simplex_core.inference.fitting import format_rhat
+    from simplex_core.inference.fit_result import format_rhat
 
     settings.check()
     n_ranks = settings.rank_draws + 1

@@ -43,7 +43,8 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.methods.baselines import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, judge_columns, table_baseline_methods
-from simplex_core.data.table import JudgmentTable, count_tensor
+from simplex_core.data.table import JudgmentTable
+from simplex_core.data.views import count_tensor
 from simplex_core.summaries.evaluation import EVALUATION_COLUMNS, NoTruthError, evaluate_methods, method_generators, method_stream, resampled_views
 from simplex_core.inference.fit_identity import fit_key
 from simplex_core.model.definition import PRIORS, FitSettings
@@ -324,7 +325,7 @@ class BayesianMethod:
         if self.progress is not None:
             d = result.details
             where = "cache" if d["from_cache"] else f"{d['fit_seconds']:.0f} s"
-            from simplex_core.inference.fitting import format_rhat
+            from simplex_core.inference.fit_result import format_rhat
 
             # scripts/make_results.py reads these lines (fit N done (...); converged|NOT converged (R-hat ...))
             self.progress(
@@ -516,7 +517,7 @@ def evaluate_table(
     resample fits that did; None otherwise).
     """
     _require_truth(table)
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
 
     view = item_view(table)
     seed_int = int(_as_generator(seed).integers(2**63)) if isinstance(seed, np.random.Generator) else int(seed)
@@ -664,7 +665,7 @@ def self_preference_experiment(
 def _prefetch_plans(plans, n_resamples: int, seed: int, client, progress: Progress | None) -> None:
     """Run the Bayesian fits of every setting of an experiment in one batch (on Dask with a client),
     so that the settings' fits run side by side rather than one setting after another."""
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
 
     views: dict[int, list] = {}  # one set of resampled views per distinct table
     batch = []

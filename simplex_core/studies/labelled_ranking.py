@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simplex_core.data.table import JudgmentTable, item_view
+from simplex_core.data.table import JudgmentTable
+from simplex_core.data.views import item_view
 from simplex_core.methods.baselines import (MethodResult, _long_draws, _power_tuning_lambda, _series,
                                             _item_resample_weights, score_array)
 from simplex_core.model.ranks import rank_interval, rank_scores

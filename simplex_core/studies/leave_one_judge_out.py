@@ -25,7 +25,8 @@ import pandas as pd
 from scipy import stats
 
 from simplex_core.data.selection import select_models
-from simplex_core.data.table import JudgmentTable, count_tensor
+from simplex_core.data.table import JudgmentTable
+from simplex_core.data.views import count_tensor
 from simplex_core.inference.fitting import fit_model
 from simplex_core.model.definition import FitSettings
 from simplex_core.summaries.posterior_tables import candidate_summary

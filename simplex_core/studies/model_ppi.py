@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.methods.baselines import MethodResult, _as_generator, _nanmean_last, ppi_mean_ranks, score_array
-from simplex_core.data.table import JudgmentTable, count_tensor
+from simplex_core.data.table import JudgmentTable
+from simplex_core.data.views import count_tensor
 from simplex_core.studies.experiments import BayesianMethod, bayesian_settings, table_from_view
 from simplex_core.inference.fit_identity import fit_key
 
@@ -195,7 +196,7 @@ class BayesianPPIMethod(BayesianMethod):
         if self.progress is not None:
             d = result.details
             where = "cache" if d["from_cache"] else f"{d['fit_seconds']:.0f} s"
-            from simplex_core.inference.fitting import format_rhat
+            from simplex_core.inference.fit_result import format_rhat
 
             self.progress(
                 f"{self.name}: label-free fit done ({where}); "

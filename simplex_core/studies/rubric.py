@@ -21,7 +21,8 @@ from typing import Any, Callable
 import numpy as np
 from scipy import stats
 
-from simplex_core.data.table import JudgmentTable, collapse_levels, count_tensor
+from simplex_core.data.table import JudgmentTable, collapse_levels
+from simplex_core.data.views import count_tensor
 from simplex_core.inference.fitting import fit_model
 from simplex_core.model.definition import FitSettings
 from simplex_core.summaries.posterior_tables import candidate_summary

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.summaries.evaluation import rank_correlation
-from simplex_core.inference.fitting import Diagnostics, FitResult, ProgressCallback, fit_model
+from simplex_core.inference.fit_result import Diagnostics, FitResult, ProgressCallback
+from simplex_core.inference.fitting import fit_model
 from simplex_core.model.definition import CountsLike, FitSettings
 from simplex_core.summaries.posterior_tables import candidate_summary, candidates_records
 

@@ -96,7 +96,7 @@ class NoTruthError(ValueError):
 def _as_view(table_or_view: "JudgmentTable | pd.DataFrame") -> pd.DataFrame:
     if isinstance(table_or_view, pd.DataFrame):
         return table_or_view
-    from simplex_core.data.table import item_view
+    from simplex_core.data.views import item_view
 
     return item_view(table_or_view)
 

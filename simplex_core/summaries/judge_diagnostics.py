@@ -1,6 +1,6 @@
 """Why a ranking from judges misses the truth: judge-level diagnostics on data with ground truth.
 
-Pure functions over an item view (:func:`simplex_core.data.table.item_view`: index (item, candidate),
+Pure functions over an item view (:func:`simplex_core.data.views.item_view`: index (item, candidate),
 one column per judge, plus ``true_score``) and, for the posterior parts, a fit's E_k and Θ_j. They
 feed ``bench/diagnose_real.py`` and ``docs/DIAGNOSIS-real-data.md``:
 

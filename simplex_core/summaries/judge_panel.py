@@ -2,7 +2,7 @@
 
 Everything is computed from the posterior draws of a shared-truth fit (Θ_j, π_k and, with ω > 0, the
 random effects, through :class:`simplex_core.methods.labelling.LabelDraws`) and, for the information
-measures, from the answers' score patterns (:attr:`simplex_core.data.table.Counts.patterns`). Each
+measures, from the answers' score patterns (:attr:`simplex_core.data.views.Counts.patterns`). Each
 figure has a posterior mean and a central 95% interval over the draws.
 
 Per judge j:

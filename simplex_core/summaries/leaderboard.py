@@ -185,7 +185,7 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
 
 
 def leaderboard_from_fit(fit: Any, weights: np.ndarray | None = None, **kwargs: Any) -> pd.DataFrame:
-    """:func:`leaderboard` of a :class:`~simplex_core.inference.fitting.FitResult` or its InferenceData."""
+    """:func:`leaderboard` of a :class:`~simplex_core.inference.fit_result.FitResult` or its InferenceData."""
     idata = getattr(fit, "idata", fit)
     post = idata.posterior
     arr = np.asarray(post["expected_score"].values)

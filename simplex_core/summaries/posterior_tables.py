@@ -1,7 +1,7 @@
 """Tidy tables from a posterior: candidate summary, rank probabilities, pairwise, judge matrices,
 posterior predictive check, and the ``result.json`` document.
 
-Every table function takes a :class:`~simplex_core.inference.fitting.FitResult` or its ArviZ
+Every table function takes a :class:`~simplex_core.inference.fit_result.FitResult` or its ArviZ
 ``InferenceData`` (the posterior made by :func:`simplex_core.inference.fitting.fit_model` is
 self-describing: its ``constant_data`` group holds the counts and the included mask, and its
 attributes the scale). The tables are the inputs of :mod:`simplex_core.figures` and the app (see
@@ -67,7 +67,7 @@ def counts_of(fit: Any, counts: Any = None) -> Any:
     judges = tuple(str(v) for v in cd["judge"].values)
     cands = tuple(str(v) for v in cd["candidate"].values)
     included = np.asarray(cd["included"].values, dtype=bool)
-    from simplex_core.data.table import Counts
+    from simplex_core.data.views import Counts
 
     return Counts(
         N=np.asarray(cd["counts"].values, dtype=np.int64), included=included, judges=judges, candidates=cands,
@@ -387,7 +387,7 @@ def settings_record(fit: Any, command_line: str | None = None, counts: Any = Non
 def _diagnostics_dict(fit: Any) -> dict[str, Any]:
     d = getattr(fit, "diagnostics", None)
     if d is None:
-        from simplex_core.inference.fitting import diagnose
+        from simplex_core.inference.fit_result import diagnose
 
         d = diagnose(_idata(fit))
     return d.to_dict() if hasattr(d, "to_dict") else dict(d)

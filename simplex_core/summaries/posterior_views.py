@@ -1,5 +1,5 @@
 """Posterior slices the figures draw, read from a fit's InferenceData alone (so a fit loaded from the
-cache or the app's precomputed posterior works as well as a fresh :class:`~simplex_core.inference.fitting.FitResult`).
+cache or the app's precomputed posterior works as well as a fresh :class:`~simplex_core.inference.fit_result.FitResult`).
 
 - :func:`rank_draws`: posterior rank draws, long (for box plots and CSV), thinned or all;
 - :func:`bayesian_method_result`: the fit as a :class:`~simplex_core.methods.baselines.MethodResult`, so the
@@ -106,7 +106,7 @@ def simplex_parts(fit: Any, max_draws: int = 60, judges: Sequence[str] | None = 
 def judge_simplex_data(fit: Any, distribution: pd.DataFrame, max_draws: int = 40,
                        judges: Sequence[str] | None = None) -> dict[str, Any]:
     """Per judge, a :class:`~simplex_core.figures.JudgeSimplex`: observed shares and counts from
-    ``distribution`` (:func:`simplex_core.data.table.score_distribution` of the fitted table) with the
+    ``distribution`` (:func:`simplex_core.data.views.score_distribution` of the fitted table) with the
     posterior parts of :func:`simplex_parts`, candidates in the fit's order (those a judge never
     scored are left out of its view)."""
     from simplex_core.figures import JudgeSimplex, judge_observed_table
