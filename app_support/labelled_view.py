@@ -52,7 +52,9 @@ def labelled_section(labelled: Any, why: str | None, label_free: Any, table: Any
                 + labelled_ranking_sentence(labelled, name=md))
     st.caption("Labels used: " + labels_used_sentence(labelled, table) + " The label-free model predicts every "
                "answer's true score; the labelled answers correct its bias, candidate by candidate (PPI++). This holds "
-               "when each candidate's labelled answers are a random sample of its answers.")
+               "when each candidate's labelled answers are a random sample of its answers. The Bayesian views below "
+               "(summary, leaderboard, pairwise) are the label-free fit's; the labels enter this ranking, row "
+               "bayesian_ppi of the figure.")
     if label_free is None:
         return
     moves = rank_moves(label_free, labelled)

@@ -80,14 +80,14 @@ def compare(table, *, cutpoints: str = "judge", chains: int = 4, draws: int = 10
     }
 
 
-HEADER = (f"{'case':28} {'K':>3} {'J':>2} {'I':>4} | {'Spearman avg':>12} {'simplex':>7} {'ordinal':>7} | "
+HEADER = (f"{'case':34} {'K':>3} {'J':>2} {'I':>4} | {'Spearman avg':>12} {'simplex':>7} {'ordinal':>7} | "
           f"{'coverage avg':>12} {'simplex':>7} {'ordinal':>7} | {'simplex R-hat/ESS/div':>22} {'s':>5} | "
           f"{'ordinal R-hat/ESS/div':>22} {'s':>5} | {'ratio':>5}")
 
 
 def format_row(case: str, r: dict) -> str:
     case = case if r["excl"] else f"{case} (no excl.)"
-    return (f"{case:28} {r['K']:>3} {r['J']:>2} {r['I']:>4} | {r['sp_avg']:>12.3f} {r['sp_bayes']:>7.3f} "
+    return (f"{case:34} {r['K']:>3} {r['J']:>2} {r['I']:>4} | {r['sp_avg']:>12.3f} {r['sp_bayes']:>7.3f} "
             f"{r['sp_ord']:>7.3f} | {r['cov_avg']:>12.2f} {r['cov_bayes']:>7.2f} {r['cov_ord']:>7.2f} | "
             f"{r['bayes_conv'] + ('' if r['bayes_ok'] else ' NO'):>22} {r['bayes_s']:>5.0f} | "
             f"{r['ord_conv'] + ('' if r['ord_ok'] else ' NO'):>22} {r['ord_s']:>5.0f} | {r['ratio']:>5.2f}")
@@ -110,14 +110,14 @@ def main(argv: list[str] | None = None) -> int:
         try:
             r = compare(_load(case), cutpoints=args.cutpoints, chains=args.chains, draws=args.draws, tune=args.tune)
         except ValueError as exc:
-            print(f"{case:28} could not run: {exc}", flush=True)
+            print(f"{case:34} could not run: {exc}", flush=True)
             continue
         rows.append(r)
         print(format_row(case, r), flush=True)
     if rows:
         n = len(rows)
         mean = {k: sum(r[k] for r in rows) / n for k in ("sp_avg", "sp_bayes", "sp_ord", "cov_avg", "cov_bayes", "cov_ord")}
-        print(f"{'mean over ' + str(n) + ' cases':28} {'':>3} {'':>2} {'':>4} | {mean['sp_avg']:>12.3f} "
+        print(f"{'mean over ' + str(n) + ' cases':34} {'':>3} {'':>2} {'':>4} | {mean['sp_avg']:>12.3f} "
               f"{mean['sp_bayes']:>7.3f} {mean['sp_ord']:>7.3f} | {mean['cov_avg']:>12.2f} {mean['cov_bayes']:>7.2f} "
               f"{mean['cov_ord']:>7.2f} |", flush=True)
         print(f"# ordinal converged in {sum(r['ord_ok'] for r in rows)} of {n}; simplex in "

@@ -928,9 +928,9 @@ def test_rows_download_writes_whole_levels_as_integers():
 
 # -- a file with gold labels ----------------------------------------------------------------------
 
-def _labelled_csv() -> bytes:
-    """3 candidates x 40 items x 3 judges on a 1-3 scale, every answer with its truth, the answers of
-    the first 8 items gold (24 labels)."""
+def _labelled_csv(gold=lambda item, cand: item < 8) -> bytes:
+    """3 candidates x 40 items x 3 judges on a 1-3 scale, every answer with its truth; by default the
+    answers of the first 8 items gold (24 labels)."""
     rng = np.random.default_rng(3)
     rows = ["item,candidate,judge,score,true_score,gold"]
     for item in range(40):
@@ -938,7 +938,7 @@ def _labelled_csv() -> bytes:
             truth = int(np.floor(mean)) + int(rng.random() < mean - np.floor(mean))
             for judge in ("j1", "j2", "j3"):
                 score = int(np.clip(truth + rng.choice([-1, 0, 0, 1]), 1, 3))
-                rows.append(f"q{item},{cand},{judge},{score},{truth},{'true' if item < 8 else ''}")
+                rows.append(f"q{item},{cand},{judge},{score},{truth},{'true' if gold(item, cand) else ''}")
     return "\n".join(rows).encode()
 
 
@@ -975,11 +975,42 @@ def test_a_file_with_gold_labels_opens_the_rankings_on_the_labelled_ranking():
     assert "bayesian_ppi (uses labels)" not in list(evaluation["method"])
 
 
+def test_too_few_labels_for_a_candidate_say_so_and_the_label_free_ranking_stays():
+    import time
+
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    csv = _labelled_csv(gold=lambda item, cand: item < 8 if cand != "b" else item == 0)  # b: one label
+    at.file_uploader(key="w_uploader").set_value(("few.csv", csv, "text/csv")).run()
+    at.switch_page("pages/rankings_page.py").run()
+    deadline = time.time() + 300
+    while not any("No labelled ranking" in w.value for w in at.warning) and time.time() < deadline:
+        time.sleep(1.0)
+        at.run()
+    assert_clean(at)
+    warning = next(plain(w.value) for w in at.warning if "No labelled ranking" in w.value)
+    assert "at least 2 labelled answers" in warning and "b (1) has fewer" in warning
+    assert "**Label-free Bayesian ranking**" in texts(at)
+
+
 # -- the ordinal model, a background fit ------------------------------------------------------------
+
+def _forget_ordinal_fit(dataset: str) -> None:
+    """Remove the ordinal fit of a built-in dataset stored by an earlier run of the suite."""
+    from app_support.ordinal_fit import ORDINAL_JOB
+    from simplex_core.data.datasets import load_dataset
+    from simplex_core.data.views import item_view
+    from simplex_core.methods.ordinal import OrdinalSettings, ordinal_data
+
+    table = load_dataset(dataset)
+    data = ordinal_data(item_view(table), table.scale, frozenset(table.self_family_pairs))
+    ORDINAL_JOB.store._path(data, OrdinalSettings()).unlink(missing_ok=True)
+
 
 def test_the_ordinal_row_is_fitted_in_the_background_and_offered_on_the_export_page():
     import time
 
+    _forget_ordinal_fit("topical-chat")
     at = new_app({"data": "topical-chat"})
     at.switch_page("pages/export_page.py").run()
     assert_clean(at)
@@ -989,11 +1020,10 @@ def test_the_ordinal_row_is_fitted_in_the_background_and_offered_on_the_export_p
     assert_clean(at)
     deadline = time.time() + 300
     evaluation = lambda: next(d.value for d in at.dataframe if "interval_score" in d.value.columns)  # noqa: E731
-    first = True
+    # the page is drawn at once, with the fit's progress and a Cancel button, not blocked by the fit
+    assert "Fitting the ordinal many-facet model" in texts(at)
+    assert any(b.label == "Cancel the ordinal fit" for b in at.button)
     while "ordinal" not in list(evaluation()["method"]) and time.time() < deadline:
-        if first:  # the page is drawn at once, with the fit's progress and a Cancel button, not blocked by the fit
-            assert "Fitting the ordinal many-facet model" in texts(at) or "ordinal" in list(evaluation()["method"])
-            first = False
         time.sleep(1.0)
         at.run()
     assert_clean(at)
@@ -1004,14 +1034,7 @@ def test_the_ordinal_row_is_fitted_in_the_background_and_offered_on_the_export_p
 
 
 def test_the_ordinal_fit_can_be_cancelled_and_fitted_again():
-    from app_support.ordinal_fit import ORDINAL_JOB
-    from simplex_core.data.datasets import load_dataset
-    from simplex_core.data.views import item_view
-    from simplex_core.methods.ordinal import OrdinalSettings, ordinal_data
-
-    table = load_dataset("hanna")
-    data = ordinal_data(item_view(table), table.scale, frozenset(table.self_family_pairs))
-    ORDINAL_JOB.store._path(data, OrdinalSettings()).unlink(missing_ok=True)  # a fit stored by an earlier run
+    _forget_ordinal_fit("hanna")
     at = new_app({"data": "hanna"})
     at.switch_page("pages/rankings_page.py").run()
     at.toggle(key="w_rank_ordinal").set_value(True).run()

@@ -672,7 +672,8 @@ def ordinal_json(result: MethodResult, settings: OrdinalSettings) -> dict:
     return {
         "method": result.method,
         "uses_labels": False,
-        "model": "cumulative-logit many-facet model: quality + item + answer effects, "
+        "model": "cumulative-logit many-facet model: quality + item effects"
+                 f"{' + answer effects' if d['answer_effects'] else ''}, "
                  f"{'per-judge' if settings.cutpoints == 'judge' else 'shared'} cutpoints shifted by judge severity",
         "candidates": rows,
         "diagnostics": {"converged": bool(d["converged"]), "max_rhat": clean(d["max_rhat"]),
