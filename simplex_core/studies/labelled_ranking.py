@@ -36,8 +36,9 @@ from scipy import stats
 
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import item_view
-from simplex_core.methods.baselines import (MethodResult, _long_draws, _power_tuning_lambda, _series,
-                                            _item_resample_weights, score_array)
+from simplex_core.methods.method_base import (MethodResult, _item_resample_weights, _long_draws, _series,
+                                              score_array)
+from simplex_core.methods.ppi import _power_tuning_lambda
 from simplex_core.model.ranks import rank_interval, rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
