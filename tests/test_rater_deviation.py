@@ -153,3 +153,23 @@ def test_leaderboard_and_pairwise_rank_the_truth():
     assert table.loc["a", "expected_score_mean"] == pytest.approx(1.0)  # E's own figures stay E's
     plain = leaderboard(e, ["a", "b"]).set_index("candidate")
     assert plain.loc["a", "p_best"] == 1.0
+
+
+def test_a_reweighted_view_says_what_its_rank_intervals_include(three_level_fit, tmp_path):
+    """An approximate (reweighted) posterior carries its source's δ draws and the record of them, read
+    from the fit in memory or from its stored file, so the page can say what the intervals include."""
+    import dataclasses
+
+    from simplex_core.inference.reweighting import (prior_draws, prior_draws_from_file, resampled_posterior,
+                                                    reweight)
+
+    target = dataclasses.replace(three_level_fit.settings, beta_max=three_level_fit.settings.beta_max + 0.5)
+    rw = reweight(three_level_fit, target)
+    source_record = rater_deviation_record(three_level_fit)
+    path = tmp_path / "posterior.nc"
+    three_level_fit.idata.to_netcdf(str(path))
+    for draws in (prior_draws(three_level_fit), prior_draws_from_file(path, three_level_fit.settings,
+                                                                       three_level_fit.counts.scale)):
+        approx = resampled_posterior(draws, rw)
+        assert rater_deviation_record(approx) == source_record
+        assert "one more rater" in rater_deviation_text(rater_deviation_record(approx))

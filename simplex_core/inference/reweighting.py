@@ -162,6 +162,9 @@ class PriorDraws:
     #: δ draws [S, K] of the source fit (:mod:`simplex_core.inference.rater_deviation`): the truth's
     #: rank is that of E + δ; a reweighted posterior carries the source's δ with its draws
     rater_deviation: np.ndarray | None = None
+    #: the source fit's record of δ (τ_0, each τ_j, why zero), so an approximate view can say what its
+    #: rank intervals include as the fit's own view does
+    rater_deviation_record: str = ""
 
     @property
     def n_draws(self) -> int:
@@ -228,7 +231,8 @@ def prior_draws(fit: Any) -> PriorDraws:
     e = flat("expected_score")
     delta = flat("rater_deviation") if "rater_deviation" in post else None
     return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), flat("rho"), boost, *re, e,
-                      tuple(str(c) for c in post["candidate"].values), delta)
+                      tuple(str(c) for c in post["candidate"].values), delta,
+                      str(post.attrs.get("rater_deviation", "") or ""))
 
 
 def _random_effect_logs(R: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -261,11 +265,14 @@ def prior_draws_from_file(path: Any, settings: Any, scale: Any) -> PriorDraws:
 
         candidates = tuple(c.decode() if isinstance(c, bytes) else str(c) for c in post["candidate"][()])
         rho, boost, e, delta = flat("rho"), flat("boost_log"), flat("expected_score"), flat("rater_deviation")
+        record = post.attrs.get("rater_deviation", b"")
+        record = record.decode() if isinstance(record, bytes) else str(record)
         R = W = None
         if settings.has_random_effects:
             R, W = flat("R"), flat("W")
     re = _random_effect_logs(R, W) if R is not None else (None,) * 4
-    return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), rho, boost, *re, e, candidates, delta)
+    return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), rho, boost, *re, e, candidates, delta,
+                      record)
 
 
 def structure_problem(source: Any, target: Any) -> str | None:
@@ -422,5 +429,7 @@ def resampled_posterior(draws: PriorDraws, rw: Reweighted, seed: int = 0) -> Any
                        "expected_rank": (dims, ranks_from_scores(e)[None]),
                        "rank": (dims, ranks_from_scores(e + delta)[None])}, coords=coords)
     post.attrs["approximate"] = rw.describe()
+    if draws.rater_deviation_record:
+        post.attrs["rater_deviation"] = draws.rater_deviation_record
     post.attrs["settings"] = json.dumps(rw.target.to_dict()) if hasattr(rw.target, "to_dict") else ""
     return az.InferenceData(posterior=post)
