@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -496,4 +497,34 @@ def test_figures_draw_with_the_light_bundle_the_page_asks_for(server, page):
                            "(d.data || []).some(t => t.type === 'scatter3d') && d.querySelector('.gl-container'))",
                            timeout=60_000)
     assert page.locator("[data-figure-error]").count() == 0
+
+
+def test_a_file_with_gold_labels_opens_the_rankings_on_its_labelled_ranking(server, page):
+    """The labelled ranking drawn by a real browser: the line, the labels used, the moves, and the
+    switch back to the label-free ranking, without an error box."""
+    rng = np.random.default_rng(5)
+    rows = ["item,candidate,judge,score,true_score,gold"]
+    for item in range(30):
+        for cand, mean in (("a", 1.4), ("b", 2.1), ("c", 2.7)):
+            truth = int(np.floor(mean)) + int(rng.random() < mean - np.floor(mean))
+            for judge in ("j1", "j2", "j3"):
+                score = int(np.clip(truth + rng.choice([-1, 0, 0, 1]), 1, 3))
+                rows.append(f"q{item},{cand},{judge},{score},{truth},{'true' if item < 6 else ''}")
+    page.goto(f"{server}/data")
+    _settle(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": "labelled.csv", "mimeType": "text/csv", "buffer": "\n".join(rows).encode()}])
+    page.wait_for_selector("text=passed validation", timeout=60_000)
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Rankings").first.click()
+    page.wait_for_selector("text=Labels used:", timeout=300_000)  # drawn once the label-free fit has landed
+    _settle(page)
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    assert "Labels used: 18 labelled answers (20% of 90, on 6 items; at least 6 per candidate)." in text
+    assert "What the labels changed:" in text and "Label-free Bayesian ranking" in text
+    _no_error_box(page)
+    _shot(page, "rankings-labelled")
+    page.get_by_text("Label-free", exact=True).click()
+    page.wait_for_selector("text=gold labels are left out of every ranking on this page", timeout=60_000)
+    _settle(page)
+    assert "Labels used:" not in page.locator('[data-testid="stMain"]').inner_text()
     _no_error_box(page)
