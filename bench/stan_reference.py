@@ -57,7 +57,8 @@ def stan_data(counts, settings) -> dict:
 
     Only the weight-propagation prior with fixed ω and β_max (not integrated mode) is programmed.
     """
-    from simplex_core.model.definition import included_pairs, resolve_delta
+    from simplex_core.model.definition import included_pairs
+    from simplex_core.model.priors import parse_delta
 
     if settings.prior != "weight-propagation" or settings.integrated:
         raise ValueError("the Stan reference implements the weight-propagation prior with fixed omega and beta_max only.")
@@ -75,7 +76,7 @@ def stan_data(counts, settings) -> dict:
         "correct": [int(i) + 1 for i in scale.true_index],
         "beta_max": float(settings.beta_max),
         "omega": float(settings.omega),
-        "delta": [float(x) for x in resolve_delta(settings.delta, T)],
+        "delta": [float(x) for x in parse_delta(settings.delta, T)],
         "use_re": int(use_re),
     }
 
