@@ -28,10 +28,10 @@ from bench.shared_truth_speed import CASES
 
 
 def block_labels(J: int, K: int, M: int, T: int, G: int, n: int) -> np.ndarray:
-    """The parameter block of each unconstrained coordinate (:func:`simplex_core.model.fast_density._offsets`)."""
-    from simplex_core.model.fast_density import _offsets
+    """The parameter block of each unconstrained coordinate (:func:`simplex_core.model.fast_density.coordinate_offsets`)."""
+    from simplex_core.model.fast_density import coordinate_offsets
 
-    o_pi, o_rho, o_first, o_edge, o_z, _, _ = _offsets(J, K, M, T, G, 1)
+    o_pi, o_rho, o_first, o_edge, o_z, _, _ = coordinate_offsets(J, K, M, T, G, 1)
     labels = np.full(n, "random effects", dtype=object)
     for name, start, stop in (("pi", o_pi, o_rho), ("rho", o_rho, o_first), ("first", o_first, o_edge),
                               ("edge", o_edge, o_z)):

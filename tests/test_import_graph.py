@@ -153,3 +153,46 @@ def test_only_the_command_line_imports_the_command_line_and_nothing_imports_the_
         assert "app_support" not in {m.split(".")[0] for m in _imports(path)}, path
         if _unit(_module_of(path)) not in ("simplex_core.cli", "simplex_core", "simplex_core.__main__"):
             assert not any(_unit(m) == "simplex_core.cli" for m in _imports(path)), path
+
+
+#: Rooms stay small enough to read: no module over MAX_MODULE_LINES lines, no function (or method) over
+#: MAX_FUNCTION_LINES, docstring included. The numba kernels are exempt: numba's disk cache tracks one
+#: source file per kernel, so they stay in one file (model/fast_density.py says so at its top).
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 150
+SIZE_EXEMPT = ("model/fast_density.py",)
+
+
+def _oversized(path: Path, name: str) -> list[str]:
+    text = path.read_text()
+    out = []
+    if len(text.splitlines()) > MAX_MODULE_LINES:
+        out.append(f"{name}: {len(text.splitlines())} lines (at most {MAX_MODULE_LINES})")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines = node.end_lineno - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES:
+                out.append(f"{name}: {node.name} is {lines} lines (at most {MAX_FUNCTION_LINES})")
+    return out
+
+
+def test_no_module_is_over_800_lines_and_no_function_over_150():
+    too_big = []
+    for path in sorted(CORE.rglob("*.py")):
+        name = path.relative_to(CORE).as_posix()
+        if name not in SIZE_EXEMPT:
+            too_big += _oversized(path, name)
+    assert not too_big, "split these by idea:\n" + "\n".join(too_big)
+    assert all((CORE / name).exists() for name in SIZE_EXEMPT)  # an exemption names a real file
+
+
+def test_the_size_rule_sees_a_long_function_and_a_long_module(tmp_path):
+    body = "".join(f"        x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    long_function = tmp_path / "long_function.py"
+    long_function.write_text("def short():\n    return 1\n\n\nclass Room:\n    def long(self):\n" + body)
+    assert _oversized(long_function, "long_function.py") == [
+        f"long_function.py: long is {MAX_FUNCTION_LINES + 1} lines (at most {MAX_FUNCTION_LINES})"]
+    long_module = tmp_path / "long_module.py"
+    long_module.write_text("".join(f"X{i} = {i}\n" for i in range(MAX_MODULE_LINES + 1)))
+    assert _oversized(long_module, "long_module.py") == [
+        f"long_module.py: {MAX_MODULE_LINES + 1} lines (at most {MAX_MODULE_LINES})"]

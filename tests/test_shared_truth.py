@@ -205,14 +205,14 @@ def _forty_judges_mostly_sure(gold: float):
     J, K = 40, 3
     counts = _answers_counts(scale, J, K, n=6, seed=4, missing=0.0, gold=gold)
     buf = fast_density.build_buffer(counts, FitSettings(omega=0.0, likelihood="shared-truth"))
-    Q, U = int(buf[10]), int(buf[11])
-    rows_at = buf.size - (Q * (3 + J) + U * J + Q + K + 1)
+    Q, U = int(buf[fast_density.BUF_PATTERN_ROWS]), int(buf[fast_density.BUF_DISTINCT_PATTERNS])
+    rows_at = buf.size - (Q * (fast_density.ROW_SCORES + J) + U * J + Q + K + 1)
     rng = np.random.default_rng(0)
     pi = rng.dirichlet(np.ones(2), size=K)
     theta = np.empty((J, 2, 2))
     theta[:, :, 0], theta[:, :, 1] = 1e-30, 1.0 - 1e-30
     theta[: J // 2, 1, 0], theta[: J // 2, 1, 1] = 0.3, 0.7
-    return J, K, buf[rows_at:], Q, buf[rows_at + Q * (3 + J):], U, pi, theta, rng
+    return J, K, buf[rows_at:], Q, buf[rows_at + Q * (fast_density.ROW_SCORES + J):], U, pi, theta, rng
 
 
 def test_dense_kernel_goes_through_logs_where_products_would_underflow():

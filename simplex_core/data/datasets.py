@@ -22,14 +22,12 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-import simplex_core
 
+from simplex_core.data.assets import DATASETS_DIR
 from simplex_core.data.table import JudgmentTable, load_table
 from simplex_core.data.reading import load_families
 from simplex_core.data.scale import Scale
 from simplex_core.data.scale import format_level as _fmt
-
-ASSETS_DIR = Path(simplex_core.__file__).resolve().parent.parent / "assets" / "datasets"
 
 #: The dataset the app opens with: small (9 x 9 x 400), binary, with human truth, the primary file of
 #: its source paper, and heavy same-family overlap that shows what self-family exclusion does.
@@ -215,9 +213,9 @@ def _read_info(folder: Path) -> DatasetInfo:
 
 def list_datasets() -> list[DatasetInfo]:
     """Every built-in dataset, in display order (the default dataset first)."""
-    if not ASSETS_DIR.is_dir():
+    if not DATASETS_DIR.is_dir():
         return []
-    folders = [p for p in ASSETS_DIR.iterdir() if (p / "dataset.json").is_file()]
+    folders = [p for p in DATASETS_DIR.iterdir() if (p / "dataset.json").is_file()]
     rank = {n: i for i, n in enumerate(_ORDER)}
     folders.sort(key=lambda p: (rank.get(p.name, len(_ORDER)), p.name))
     return [_read_info(p) for p in folders]
@@ -236,7 +234,7 @@ def get_dataset(name: str) -> DatasetInfo:
     DatasetError
         For an unknown name; the message lists the valid ones.
     """
-    folder = ASSETS_DIR / str(name)
+    folder = DATASETS_DIR / str(name)
     if str(name) and "/" not in str(name) and (folder / "dataset.json").is_file():
         return _read_info(folder)
     names = dataset_names()

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simplex_core.model.fast_density import PRIOR_CODES, _offsets, build_buffer, expand_c, logp_c, logp_grad, sizes, stored_coords, stored_slices, stored_variables
+from simplex_core.model.fast_density import (BUF_INTEGRATED, BUF_OMEGA, BUF_OMEGA_UPPER, BUF_PRIOR, PRIOR_CODES, build_buffer,
+                                             coordinate_offsets, expand_c, logp_c, logp_grad, sizes, stored_coords, stored_slices,
+                                             stored_variables)
 
 if TYPE_CHECKING:  # pragma: no cover
     from simplex_core.model.settings import CountsLike, ModelSettings
@@ -51,14 +53,14 @@ def _prior_centre(buf: np.ndarray) -> np.ndarray:
     J, K, M, T, P, use_re, G, n = sizes(buf)
     centre = np.zeros(int(n))
     if use_re:
-        integrated = buf[12] > 0.5
-        o_R, o_W = (int(o) for o in _offsets(J, K, M, T, G, 2 if integrated else 1)[5:7])
+        integrated = buf[BUF_INTEGRATED] > 0.5
+        o_R, o_W = (int(o) for o in coordinate_offsets(J, K, M, T, G, 2 if integrated else 1)[5:7])
         if integrated:
-            omega = 0.5 * buf[13]
+            omega = 0.5 * buf[BUF_OMEGA_UPPER]
             centre[o_R:o_R + J] = math.log((1.0 + omega * J) / J)
             centre[o_W:o_W + K] = math.log((1.0 + omega * K) / K)
         else:
-            centre[o_R:o_W + K] = math.log(buf[7])
+            centre[o_R:o_W + K] = math.log(buf[BUF_OMEGA])
     return centre
 
 
@@ -99,8 +101,8 @@ def trusted_start(counts: "CountsLike", buf: np.ndarray, accuracy: float | np.nd
         shares = np.einsum("jkm,jk->km", np.asarray(counts.N, dtype=float), np.asarray(counts.included, dtype=float))
         pi = shares[:, correct] + 1.0
     accuracy = np.broadcast_to(np.asarray(accuracy, dtype=float), (J,))
-    prior = int(buf[16])
-    o_pi, o_rho, o_first, o_edge = (int(v) for v in _offsets(J, K, M, T, G, 2 if buf[12] > 0.5 else 1)[:4])
+    prior = int(buf[BUF_PRIOR])
+    o_pi, o_rho, o_first, o_edge = (int(v) for v in coordinate_offsets(J, K, M, T, G, 2 if buf[BUF_INTEGRATED] > 0.5 else 1)[:4])
     for k in range(K):
         x[o_pi + k * (T - 1): o_pi + (k + 1) * (T - 1)] = _simplex_coordinates(pi[k] / np.sum(pi[k]))
     for j in range(J):

@@ -44,6 +44,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from simplex_core.data.assets import PRECOMPUTED_DIR
 from simplex_core.inference.rater_deviation import ensure_rater_deviation
 from simplex_core.inference.fit_identity import counts_hash, data_hash, data_key, fit_key, model_key
 from simplex_core.model.settings import CountsLike, FitSettings
@@ -59,7 +60,7 @@ _STALE_TEMP_S = 15 * 60  # a temporary folder older than this belongs to a write
 _MEMORY_ENTRIES = 32  # fits kept in memory per process when the folder cannot be written
 
 #: The fits shipped with the project (``scripts/precompute_default.py``): the app's read-only layer.
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "assets" / "precomputed"  # the checkout's assets/
+SHIPPED_DIR = PRECOMPUTED_DIR
 #: A read-only entry's two files, by its stem (``default``: the fit the app shows on opening).
 READ_ONLY_META, READ_ONLY_POSTERIOR = "{stem}_fit.json", "{stem}_posterior.nc"
 

@@ -79,11 +79,11 @@ def boost_log_from_unconstrained(x: np.ndarray, J: int, K: int, M: int, T: int, 
     ρ, first rows, then each judge's block), summed in the order of :func:`boosted_node_sizes`.
 
     Every simplex is PyMC's centred softmax ``p = softmax([y, −Σy])``."""
-    from simplex_core.model.fast_density import PRIOR_CODES, _offsets, _row_block
+    from simplex_core.model.fast_density import PRIOR_CODES, coordinate_offsets, row_block
 
     x = np.asarray(x, dtype=float)
-    per_row = int(_row_block(M, PRIOR_CODES[prior]))  # coordinates per row 1..T−1 of a judge's block
-    o_first, o_block = (int(o) for o in _offsets(J, K, M, T, (T - 1) * per_row, 1)[2:4])
+    per_row = int(row_block(M, PRIOR_CODES[prior]))  # coordinates per row 1..T−1 of a judge's block
+    o_first, o_block = (int(o) for o in coordinate_offsets(J, K, M, T, (T - 1) * per_row, 1)[2:4])
 
     def log_simplex(y: np.ndarray) -> np.ndarray:
         z = np.concatenate([y, -y.sum(axis=-1, keepdims=True)], axis=-1)

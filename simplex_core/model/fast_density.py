@@ -1,5 +1,11 @@
 """Hand-written log density and gradient of the model, compiled once by numba.
 
+Why one file of 1,500 lines: numba's on-disk cache (``cache=True``) keys each compiled kernel by its
+own source file's timestamp and does not see a change in a kernel it calls from another file, nor in
+a constant (the buffer offsets ``BUF_*`` / ``ROW_*`` below) defined there: split across files, an edit
+could leave stale machine code running. So every kernel, and every constant they compile in, stays
+here; the Python around them (mode search, engines) lives in :mod:`simplex_core.inference`.
+
 This module owns the numba kernels of the fast path of :mod:`simplex_core.inference.fitting` (engine
 ``'fast'``; the engine itself, mode search, chain starts and the nutpie glue, is
 :mod:`simplex_core.inference.fast_engine`): the log density of the model that
@@ -90,13 +96,27 @@ __all__ = [
     "warm_up",
 ]
 
-#: float64 buffer header: [length, J, K, M, T, P, random effects 0/1, ω, β_max, shared truth 0/1,
-#: pattern rows Q, distinct score patterns U, integrated 0/1, upper bound of ω, upper bound of β_max,
-#: per-candidate dense passes 0/1 (see :func:`_shared_truth_loglik_dense`), judge prior code
-#: (:data:`PRIOR_CODES`)] (integrated mode:
-#: ω and β_max are coordinates of x, not buffer values; the bounds travel in the buffer so that the
-#: compiled code never holds a copy of model.py's constants)
-HEADER = 17
+#: The float64 buffer's header, by named offset (every reader, here and in simplex_core.inference, reads it
+#: by these names; numba compiles them in as constants). In integrated mode ω and β_max are coordinates
+#: of x, not buffer values; their upper bounds travel in the buffer so that the compiled code never
+#: holds a copy of the model's constants.
+BUF_LENGTH = 0  # the buffer's length
+BUF_J, BUF_K, BUF_M, BUF_T = 1, 2, 3, 4  # judges, candidates, observed levels, true levels
+BUF_P = 5  # (judge, candidate) pairs in the per-judge likelihood (0 with shared truth)
+BUF_RANDOM_EFFECTS = 6  # 1: Z, R, W are coordinates
+BUF_OMEGA, BUF_BETA_MAX = 7, 8  # fixed ω and β_max
+BUF_SHARED_TRUTH = 9  # 1: the shared-truth likelihood over pattern rows
+BUF_PATTERN_ROWS = 10  # Q, the pattern rows
+BUF_DISTINCT_PATTERNS = 11  # U, the distinct score patterns over all candidates
+BUF_INTEGRATED = 12  # 1: ω and β_max are coordinates (integrated mode)
+BUF_OMEGA_UPPER, BUF_BETA_MAX_UPPER = 13, 14  # their Uniform priors' upper bounds
+BUF_DENSE_PASSES = 15  # 1: per-candidate dense passes (see _shared_truth_loglik_dense)
+BUF_PRIOR = 16  # the judge prior's code (PRIOR_CODES)
+HEADER = 17  # the header's length: δ [T], the true values [T], the true levels' positions [T] follow
+
+#: A shared-truth pattern row: candidate, gold true level (−1: none), weight, then the J judges' scores
+#: (−1: no score); a row is ROW_SCORES + J long.
+ROW_CANDIDATE, ROW_TRUTH, ROW_WEIGHT, ROW_SCORES = 0, 1, 2, 3
 
 #: The judge priors this path implements, by the code the buffer carries (``simplex_core.model.definition``'s names).
 PRIOR_CODES = {"weight-propagation": 0, "diagonal": 1, "mixing": 2}
@@ -170,7 +190,7 @@ def _log_sigmoid(u):
 
 
 @njit(cache=True, error_model="numpy")
-def _offsets(J, K, M, T, G, per):
+def coordinate_offsets(J, K, M, T, G, per):
     """Where each block of the unconstrained vector starts (the layout of the module docstring);
     ``G``: coordinates per judge after its first row (:func:`sizes`); ``per``: coordinates per
     random-effect variable R_j, W_k (1, or 2 in integrated mode: V and E)."""
@@ -225,7 +245,7 @@ def _interval(u, upper):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_block(M, prior):
+def row_block(M, prior):
     """Coordinates per row 1..T−1 of a judge's block, for judge prior code ``prior`` (:data:`PRIOR_CODES`)."""
     if prior == 1:  # diagonal: the row, a simplex over the M observed levels
         return M - 1
@@ -236,19 +256,19 @@ def _row_block(M, prior):
 
 @njit(cache=True, error_model="numpy")
 def _judge_block(M, T, prior):
-    """Coordinates per judge after its first row (:func:`_row_block` for each of rows 1..T−1)."""
-    return (T - 1) * _row_block(M, prior)
+    """Coordinates per judge after its first row (:func:`row_block` for each of rows 1..T−1)."""
+    return (T - 1) * row_block(M, prior)
 
 
 @njit(cache=True, error_model="numpy")
 def sizes(buf):
     """``(J, K, M, T, P, random effects, G, n)``: G the coordinates per judge after its first row
-    (:func:`_offsets`), n the length of the unconstrained vector."""
-    J = int(buf[1]); K = int(buf[2]); M = int(buf[3]); T = int(buf[4]); P = int(buf[5])
-    use_re = buf[6] > 0.5
-    G = _judge_block(M, T, int(buf[16]))
-    per = 2 if buf[12] > 0.5 else 1
-    offsets = _offsets(J, K, M, T, G, per)
+    (:func:`coordinate_offsets`), n the length of the unconstrained vector."""
+    J = int(buf[BUF_J]); K = int(buf[BUF_K]); M = int(buf[BUF_M]); T = int(buf[BUF_T]); P = int(buf[BUF_P])
+    use_re = buf[BUF_RANDOM_EFFECTS] > 0.5
+    G = _judge_block(M, T, int(buf[BUF_PRIOR]))
+    per = 2 if buf[BUF_INTEGRATED] > 0.5 else 1
+    offsets = coordinate_offsets(J, K, M, T, G, per)
     o_Z, o_W = offsets[4], offsets[6]
     n = o_W + per * K if use_re else o_Z  # without random effects the vector ends where Z would start
     if per == 2:
@@ -266,7 +286,7 @@ def _rows_forward(x, base0, M, T, prior, s, correct, lg, dg, theta, rows, grows,
     it runs fastest)."""
     lp = 0.0
     ds = 0.0
-    per = _row_block(M, prior)
+    per = row_block(M, prior)
     for t in range(T - 1):
         tgt = int(correct[t + 1])
         base = base0 + t * per
@@ -295,7 +315,7 @@ def _rows_forward(x, base0, M, T, prior, s, correct, lg, dg, theta, rows, grows,
 def _rows_backward(base0, M, T, prior, theta, rows, grows, lam, gtheta, g):
     """The gradient of :func:`_rows_forward`'s coordinates (into ``g``) given d(log density)/dΘ in
     ``gtheta``, which it carries back to row 0 (mixing: through the weights)."""
-    per = _row_block(M, prior)
+    per = row_block(M, prior)
     for t in range(T - 2, -1, -1):
         base = base0 + t * per
         if prior == 1:
@@ -325,9 +345,9 @@ def tempered_logp_grad(x, g, buf, power):
     """``(log prior + power · log likelihood, log likelihood)`` at ``x``, the gradient of the first
     into ``g``: the tempered densities of :mod:`simplex_core.inference.tempering` (``power = 1``: the posterior)."""
     J, K, M, T, P, use_re, G, n = sizes(buf)
-    omega = buf[7]
-    beta = buf[8]
-    integrated = buf[12] > 0.5
+    omega = buf[BUF_OMEGA]
+    beta = buf[BUF_BETA_MAX]
+    integrated = buf[BUF_INTEGRATED] > 0.5
     o = HEADER
     delta = buf[o:o + T]; o += T
     o += T  # true values
@@ -340,12 +360,12 @@ def tempered_logp_grad(x, g, buf, power):
     lp = 0.0
     lik = 0.0
     # offsets in x
-    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, G, 2 if integrated else 1)
+    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = coordinate_offsets(J, K, M, T, G, 2 if integrated else 1)
     o_hyp = n - 2  # integrated mode: ω, β_max are the last two coordinates
     s_om = s_bm = 0.0
-    if integrated:  # ω ~ Uniform(0, buf[13]), β_max ~ Uniform(0, buf[14]), PyMC's interval transform
-        omega, s_om, l_om = _interval(x[o_hyp], buf[13])
-        beta, s_bm, l_bm = _interval(x[o_hyp + 1], buf[14])
+    if integrated:  # ω ~ Uniform(0, buf[BUF_OMEGA_UPPER]), β_max ~ Uniform(0, buf[BUF_BETA_MAX_UPPER]), PyMC's interval transform
+        omega, s_om, l_om = _interval(x[o_hyp], buf[BUF_OMEGA_UPPER])
+        beta, s_bm, l_bm = _interval(x[o_hyp + 1], buf[BUF_BETA_MAX_UPPER])
         lp += l_om + l_bm
 
     pi = np.empty((K, T))
@@ -360,7 +380,7 @@ def tempered_logp_grad(x, g, buf, power):
         r = _sigmoid(x[o_rho + j])
         rho[j] = r
         lp += math.log(r) + math.log1p(-r)
-    prior = int(buf[16])
+    prior = int(buf[BUF_PRIOR])
     theta = np.zeros((J, T, M))
     gtheta = np.zeros((J, T, M))
     # weight propagation: the transition matrices A; diagonal / mixing: the rows or innovations, and the
@@ -466,11 +486,11 @@ def tempered_logp_grad(x, g, buf, power):
                 w = _sigmoid(x[o_W + k])
                 W[k] = w
                 lp += aK * math.log(w) + bK * math.log1p(-w)
-    if buf[9] > 0.5:  # shared truth: the answers' score patterns follow the per-pair counts
-        Q = int(buf[10])
+    if buf[BUF_SHARED_TRUTH] > 0.5:  # shared truth: the answers' score patterns follow the per-pair counts
+        Q = int(buf[BUF_PATTERN_ROWS])
         rows_at = o + P * M
-        lik += _shared_truth_loglik(buf[rows_at:], Q, buf[rows_at + Q * (3 + J):], int(buf[11]), J, K, M, T, pi, theta,
-                                    use_re, buf[15] > 0.5, Z, R, W, power, gpi, gtheta, gZ, gR, gW)
+        lik += _shared_truth_loglik(buf[rows_at:], Q, buf[rows_at + Q * (ROW_SCORES + J):], int(buf[BUF_DISTINCT_PATTERNS]), J, K, M, T, pi, theta,
+                                    use_re, buf[BUF_DENSE_PASSES] > 0.5, Z, R, W, power, gpi, gtheta, gZ, gR, gW)
     q = np.empty(T)
     gq = np.empty(T)
     gam = np.empty(M)
@@ -561,8 +581,8 @@ def tempered_logp_grad(x, g, buf, power):
                 g[o_W + k] = gW[k] * w * (1.0 - w) + aK * (1.0 - w) - bK * w
     if integrated:
         # dω/du = ω(1 − s): the shift E/(ωJ) contributes (E/(ωJ))(1 − s) per unit of its gradient
-        g[o_hyp] = dom * buf[13] * s_om * (1.0 - s_om) + (1.0 - 2.0 * s_om) + dom_u * (1.0 - s_om)
-        g[o_hyp + 1] = gbeta * buf[14] * s_bm * (1.0 - s_bm) + (1.0 - 2.0 * s_bm)
+        g[o_hyp] = dom * buf[BUF_OMEGA_UPPER] * s_om * (1.0 - s_om) + (1.0 - 2.0 * s_om) + dom_u * (1.0 - s_om)
+        g[o_hyp + 1] = gbeta * buf[BUF_BETA_MAX_UPPER] * s_bm * (1.0 - s_bm) + (1.0 - 2.0 * s_bm)
     return lp + power * lik, lik
 
 
@@ -571,9 +591,9 @@ def tempered_logp_grad(x, g, buf, power):
 @njit(cache=True, error_model="numpy")
 def _pattern_row(rows, q, J):
     """Pattern row ``q`` of the shared-truth rows: its offset in ``rows``, candidate, gold true level
-    (−1: none) and weight; its J scores follow at offset + 3."""
-    base = q * (3 + J)
-    return base, int(rows[base]), int(rows[base + 1]), rows[base + 2]
+    (−1: none) and weight; its J scores follow at offset + ROW_SCORES."""
+    base = q * (ROW_SCORES + J)
+    return base, int(rows[base + ROW_CANDIDATE]), int(rows[base + ROW_TRUTH]), rows[base + ROW_WEIGHT]
 
 
 @njit(cache=True, error_model="numpy")
@@ -783,12 +803,12 @@ def _shared_truth_loglik_dense(rows, Q, distinct, U, J, K, T, pi, theta, power, 
         for q in range(int(starts[k]), int(starts[k + 1])):
             u = int(index[q])
             row_tot[q] = tot[u]
-            c[u] += power * rows[q * (3 + J) + 2] / tot[u]
+            c[u] += power * rows[q * (ROW_SCORES + J) + ROW_WEIGHT] / tot[u]
         _candidate_grads(k, U, T, pi, AT, c, gpi, GBt)
     row_log = np.empty(Q)
     _log_array(row_tot, row_log)
     for q in range(int(starts[0]), Q):
-        lik += rows[q * (3 + J) + 2] * (row_log[q] + bmax[int(index[q])])
+        lik += rows[q * (ROW_SCORES + J) + ROW_WEIGHT] * (row_log[q] + bmax[int(index[q])])
     for q in range(int(starts[0])):  # gold: the true level is observed
         _, k, tr, w = _pattern_row(rows, q, J)
         u = int(index[q])
@@ -816,7 +836,7 @@ def _row_responsibilities_in_logs(rows, base, k, J, T, pi, L, a):
     for t in range(T):
         a[t] = math.log(pi[k, t])
     for j in range(J):
-        s = int(rows[base + 3 + j])
+        s = int(rows[base + ROW_SCORES + j])
         if s >= 0:
             for t in range(T):
                 a[t] += math.log(L[j, k, s, t])
@@ -870,7 +890,7 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, de
         if tr >= 0:  # gold: the true level is observed (in logs: gold rows are few)
             ll = math.log(pi[k, tr])
             for j in range(J):
-                s = int(rows[base + 3 + j])
+                s = int(rows[base + ROW_SCORES + j])
                 if s >= 0:
                     ll += math.log(L[j, k, s, tr])
             for t in range(T):
@@ -880,7 +900,7 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, de
             for t in range(T):
                 a[t] = pi[k, t]
             for j in range(J):
-                s = int(rows[base + 3 + j])
+                s = int(rows[base + ROW_SCORES + j])
                 if s >= 0:
                     for t in range(T):
                         a[t] *= L[j, k, s, t]
@@ -900,7 +920,7 @@ def _shared_truth_loglik(rows, Q, distinct, U, J, K, M, T, pi, theta, use_re, de
             a[t] *= pw
             gpi[k, t] += a[t] / pi[k, t]
         for j in range(J):
-            s = int(rows[base + 3 + j])
+            s = int(rows[base + ROW_SCORES + j])
             if s >= 0:
                 for t in range(T):
                     gL[j, k, s, t] += a[t] * invL[j, k, s, t]
@@ -932,7 +952,7 @@ _C_SIG = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.
 @numba.cfunc(_C_SIG, cache=True, error_model="numpy")
 def logp_c(dim, x_, out_, logp_, ud_):
     head = numba.carray(ud_, (1,))
-    buf = numba.carray(ud_, (int(head[0]),))
+    buf = numba.carray(ud_, (int(head[BUF_LENGTH]),))
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
     lp = tempered_logp_grad(x, out, buf, 1.0)[0]
@@ -955,8 +975,8 @@ def expand(x, out, buf):
     o += T
     tv = buf[o:o + T]; o += T
     correct = buf[o:o + T]
-    integrated = buf[12] > 0.5
-    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = _offsets(J, K, M, T, G, 2 if integrated else 1)
+    integrated = buf[BUF_INTEGRATED] > 0.5
+    o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = coordinate_offsets(J, K, M, T, G, 2 if integrated else 1)
     w = 0
     tmp = np.empty(max(M, T))
     for k in range(K):
@@ -970,7 +990,7 @@ def expand(x, out, buf):
             acc += out[w + k * T + t] * tv[t]
         out[es_off + k] = acc
     w = es_off + K
-    prior = int(buf[16])
+    prior = int(buf[BUF_PRIOR])
     E = M * (M - 1) // 2
     A = np.zeros((M, M))
     theta = np.zeros((T, M))
@@ -1010,7 +1030,7 @@ def expand(x, out, buf):
                 out[w + k * T + t] = tmp[t]
         w += K * T
         if integrated:  # R and W from the augmentation's V and E (see tempered_logp_grad)
-            omega = buf[13] * _sigmoid(x[n - 2])
+            omega = buf[BUF_OMEGA_UPPER] * _sigmoid(x[n - 2])
             for j in range(J):
                 out[w + j] = _sigmoid(x[o_R + j] - math.exp(x[o_R + J + j]) / (omega * J))
             w += J
@@ -1025,8 +1045,8 @@ def expand(x, out, buf):
                 out[w + k] = _sigmoid(x[o_W + k])
             w += K
     if integrated:
-        out[w] = buf[13] * _sigmoid(x[n - 2])
-        out[w + 1] = buf[14] * _sigmoid(x[n - 1])
+        out[w] = buf[BUF_OMEGA_UPPER] * _sigmoid(x[n - 2])
+        out[w + 1] = buf[BUF_BETA_MAX_UPPER] * _sigmoid(x[n - 1])
         w += 2
     return w
 
@@ -1038,7 +1058,7 @@ _E_SIG = numba.types.int64(numba.types.uint64, numba.types.uint64, numba.types.C
 @numba.cfunc(_E_SIG, cache=True, error_model="numpy")
 def expand_c(dim, n_exp, x_, out_, ud_):
     head = numba.carray(ud_, (1,))
-    buf = numba.carray(ud_, (int(head[0]),))
+    buf = numba.carray(ud_, (int(head[BUF_LENGTH]),))
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (n_exp,))
     expand(x, out, buf)
@@ -1438,31 +1458,33 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
         scores = np.asarray(patterns.scores).reshape(patterns.n_patterns, J)[order]
         candidate = np.asarray(patterns.candidate)[order]
         rows = np.column_stack([candidate, patterns.truth[order], patterns.weight[order], scores])
-        head[9], head[10] = 1.0, patterns.n_patterns
+        head[BUF_SHARED_TRUTH], head[BUF_PATTERN_ROWS] = 1.0, patterns.n_patterns
         # the distinct score patterns over all candidates and each row's index among them: without
         # random effects the kernel computes the judges' product once per distinct pattern
         distinct, index = np.unique(scores, axis=0, return_inverse=True)
-        head[11] = distinct.shape[0]
+        head[BUF_DISTINCT_PATTERNS] = distinct.shape[0]
         n_gold = int(gold.sum())  # where each candidate's non-gold rows start; the gold rows end at starts[0]
         starts = n_gold + np.searchsorted(candidate[n_gold:], np.arange(K + 1))
-        head[15] = 1.0 if K * distinct.shape[0] <= DENSE_PATTERN_RATIO * patterns.n_patterns else 0.0
+        head[BUF_DENSE_PASSES] = 1.0 if K * distinct.shape[0] <= DENSE_PATTERN_RATIO * patterns.n_patterns else 0.0
         after_rows = np.concatenate([distinct.ravel(), np.ravel(index), starts]).astype(np.float64)
     else:
         jj, kk = included_pairs(counts)
         rows = np.zeros((0, 0))
         after_rows = np.zeros(0)
-    head[1:7] = [J, K, M, T, len(jj), 1.0 if settings.has_random_effects else 0.0]
-    head[7] = settings.omega
-    head[8] = settings.beta_max
+    head[BUF_J], head[BUF_K], head[BUF_M], head[BUF_T] = J, K, M, T
+    head[BUF_P] = len(jj)
+    head[BUF_RANDOM_EFFECTS] = 1.0 if settings.has_random_effects else 0.0
+    head[BUF_OMEGA] = settings.omega
+    head[BUF_BETA_MAX] = settings.beta_max
     if settings.integrated:
-        head[12:15] = [1.0, OMEGA_UPPER, BETA_MAX_UPPER]
-    head[16] = PRIOR_CODES[settings.prior]
+        head[BUF_INTEGRATED], head[BUF_OMEGA_UPPER], head[BUF_BETA_MAX_UPPER] = 1.0, OMEGA_UPPER, BETA_MAX_UPPER
+    head[BUF_PRIOR] = PRIOR_CODES[settings.prior]
     buf = np.concatenate([
         head, parse_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
         N[jj, kk].ravel(), np.asarray(rows, dtype=np.float64).ravel(), after_rows,
     ])
-    buf[0] = buf.size
+    buf[BUF_LENGTH] = buf.size
     return np.ascontiguousarray(buf)
 
 
