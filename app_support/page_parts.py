@@ -51,14 +51,17 @@ def data_caption(ctx: AnalysisContext) -> None:
                f"{n(len(t.items), 'item')}; "
                f"{md(t.scale.describe())}" + (" (collapsed)" if ctx.collapsed else "")
                + ("" if ctx.self_exclusion or not t.self_family_pairs else "; self-family judgments included")
-               + (f"; {t.n_gold} gold answer{'s' if t.n_gold != 1 else ''} (true level observed)" if t.n_gold else ""))
+               + (f"; {t.n_gold} gold answer{'s' if t.n_gold != 1 else ''} (left out of the Bayesian fit, label-free on "
+                  "every page; the Rankings page's ranking with labels uses them)" if t.n_gold else ""))
 
 
-def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool = True) -> None:
+def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool = True,
+               labels_left_out: int = 0) -> None:
     """Status of the fit on this page: progress/cancel while fitting, which fit is shown, the
     convergence verdict; starts the background grid and shows its progress in the sidebar.
     ``stale_shown=False``: the page shows something else than the previous fit while the fit runs
-    (the Rankings page's reweighted answer), so the previous fit is not announced."""
+    (the Rankings page's reweighted answer), so the previous fit is not announced.
+    ``labels_left_out``: the file's gold answers, which this label-free fit leaves out."""
     fits.fit_status_panel(view)
     if view.current or stale_shown:
         fits.result_notice(view)
