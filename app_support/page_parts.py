@@ -77,7 +77,8 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
         fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
-    data_notes_banner(view.counts, view.requested)  # what the data settle: said while the first fit runs too
+    # what the data settle: said while the first fit runs too
+    data_notes_banner(view.counts, view.requested, labels_left_out)
 
 
 def diagnostics_banner(result: Any) -> None:
@@ -94,12 +95,14 @@ def diagnostics_banner(result: Any) -> None:
                    icon=":material/warning:")
 
 
-def data_notes_banner(counts: Any, settings: Any = None) -> None:
-    """:func:`simplex_core.model.definition.data_notes` for these counts under the model ``settings`` asked for
-    (what the data can and cannot settle), one box each."""
-    from simplex_core.model.data_notes import data_notes
+def data_notes_banner(counts: Any, settings: Any = None, labels_left_out: int = 0) -> None:
+    """:func:`simplex_core.model.data_notes.data_notes` for these counts under the model ``settings`` asked for
+    (what the data can and cannot settle), one box each; of a label-free fit of a file with
+    ``labels_left_out`` gold answers, without proposing the labels it has
+    (:func:`simplex_core.studies.labelled_ranking.label_free_notes`)."""
+    from simplex_core.studies.labelled_ranking import label_free_notes
 
-    for note in data_notes(counts, settings):
+    for note in label_free_notes(counts, settings, labels_left_out):
         st.info(md(note), icon=":material/info:")
 
 
