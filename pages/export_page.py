@@ -76,6 +76,9 @@ json_button(settings_payload, f"{label}-settings", label="Settings JSON", key="d
 st.code(_command_line(), language="bash", wrap_lines=True)
 if ctx.collapsed:
     st.caption("The analysis uses collapsed levels; the command line reads the full scale (collapse the file first).")
+if file_table.n_gold:
+    st.caption("The command line's `fit` observes the true level of the file's gold answers; the app's fits leave them "
+               "out (label-free): drop the `gold` column to reproduce them.")
 
 st.subheader("Data")
 with guard("preparing the data downloads"):
