@@ -51,14 +51,17 @@ def data_caption(ctx: AnalysisContext) -> None:
                f"{n(len(t.items), 'item')}; "
                f"{md(t.scale.describe())}" + (" (collapsed)" if ctx.collapsed else "")
                + ("" if ctx.self_exclusion or not t.self_family_pairs else "; self-family judgments included")
-               + (f"; {t.n_gold} gold answer{'s' if t.n_gold != 1 else ''} (true level observed)" if t.n_gold else ""))
+               + (f"; {t.n_gold} gold answer{'s' if t.n_gold != 1 else ''} (left out of the Bayesian fit, label-free on "
+                  "every page; the Rankings page's ranking with labels uses them)" if t.n_gold else ""))
 
 
-def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool = True) -> None:
+def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool = True,
+               labels_left_out: int = 0) -> None:
     """Status of the fit on this page: progress/cancel while fitting, which fit is shown, the
     convergence verdict; starts the background grid and shows its progress in the sidebar.
     ``stale_shown=False``: the page shows something else than the previous fit while the fit runs
-    (the Rankings page's reweighted answer), so the previous fit is not announced."""
+    (the Rankings page's reweighted answer), so the previous fit is not announced.
+    ``labels_left_out``: the file's gold answers, which this label-free fit leaves out."""
     fits.fit_status_panel(view)
     if view.current or stale_shown:
         fits.result_notice(view)
@@ -74,7 +77,8 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
         fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
-    data_notes_banner(view.counts, view.requested)  # what the data settle: said while the first fit runs too
+    # what the data settle: said while the first fit runs too
+    data_notes_banner(view.counts, view.requested, labels_left_out)
 
 
 def diagnostics_banner(result: Any) -> None:
@@ -91,12 +95,14 @@ def diagnostics_banner(result: Any) -> None:
                    icon=":material/warning:")
 
 
-def data_notes_banner(counts: Any, settings: Any = None) -> None:
-    """:func:`simplex_core.model.definition.data_notes` for these counts under the model ``settings`` asked for
-    (what the data can and cannot settle), one box each."""
-    from simplex_core.model.data_notes import data_notes
+def data_notes_banner(counts: Any, settings: Any = None, labels_left_out: int = 0) -> None:
+    """:func:`simplex_core.model.data_notes.data_notes` for these counts under the model ``settings`` asked for
+    (what the data can and cannot settle), one box each; of a label-free fit of a file with
+    ``labels_left_out`` gold answers, without proposing the labels it has
+    (:func:`simplex_core.studies.labelled_ranking.label_free_notes`)."""
+    from simplex_core.studies.labelled_ranking import label_free_notes
 
-    for note in data_notes(counts, settings):
+    for note in label_free_notes(counts, settings, labels_left_out):
         st.info(md(note), icon=":material/info:")
 
 

@@ -118,6 +118,16 @@ def labelled_ranking(_result: Any, key: str, _table: Any, table_key: str, _count
         return None, str(exc)
 
 
+def evaluation_methods(bayes: Any, baselines: dict, labelled: Any = None, ordinal: Any = None) -> dict:
+    """The methods the Rankings page's figure and evaluation table show, in its order (the labelled
+    ranking, the Bayesian fit, the baselines, the ordinal model), those that are there (not None): the
+    Export page's evaluation CSV offers the same rows."""
+    from simplex_core.studies.labelled_ranking import LABELLED_METHOD
+
+    return (({LABELLED_METHOD: labelled} if labelled is not None else {}) | ({"bayesian": bayes} if bayes is not None else {})
+            | dict(baselines) | ({"ordinal": ordinal} if ordinal is not None else {}))
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def judge_simplex_parts(_result: Any, key: str, judge: str, max_draws: int = 60) -> dict:
     """One judge's posterior draws for its simplex view (``theta_draws``, ``theta_mean``,

@@ -55,6 +55,8 @@ class AnalysisContext:
         analysis-wide level collapsing (``None`` when loading failed or nothing is uploaded yet).
     table
         The table the analysis uses (collapsed when the Data page says so).
+    fit_table
+        The table the Bayesian fits read (property): ``table`` without its gold labels, on every page.
     table_error
         Why there is no table (an exception, rendered in plain words by the pages).
     settings
@@ -81,6 +83,15 @@ class AnalysisContext:
     @property
     def table_key(self) -> str:
         return da.table_key(self.table) if self.table is not None else ""
+
+    @property
+    def fit_table(self) -> JudgmentTable | None:
+        """``table`` without its gold labels. Every page shows this label-free fit: the labels enter the
+        Rankings page's labelled ranking (prediction-powered, built on this fit's predictions), which
+        covers better than observing them in the posterior, and one fit per file serves every page."""
+        if self.table is None or not self.table.n_gold:
+            return self.table
+        return da.label_free(self.table, self.table_key)
 
     @property
     def licence_warning(self) -> str | None:

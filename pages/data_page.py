@@ -192,9 +192,11 @@ with guard("summarising the table"):
     m[4].metric("Ground truth", (f"{raw.n_gold:,} gold" if raw.n_gold else "yes") if raw.has_truth else "no")
     st.markdown(f"**Scale:** {md(raw.scale.describe())}")
     if raw.n_gold:
-        st.caption(f"{raw.n_gold:,} answer{'s' if raw.n_gold != 1 else ''} marked `gold`: the shared-truth likelihood (the "
-                   f"default) fits {'their' if raw.n_gold != 1 else 'its'} true level as observed, beside the judges' scores; "
-                   "the per-judge likelihood does not use it. Every `true_score` also evaluates the methods and feeds PPI.")
+        st.caption(f"{raw.n_gold:,} answer{'s' if raw.n_gold != 1 else ''} marked `gold`: the app's Bayesian fit leaves "
+                   f"{'them' if raw.n_gold != 1 else 'it'} out (label-free on every page), and the Rankings page ranks with "
+                   f"{'them' if raw.n_gold != 1 else 'it'}: the label-free fit predicts every answer's true score and the "
+                   "labels correct its bias, candidate by candidate (bayesian_ppi; shared-truth likelihood). Every "
+                   "`true_score` also evaluates the methods and feeds PPI.")
     elif raw.has_truth:
         st.caption("`true_score` is used only to evaluate the methods and by PPI (which uses labels); the model never sees it.")
     pairs = raw.self_family_pairs if raw.families else []

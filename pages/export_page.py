@@ -38,7 +38,8 @@ st.caption("The address carries the dataset, the criterion, the candidates and j
 if not (require_table(ctx) and require_settings(ctx)):
     st.stop()
 data_caption(ctx)
-table, settings = ctx.table, ctx.settings
+# the file's rows as read (gold column included); every fit and method on the label-free table, as on every page
+file_table, table, settings = ctx.table, ctx.fit_table, ctx.settings
 label = ctx.source_label
 
 
@@ -75,12 +76,15 @@ json_button(settings_payload, f"{label}-settings", label="Settings JSON", key="d
 st.code(_command_line(), language="bash", wrap_lines=True)
 if ctx.collapsed:
     st.caption("The analysis uses collapsed levels; the command line reads the full scale (collapse the file first).")
+if file_table.n_gold:
+    st.caption("The command line's `fit` observes the true level of the file's gold answers; the app's fits leave them "
+               "out (label-free): drop the `gold` column to reproduce them.")
 
 st.subheader("Data")
 with guard("preparing the data downloads"):
     c = st.columns(3)
     with c[0]:
-        csv_button(lambda: da.rows_table(table), f"{label}-rows", label="Rows CSV", key="dl-x-rows")
+        csv_button(lambda: da.rows_table(file_table), f"{label}-rows", label="Rows CSV", key="dl-x-rows")
     with c[1]:
         csv_button(lambda: da.distribution(table, da.table_key(table)), f"{label}-distribution", label="Score distribution CSV",
                    key="dl-x-dist")
@@ -135,6 +139,11 @@ else:
                        key="dl-x-leaderboard")
 
 st.subheader("Baselines")
+ordinal = None
+with guard("looking up the ordinal model's fit"):
+    from app_support.ordinal_fit import ordinal_fit, ordinal_status_panel
+
+    ordinal = ordinal_fit(table, ctx.self_exclusion, submit=False)  # fitted on request only (below)
 with guard("preparing the baseline downloads"):
     import pandas as pd
 
@@ -151,25 +160,42 @@ with guard("preparing the baseline downloads"):
 
     truth = da.truth_ranks(table, da.table_key(table))
     if truth is not None:
+        # the rows of the Rankings page's evaluation table: the labelled ranking and the Bayesian fit when
+        # this setting's fit is ready, the baselines, the ordinal model when its fit has landed
+        fitted = view is not None and view.current and view.result is not None
+        bayes = results.bayesian_method_result(view.result, view.result_key) if fitted else None
+        labelled = labelled_why = None
+        if fitted and file_table.n_gold:
+            if view.result_settings.likelihood == "shared-truth":
+                labelled, labelled_why = results.labelled_ranking(view.result, view.result_key, file_table,
+                                                                  da.table_key(file_table), view.counts, ctx.self_exclusion)
+            else:
+                labelled_why = "it reads the shared-truth fit's predictions per answer."
+        evaluated = results.evaluation_methods(
+            bayes, da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0], labelled,
+            ordinal.result if ordinal is not None else None)
+
         def evaluation_table() -> pd.DataFrame:
             """Every method against the truth: Spearman, coverage and its price (interval width, interval
-            score), over how many candidates; the Bayesian row when this setting's fit is ready."""
+            score), over how many candidates."""
             from simplex_core.summaries.evaluation import evaluate_results
 
-            methods = dict(da.baseline_results(table, da.table_key(table), ctx.self_exclusion)[0])
-            if view is not None and view.current and view.result is not None:
-                methods = {"bayesian": results.bayesian_method_result(view.result, view.result_key)} | methods
-            return evaluate_results(methods, truth)
+            return evaluate_results(evaluated, truth)
 
         csv_button(evaluation_table, f"{label}-evaluation", label="Evaluation against the truth CSV",
                    key="dl-x-evaluation")
+        later = ([] if fitted else ["the Bayesian fit's rows join when it lands (above)"]) + (
+            ["the ordinal model's row joins when its fit has landed (below)"]
+            if ordinal is not None and ordinal.why is None and ordinal.result is None else [])
+        if labelled_why:
+            later.append(f"no ranking with the file's labels: {labelled_why.removesuffix('.')}")
+        st.caption(f"Rows of the evaluation CSV: {md(', '.join(evaluated))}" + "".join(f"; {md(t)}" for t in later) + ".")
 
 st.subheader("Ordinal many-facet model (label-free)")
 with guard("preparing the ordinal model's download"):
-    from app_support.ordinal_fit import ordinal_fit, ordinal_status_panel
-
-    ordinal = ordinal_fit(table, ctx.self_exclusion, submit=False)  # fitted on request only
-    if ordinal.result is not None:
+    if ordinal is None:
+        pass  # the look-up failed, said above
+    elif ordinal.result is not None:
         def ordinal_table() -> pd.DataFrame:
             res = ordinal.result
             s = res.summary()

@@ -50,12 +50,14 @@ st.markdown(
     "same answers as J fresh samples, so with many accurate judges its intervals are too narrow (simulated, 9 judges: "
     "95% rank intervals covered 73% of true ranks). It stays available, to reproduce the paper.\n"
     "- Each judge's share of each score is the same under both (the paper's γ_jk); only how the judges' scores of one "
-    "answer go together differs. Answers marked **gold** (a `gold` column) enter with their true score known.")
+    "answer go together differs. Answers marked **gold** (a `gold` column) enter with their true score known "
+    "(the command line's `fit`; the app's fits leave them out, see Rankings).")
 
 st.header("Data", anchor="data")
 st.markdown(
     "- One row per (item, candidate, judge) with the score. `true_score` (optional) is used to evaluate methods "
-    "and by PPI; the model uses it only on answers marked gold (`gold` = true).\n"
+    "and by PPI; beyond that only answers marked gold (`gold` = true) use it: the app's ranking with labels, and the "
+    "command line's `fit`, which observes their true level.\n"
     "- **Families** say which models come from the same maker. With self-family exclusion on (the default), a judge's "
     "scores of its own family are left out of the model and of every baseline, because judges tend to favour themselves.\n"
     "- **Columns** (upload, *How to read the file*; `--columns item=question_id,candidate=model,judge=grader,score=rating`) "
@@ -107,7 +109,9 @@ st.markdown(
     "predicts every answer's true score and the labelled answers correct the predictions' bias, candidate by candidate "
     "(prediction-powered inference, PPI++; it needs at least 2 labelled answers per candidate, chosen at random). The "
     "page says how many labels it used and how each candidate moved against the label-free ranking; a switch shows "
-    "the label-free one.\n"
+    "the label-free one. Every page's Bayesian fit (Simplex, Rankings, Sensitivity, Export) is that label-free one, "
+    "the file's labels left out: they enter only the ranking with labels (and its row of the evaluation), because "
+    "correcting the label-free predictions kept coverage where observing the labels in the posterior did not.\n"
     "- The **ordinal** method is the model a psychometrician would fit first: a cumulative-logit many-facet model "
     "(candidate quality, item effects, each judge's severity and cutpoints), label-free, with its own posterior rank "
     "intervals; the Rankings page fits it in the background on request. On a binary scale it has one cutpoint per "

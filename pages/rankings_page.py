@@ -37,7 +37,7 @@ if n_labels:
     from app_support.labelled_view import labels_switch
 
     labels_on = labels_switch(n_labels)
-table = da.label_free(file_table, da.table_key(file_table)) if n_labels else file_table
+table = ctx.fit_table
 truth = da.truth_ranks(table, da.table_key(table))
 
 view = approx = None
@@ -49,7 +49,7 @@ with guard("reweighting a fit already done"):  # the instant, approximate answer
     approx = approximate(view)
 if view is not None:
     with guard("preparing the fit"):
-        fit_header(view, stale_shown=approx is None)
+        fit_header(view, stale_shown=approx is None, labels_left_out=n_labels)
     with guard("reweighting a fit already done"):
         approximate_notice(view, approx)
 
@@ -84,7 +84,6 @@ labelled = None
 if labels_on:
     with guard("ranking with the file's labels"):
         from app_support.labelled_view import labelled_section
-        from simplex_core.studies.labelled_ranking import LABELLED_METHOD
 
         why = waiting = None
         if view is None:
@@ -100,8 +99,7 @@ if labels_on:
         labelled_section(labelled, why, bayes if view is not None and view.current else None, file_table, file_label,
                          waiting=waiting)
 
-methods = ({LABELLED_METHOD: labelled} if labelled is not None else {}) | (
-    {"bayesian": bayes} if bayes is not None else {}) | dict(baseline)
+methods = results.evaluation_methods(bayes, baseline, labelled)
 # the ordinal many-facet model is a full MCMC fit: run on request only, in the background like the other fits
 if st.toggle("Add the ordinal many-facet model (label-free competitor; a background MCMC fit, a minute or more)",
              value=False, key="w_rank_ordinal"):

@@ -29,13 +29,13 @@ ctx = context()
 if not (require_table(ctx) and require_settings(ctx)):
     st.stop()
 data_caption(ctx)
-table, settings = ctx.table, ctx.settings
+table, settings = ctx.fit_table, ctx.settings  # label-free, as on every page (the data caption says so)
 
 # -- the current fit ------------------------------------------------------------------------------
 view = None
 with guard("preparing the fit"):
     view = fits.get_fit(table, settings)
-    fit_header(view)
+    fit_header(view, labels_left_out=ctx.table.n_gold)
 
 # -- the sweep -------------------------------------------------------------------------------------
 st.subheader("The sweep")

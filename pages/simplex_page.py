@@ -31,7 +31,7 @@ ctx = context()
 if not (require_table(ctx) and require_settings(ctx)):
     st.stop()
 data_caption(ctx)
-table, settings = ctx.table, ctx.settings
+table, settings = ctx.fit_table, ctx.settings  # label-free, as on every page (the data caption says so)
 
 
 def _store_simplex_mapping(text_key: str, table_key: str, scale, labels, mapping) -> None:
@@ -73,7 +73,7 @@ scale = shown_table.scale
 view = None
 with guard("preparing the fit"):
     view = fits.get_fit(shown_table, settings, purpose="simplex" if shown_table is not table else "main")
-    fit_header(view, start_grid=shown_table is table)
+    fit_header(view, start_grid=shown_table is table, labels_left_out=ctx.table.n_gold)
 
 judges = list(shown_table.judges)
 c1, c2, c3 = st.columns([3, 1, 1])

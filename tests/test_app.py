@@ -213,7 +213,7 @@ def test_a_fastchat_judgment_upload_is_read_as_it_is_and_says_what_it_mapped():
     assert "FastChat MT-Bench single-answer judgments: 17 of 18 rows mapped" in shown and "1 of 18 FastChat rows have score -1" in shown
 
 
-def test_gold_answers_are_counted_and_said_to_enter_the_fit():
+def test_gold_answers_are_counted_and_said_to_be_left_out_of_the_fit():
     rows = ["item,candidate,judge,score,true_score,gold"]
     for item in range(6):
         for cand in ("a", "b"):
@@ -225,9 +225,9 @@ def test_gold_answers_are_counted_and_said_to_enter_the_fit():
     assert_clean(at)
     assert {m.label: m.value for m in at.metric}["Ground truth"] == "2 gold"
     captions = " ".join(plain(c.value) for c in at.caption)
-    assert "2 answers marked `gold`" in captions and "never sees" not in captions
+    assert "2 answers marked `gold`: the app's Bayesian fit leaves them out" in captions and "never sees" not in captions
     at.switch_page("pages/export_page.py").run()
-    assert "2 gold answers (true level observed)" in " ".join(plain(c.value) for c in at.caption)
+    assert "2 gold answers (left out of the Bayesian fit, label-free on every page" in " ".join(plain(c.value) for c in at.caption)
 
 def test_collapsing_levels_for_the_analysis_changes_the_scale():
     at = new_app({"data": "hanna"})
@@ -942,6 +942,33 @@ def _labelled_csv(gold=lambda item, cand: item < 8) -> bytes:
     return "\n".join(rows).encode()
 
 
+def test_every_page_with_a_fit_shows_the_label_free_one_and_says_so():
+    """A file with labels on 5 square levels and two judges: the notes of the fit shown (the judge
+    prior's lean, too few judges) are those of a label-free fit, on every page, and none proposes the
+    labels the file has (the fits are not awaited: the notes are said while they run)."""
+    rng = np.random.default_rng(5)
+    rows = ["item,candidate,judge,score,true_score,gold"]
+    for item in range(30):
+        for cand, mean in (("a", 2.0), ("b", 3.0), ("c", 4.0)):
+            truth = int(np.clip(round(mean + rng.normal(0, 0.8)), 1, 5))
+            rows += [f"q{item},{cand},{judge},{int(np.clip(truth + rng.choice([-1, 0, 1]), 1, 5))},{truth},"
+                     f"{'true' if item < 5 else ''}" for judge in ("j1", "j2")]
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("five.csv", "\n".join(rows).encode(), "text/csv")).run()
+    assert_clean(at)
+    told = "This fit is label-free: the file's 15 gold labels are left out of it"
+    for page, notes in (("rankings", 2), ("sensitivity", 2), ("simplex", 1)):  # the simplex's 3 collapsed levels: no lean
+        at.switch_page(f"pages/{page}_page.py").run()
+        assert_clean(at)
+        caption = " ".join(plain(c.value) for c in at.caption)
+        assert "15 gold answers (left out of the Bayesian fit, label-free on every page" in caption, page
+        assert "true level observed" not in caption, page
+        boxes = [plain(i.value) for i in at.info]
+        assert sum(told in b for b in boxes) == notes, (page, boxes)
+        assert not any("a few labelled answers" in b.lower() for b in boxes), (page, boxes)
+
+
 def test_a_file_with_gold_labels_opens_the_rankings_on_the_labelled_ranking():
     import time
 
@@ -973,6 +1000,10 @@ def test_a_file_with_gold_labels_opens_the_rankings_on_the_labelled_ranking():
     assert "Label-free: the file's 24 gold labels are left out of every ranking on this page" in shown
     evaluation = next(d.value for d in at.dataframe if "interval_score" in d.value.columns)
     assert "bayesian_ppi (uses labels)" not in list(evaluation["method"])
+    # the Export page's evaluation CSV has the Rankings table's rows, the ranking with labels first
+    at.switch_page("pages/export_page.py").run()
+    assert_clean(at)
+    assert "Rows of the evaluation CSV: bayesian_ppi, bayesian, " in texts(at)
 
 
 def test_too_few_labels_for_a_candidate_say_so_and_the_label_free_ranking_stays():
@@ -1031,6 +1062,9 @@ def test_the_ordinal_row_is_fitted_in_the_background_and_offered_on_the_export_p
     at.switch_page("pages/export_page.py").run()
     assert_clean(at)
     assert "Ordinal model CSV" in [e.proto.label for e in at.get("download_button")]
+    rows = next(plain(c.value) for c in at.caption if c.value.startswith("Rows of the evaluation CSV"))
+    methods = rows.removeprefix("Rows of the evaluation CSV: ").removesuffix(".").split(";")[0].split(", ")
+    assert methods[-1] == "ordinal" and "simple_average" in methods
 
 
 def test_the_ordinal_fit_can_be_cancelled_and_fitted_again():

@@ -136,3 +136,23 @@ def test_a_real_label_free_fit_predicts_and_the_labels_rank():
     assert result.ranks["d"] < result.ranks["a"]
     text = labels_used_sentence(result, table)
     assert text.startswith("48 labelled answers (20% of 240, on 12 items; at least 12 per candidate)")
+
+
+def test_the_label_free_fits_data_notes_do_not_propose_the_labels_the_file_has():
+    from simplex_core.model.data_notes import data_notes
+    from simplex_core.studies.labelled_ranking import label_free_notes
+
+    table = _table(_frame())  # 5 square levels, two judges: both notes that propose labels speak
+    free = count_tensor(without_labels(table))
+    plain = data_notes(free)
+    assert any("A few labelled answers" in n for n in plain) and any("or a few labelled answers" in n for n in plain)
+    assert label_free_notes(free) == plain  # no labels in the file: the same notes
+
+    notes = label_free_notes(free, n_labels=120)
+    assert len(notes) == len(plain)
+    assert not any("a few labelled answers" in n.lower() for n in notes)
+    told = "This fit is label-free: the file's 120 gold labels are left out of it, and the ranking with labels"
+    assert sum(told in n for n in notes) == 2
+    # what the notes say of the fit stays: the judge prior's lean and the judges too few
+    assert any("expected scores lean low, their order much less. " + told in n for n in notes)
+    assert any(n.startswith("Fewer than 3 judges scored") for n in notes)

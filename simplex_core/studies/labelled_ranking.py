@@ -24,6 +24,7 @@ expanded-percentile factor for its number of labels, as there.
   :func:`labelled_ranking_from_fit`: with the label-free fit's posterior mean true score as predictor.
 - :func:`rank_moves`: what the labels changed, per candidate ("rank 3 → 1"), as a table.
 - :func:`labels_used_sentence`, :func:`labelled_ranking_sentence`: the page's and the report's lines.
+- :func:`label_free_notes`: what the data cannot settle, said of the label-free fit of a file with labels.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from simplex_core.model.ranks import rank_interval, rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
            "labelled_ranking_from_fit",
-           "rank_moves", "labels_used_sentence", "labelled_ranking_sentence"]
+           "rank_moves", "labels_used_sentence", "labelled_ranking_sentence", "label_free_notes"]
 
 #: The product's labelled ranking (the method family of :mod:`simplex_core.studies.model_ppi`).
 LABELLED_METHOD = "bayesian_ppi"
@@ -260,3 +261,24 @@ def labelled_ranking_sentence(labelled: MethodResult, top: int = 5, name=str) ->
         parts.append(f"**{name(c)}** (rank {_rank_text(float(labelled.ranks[c]))}, 95%: {lo if lo == hi else f'{lo}–{hi}'})")
     rest = len(order) - top
     return " · ".join(parts) + (f" · … and {rest} more" if rest > 0 else "")
+
+
+def label_free_notes(counts, settings=None, n_labels: int = 0) -> list[str]:
+    """:func:`simplex_core.model.data_notes.data_notes` of the label-free fit (``counts`` built from
+    :func:`without_labels`) of a file with ``n_labels`` gold answers. The notes that close by
+    proposing labelled answers (too few judges; the judge prior's lean) are about this fit, which has
+    none, but the file has them: their closing remedy becomes what the file's labels do here. The
+    same notes as ``data_notes`` when ``n_labels`` is 0."""
+    from simplex_core.model.data_notes import data_notes
+
+    notes = data_notes(counts, settings)
+    if not n_labels:
+        return notes
+    labels = f"{n_labels} gold label{'s' if n_labels != 1 else ''}"
+    told = (f"This fit is label-free: the file's {labels} are left out of it, and the ranking with labels "
+            f"({LABELLED_METHOD}) uses them to correct its predictions' bias, candidate by candidate.")
+    out = []
+    for note in notes:
+        body, _, remedy = note.removesuffix(".").rpartition(". ")
+        out.append(f"{body}. {told}" if body and "labelled" in remedy else note)
+    return out
