@@ -41,6 +41,18 @@ the server and the new visitor's browser come first, as on a real deployment; ``
 gives every process the same priority (the harsher figure). The new visitor always has a browser of
 its own at normal priority.
 
+With ``--moves N`` (default 2) each session, once its page has drawn the ranking for its own
+setting (approximate or fitted), also moves the sidebar's sliders while the other sessions' fits
+run: N rounds of ω one step away and back, then β_max one step away and back (one arrow key on the
+focused slider, as :mod:`bench.app_fresh_moves` does for one visitor; down where the setting is at
+the slider's top), half a second after each answer. Each move is timed by the tab's own clock from
+the key's release to the first animation frame showing the ranking line for the new setting
+(approximate or the real fit's, noted which), and split where the session's browser received the
+WebSocket frame carrying that line (:class:`MoveFrames`). Printed per session and over all: median
+and max, with the 1-minute load average at each move (target, issue 52: every move ≤ 1.0 s). The
+sessions end at their own setting, so their own fits are still shown; stored → shown counts only
+fits stored after a session's last move (before it, the page was elsewhere some of the time).
+
 The sessions open once the server has finished its warm-up (the "warm-up done" line of serve.py:
 imports and the default view's caches, about 10 s after start), as on a server in use;
 ``--no-wait-warm`` opens them as soon as it answers, so that they pay for the warm-up too.
@@ -64,7 +76,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.app_latency import PAGE_MARKS, wait_for_mark  # noqa: E402
+from bench.app_fresh_moves import _step  # noqa: E402
+from bench.app_latency import (MAIN_CONTENT, PAGE_MARKS, RELEASE_CLOCK, SLIDERS, _label, ranking_for,  # noqa: E402
+                               wait_for_mark)
 from bench.speed import uptime  # noqa: E402
 from tests.streamlit_server import streamlit_server  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -288,6 +302,159 @@ class AnswerFrames:
             self.cdp = None
 
 
+# Runs in every session's page (with ``--moves``): at each animation frame, while a move is armed
+# (``window.__moveWant``: the setting's label), looks for its ranking line, and notes the frame's
+# time (the tab's clock, as ``RELEASE_CLOCK``'s release) and whether the line was the approximate one.
+MOVE_WATCH = """(() => {
+  window.__moveWant = null; window.__moveAt = null; window.__moveKind = null;
+  const content = """ + MAIN_CONTENT + """;
+  (function tick() {
+    const want = window.__moveWant;
+    if (want !== null) {
+      const t = content();
+      if (t.includes('Bayesian ranking, approximate (' + want + ',')) {
+        window.__moveAt = performance.now(); window.__moveKind = 'approximate'; window.__moveWant = null;
+      } else if (t.includes('Fit: ' + want + ',') && t.includes('Bayesian ranking (best')) {
+        window.__moveAt = performance.now(); window.__moveKind = 'fit'; window.__moveWant = null;
+      }
+    }
+    requestAnimationFrame(tick);
+  })();
+})();"""
+
+
+class MoveFrames(AnswerFrames):
+    """When the session's browser received the WebSocket frame carrying the ranking line of a move's
+    setting (armed with :meth:`arm` just before the key), by DevTools' clock on the network side: the
+    server's share of a move (release → that frame: the key's message, the page's rerun, reweighting,
+    sending); the rest is the tab's."""
+
+    def __init__(self, context, page) -> None:
+        self.patterns: tuple[bytes, ...] = ()
+        super().__init__(context, page)
+
+    def arm(self, setting_label: str) -> None:
+        self.received = None
+        # the rankings page's Markdown as sent; a fitted answer's line names no setting, its caption does
+        self.patterns = (f"approximate** ({setting_label},".encode(), f"Fit: {setting_label},".encode())
+
+    def _frame(self, params: dict) -> None:
+        if self.received is not None or self.offset is None or not self.patterns:
+            return
+        payload = params.get("response", {}).get("payloadData", "")
+        if len(payload) > self.LARGEST:
+            return
+        try:
+            data = base64.b64decode(payload, validate=True)
+        except (ValueError, TypeError):
+            data = payload.encode()
+        if any(p in data for p in self.patterns):
+            self.received = float(params["timestamp"]) + self.offset
+            self.patterns = ()
+
+
+class Mover:
+    """One session's slider moves (``--moves``): ω one step away from the session's own setting and
+    back, then β_max, ``rounds`` times, one move at a time, the next ``PAUSE`` s after the last one's
+    answer. :meth:`poll` never waits on the page: the tab notes its answer itself (:data:`MOVE_WATCH`)."""
+
+    PAUSE = 0.5
+    TIMEOUT = 120.0  # seconds from the key to its answer, after which the move counts as a timeout
+
+    def __init__(self, session: dict, context, rounds: int) -> None:
+        self.session, self.page = session, session["page"]
+        self.frames = MoveFrames(context, self.page)
+        self.home = {"omega": session["omega"], "beta_max": session["beta"]}
+        self.setting = dict(self.home)
+        self.plan: list[tuple[str, str]] = []  # (slider, key)
+        for _ in range(rounds):
+            for which in ("omega", "beta_max"):
+                _, _, hi, step = SLIDERS[which]
+                away, back = ("ArrowLeft", "ArrowRight") if self.home[which] + step > hi else ("ArrowRight", "ArrowLeft")
+                self.plan += [(which, away), (which, back)]
+        self.rows: list[dict] = []
+        self.ready_at: float | None = None  # bench clock: when the page had drawn its own ranking
+        self.pending: dict | None = None
+        self.next_at = 0.0
+
+    @property
+    def done(self) -> bool:
+        return self.pending is None and len(self.rows) == len(self.plan)
+
+    def poll(self) -> None:
+        """Start the next move or look at the pending one; returns at once."""
+        now = time.perf_counter()
+        if self.ready_at is None:
+            if self.page.evaluate(ranking_for(self.home["omega"], self.home["beta_max"], MAIN_CONTENT)):
+                self.ready_at = self.next_at = now
+            return
+        if self.pending is not None:
+            at = self.page.evaluate("() => window.__moveAt")
+            if at is None and now - self.pending["t"] < self.TIMEOUT:
+                return
+            row = self.pending
+            if at is not None:
+                released = self.page.evaluate("() => [window.__released, performance.timeOrigin]")
+                row["seconds"] = (float(at) - float(released[0])) / 1000.0
+                row["kind"] = self.page.evaluate("() => window.__moveKind")
+                if self.frames.received is not None:  # wall clock of the frame − wall clock of the release
+                    row["frame"] = self.frames.received - (float(released[1]) + float(released[0])) / 1000.0
+            self.rows.append(row)
+            self.pending, self.next_at = None, now + self.PAUSE
+            return
+        if len(self.rows) == len(self.plan) or now < self.next_at:
+            return
+        which, key = self.plan[len(self.rows)]
+        step = SLIDERS[which][3]
+        target = dict(self.setting, **{which: self.setting[which] + (step if key == "ArrowRight" else -step)})
+        want = _label(target["omega"], target["beta_max"])
+        self.page.evaluate("(want) => { window.__moveAt = null; window.__moveKind = null; window.__moveWant = want; }", want)
+        self.frames.arm(want)
+        value = _step(self.page, which, key)
+        if abs(value - target[which]) > step / 2:  # the key did not move the thumb where planned
+            self.page.evaluate("(want) => { window.__moveWant = want; }",
+                               _label(*(value if w == which else target[w] for w in ("omega", "beta_max"))))
+            target[which] = value
+        self.setting = target
+        self.pending = {"slider": which, "omega": target["omega"], "beta_max": target["beta_max"], "seconds": float("nan"),
+                        "frame": float("nan"), "kind": "timeout", "load": os.getloadavg()[0], "t": now}
+
+
+def print_moves(movers: list["Mover"]) -> None:
+    """Per session and over all sessions: release → redrawn ranking, its server share, the load."""
+    print("\n| session | setting | moves | release → ranking median (s) | max (s) | of which release → "
+          "answer's frame, median / max (s) | approximate / fitted / timeout | load (1 min) at the moves |")
+    print("|---|---|---|---|---|---|---|---|")
+    every, frames = [], []
+    for i, m in enumerate(movers, start=1):
+        secs = np.array([r["seconds"] for r in m.rows], dtype=float)
+        fr = np.array([r["frame"] for r in m.rows], dtype=float)
+        every += list(secs)
+        frames += list(fr)
+        kinds = [r["kind"] for r in m.rows]
+        loads = [r["load"] for r in m.rows]
+        nan = float("nan")
+        print(f"| {i} | {label(m.home['omega'], m.home['beta_max'])} | {len(m.rows)} | "
+              f"{np.nanmedian(secs) if np.isfinite(secs).any() else nan:.2f} | "
+              f"{np.nanmax(secs) if np.isfinite(secs).any() else nan:.2f} | "
+              f"{np.nanmedian(fr) if np.isfinite(fr).any() else nan:.2f} / {np.nanmax(fr) if np.isfinite(fr).any() else nan:.2f} | "
+              f"{kinds.count('approximate')} / {kinds.count('fit')} / {kinds.count('timeout')} | "
+              f"{min(loads, default=nan):.1f}–{max(loads, default=nan):.1f} |")
+    for i, m in enumerate(movers, start=1):  # each move, for whoever traces a slow one
+        print(f"  session {i}: " + "; ".join(
+            f"{r['slider']} → {_label(r['omega'], r['beta_max'])} {r['seconds']:.2f} s ({r['kind']}, frame {r['frame']:.2f} s, "
+            f"load {r['load']:.1f})" for r in m.rows))
+    secs, fr = np.array(every, dtype=float), np.array(frames, dtype=float)
+    kinds = [r["kind"] for m in movers for r in m.rows]
+    if len(secs):
+        print(f"moves of {len(movers)} sessions while their fits ran: {len(secs)} moves, release → ranking median "
+              f"{np.nanmedian(secs):.2f} s, max {np.nanmax(secs):.2f} s, over 1.0 s: {int((secs > 1.0).sum())} "
+              f"(target: every move ≤ 1.0 s); release → answer's frame in the browser median "
+              f"{np.nanmedian(fr):.2f} s, max {np.nanmax(fr):.2f} s; approximate {kinds.count('approximate')}, fitted "
+              f"{kinds.count('fit')}, timeouts {kinds.count('timeout')}; load (1 min) at the moves "
+              f"{min(r['load'] for m in movers for r in m.rows):.1f}–{max(r['load'] for m in movers for r in m.rows):.1f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -303,10 +470,12 @@ def main(argv: list[str] | None = None) -> None:
                    help="niceness of the eight sessions' browser (they stand for other machines); 0: same as all")
     p.add_argument("--sessions", type=int, default=len(SETTINGS), choices=range(1, len(SETTINGS) + 1),
                    help="how many of the eight sessions to open (1: the same measures with one visitor, a quiet baseline)")
+    p.add_argument("--moves", type=int, default=2,
+                   help="rounds of slider moves per session once its page is drawn (ω away and back, β_max away and back); 0: none")
     args = p.parse_args(argv)
     settings = SETTINGS[:args.sessions]
     print(f"# bench.app_load  {time.strftime('%Y-%m-%d %H:%M:%S')}  sessions={len(settings)} fast={args.fast} "
-          f"grid={not args.no_grid} sessions-nice={args.sessions_nice}  ({os.cpu_count()} CPUs)")
+          f"grid={not args.no_grid} sessions-nice={args.sessions_nice} moves={args.moves}  ({os.cpu_count()} CPUs)")
     print(f"# load before: {uptime()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="app-load-") as cache_dir:
         cache = Path(cache_dir)
@@ -315,7 +484,7 @@ def main(argv: list[str] | None = None) -> None:
         env.pop("SIMPLEX_JUDGE_FAST", None)
         if args.fast:
             env["SIMPLEX_JUDGE_FAST"] = "1"
-        sessions, paints = [], []
+        sessions, paints, movers = [], [], []
         with open(cache / "server.log", "w") as log, streamlit_server("serve.py", args.port, env, log, stop_timeout=60) as url:
             with sync_playwright() as pw, KeepNiced(args.sessions_nice) as keep_niced:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
@@ -332,16 +501,23 @@ def main(argv: list[str] | None = None) -> None:
                     ctx = sessions_browser.new_context(viewport={"width": 1400, "height": 1000})
                     page = ctx.new_page()
                     page.add_init_script(WATCH + f"\nwindow.__want = {json.dumps(label(omega, beta))};")
-                    frames = AnswerFrames(ctx, page)
+                    if args.moves:
+                        page.add_init_script(RELEASE_CLOCK + "\n" + MOVE_WATCH)
+                    session = {"omega": omega, "beta": beta, "page": page, "frames": AnswerFrames(ctx, page)}
+                    if args.moves:  # before the page opens its WebSocket, whose handshake sets the frames' clock
+                        movers.append(Mover(session, ctx, args.moves))
                     page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}", wait_until="commit", timeout=300_000)
-                    sessions.append({"omega": omega, "beta": beta, "page": page, "frames": frames, "opened": time.time()})
+                    session["opened"] = time.time()
+                    sessions.append(session)
                 deadline = time.time() + args.timeout
                 next_visit = time.time() + 5
                 while time.time() < deadline:
+                    for m in movers:
+                        m.poll()
                     shown = [s["page"].evaluate("() => window.__shown") for s in sessions]
                     for s in sessions:
                         s["frames"].stop_if_received()
-                    if all(v is not None for v in shown):
+                    if all(v is not None for v in shown) and all(m.done for m in movers):
                         break
                     if time.time() >= next_visit:
                         paints.append((f"{sum(v is not None for v in shown)} of {len(sessions)} shown",
@@ -350,7 +526,11 @@ def main(argv: list[str] | None = None) -> None:
                               f"{paints[-1][1][1]:.2f} s (bench clock {paints[-1][1][2]:.2f} s); load {uptime()}",
                               flush=True)
                         next_visit = time.time() + args.visit_every
-                    time.sleep(1.0)
+                    time.sleep(0.2 if movers and not all(m.done for m in movers) else 1.0)
+                for m in movers:
+                    m.frames.stop_if_received()
+                    if m.rows:  # the last move's answer, by the wall clock: the page was elsewhere until then
+                        m.session["moved_until"] = time.time() - (time.perf_counter() - m.rows[-1]["t"]) + m.rows[-1]["seconds"]
                 stored = stored_fits(cache)
                 reached = delivered(cache / "server.log")
                 for s in sessions:
@@ -387,7 +567,7 @@ def main(argv: list[str] | None = None) -> None:
           "of which stored → page run (s) | of which stored → answer's frame in the browser (s) | "
           "stored before the page was drawn | own correct result | error alerts |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    lags, early, server_parts, frame_parts = [], [], [], []
+    lags, early, while_moving, server_parts, frame_parts = [], [], [], [], []
     for i, s in enumerate(sessions, start=1):
         shown = (s["shown"] / 1000 - s["opened"]) if s["shown"] else float("nan")
         drawn = (s["drawn"] / 1000 - s["opened"]) if s["drawn"] else float("nan")
@@ -395,13 +575,17 @@ def main(argv: list[str] | None = None) -> None:
         server_part = (s["reached"] - s["stored"]) if s["reached"] and s["stored"] else float("nan")
         frame_part = (s["received"] - s["stored"]) if s["received"] and s["stored"] else float("nan")
         before = bool(s["stored"] and s["drawn"] and s["stored"] < s["drawn"] / 1000)
-        (early if before else lags).append(shown if before else lag)
+        if s["stored"] and s.get("moved_until") and s["stored"] < s["moved_until"]:
+            while_moving.append(lag)  # the page was at another setting part of the time
+            before = "while moving"
+        else:
+            (early if before else lags).append(shown if before else lag)
         if not before:
             server_parts.append(server_part)
             frame_parts.append(frame_part)
         print(f"| {i} | {label(s['omega'], s['beta'])} | {drawn:.1f} | {shown:.1f} | {lag:.1f} | {server_part:.1f} | "
               f"{frame_part:.1f} | "
-              f"{'yes' if before else 'no'} | "
+              f"{before if isinstance(before, str) else 'yes' if before else 'no'} | "
               f"{'yes' if s['correct'] else 'NO'} | {len(s['errors'])}{': ' + '; '.join(s['errors']) if s['errors'] else ''} |")
     for i, what in ((1, "the page's own title and text"), (0, "the placeholder (title and what is coming)")):
         during = np.array([v[i] for k, v in paints[1:]], dtype=float)
@@ -426,9 +610,14 @@ def main(argv: list[str] | None = None) -> None:
             busy = [(max(t0 / 1000, a), min(t1 / 1000, b)) for t0, t1 in s["long"] if t1 / 1000 > a and t0 / 1000 < b]
             print(f"  session {i}: frame → drawn {b - a:.1f} s, of which {sum(e - f for f, e in busy):.1f} s in "
                   f"{len(busy)} main-thread tasks over 50 ms (longest {max((e - f for f, e in busy), default=0):.1f} s)")
+    if while_moving:
+        print(f"stored → shown, {len(while_moving)} fits stored before their session's last move (not counted above): "
+              f"{', '.join(f'{v:.1f}' for v in while_moving)} s")
     if early:
         print(f"open → shown, {len(early)} fits stored before their session's page was drawn: "
               f"{', '.join(f'{v:.1f}' for v in early)} s (a first paint in the burst)")
+    if movers:
+        print_moves(movers)
     print(f"sessions with their own correct result and no error alert: "
           f"{sum(s['correct'] and not s['errors'] for s in sessions)} of {len(sessions)}")
     print(f"all fits shown {max((s['shown'] or 0) / 1000 for s in sessions) - t_start:.0f} s after the sessions opened"
