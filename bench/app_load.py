@@ -397,8 +397,9 @@ class Mover:
                 released = self.page.evaluate("() => [window.__released, performance.timeOrigin]")
                 row["seconds"] = (float(at) - float(released[0])) / 1000.0
                 row["kind"] = self.page.evaluate("() => window.__moveKind")
+                row["released"] = (float(released[1]) + float(released[0])) / 1000.0  # wall clock
                 if self.frames.received is not None:  # wall clock of the frame − wall clock of the release
-                    row["frame"] = self.frames.received - (float(released[1]) + float(released[0])) / 1000.0
+                    row["frame"] = self.frames.received - row["released"]
             self.rows.append(row)
             self.pending, self.next_at = None, now + self.PAUSE
             return
@@ -420,7 +421,59 @@ class Mover:
                         "frame": float("nan"), "kind": "timeout", "load": os.getloadavg()[0], "t": now}
 
 
-def print_moves(movers: list["Mover"]) -> None:
+class ServerCpu:
+    """What the server process (Streamlit's one Python interpreter, not its fit workers) did over
+    time, from Linux's per-thread scheduler statistics (``/proc/PID/task/*/schedstat``: time on a
+    CPU, time runnable but waiting for one), sampled every 0.25 s. Over a move, CPU time near 1 s
+    per second with little waiting means the interpreter itself was the limit (its page runs share
+    one GIL); much waiting means the machine's other processes held the cores."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.samples = port, []  # (wall clock, cpu s, runnable-waiting s)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="server-cpu", daemon=True)
+
+    def __enter__(self) -> "ServerCpu":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _pid(self) -> int | None:
+        import psutil
+
+        for proc in psutil.process_iter(["cmdline"]):
+            cmd = proc.info["cmdline"] or []
+            if "serve.py" in cmd and str(self.port) in cmd and "streamlit" in cmd:
+                return proc.pid
+        return None
+
+    def _run(self) -> None:
+        pid = None
+        while not self._stop.wait(0.25):
+            pid = pid or self._pid()
+            if pid is None:
+                continue
+            cpu = wait = 0.0
+            for task in Path(f"/proc/{pid}/task").glob("*"):
+                try:
+                    on, waiting, _ = (int(v) for v in (task / "schedstat").read_text().split())
+                except (OSError, ValueError):
+                    continue
+                cpu, wait = cpu + on / 1e9, wait + waiting / 1e9
+            self.samples.append((time.time(), cpu, wait))
+
+    def over(self, start: float, end: float) -> tuple[float, float]:
+        """(CPU seconds per second, runnable-waiting seconds per second) between two wall-clock times."""
+        inside = [x for x in self.samples if start - 0.25 <= x[0] <= end + 0.25]
+        if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+            return float("nan"), float("nan")
+        span = inside[-1][0] - inside[0][0]
+        return (inside[-1][1] - inside[0][1]) / span, (inside[-1][2] - inside[0][2]) / span
+
+
+def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None) -> None:
     """Per session and over all sessions: release → redrawn ranking, its server share, the load."""
     print("\n| session | setting | moves | release → ranking median (s) | max (s) | of which release → "
           "answer's frame, median / max (s) | approximate / fitted / timeout | load (1 min) at the moves |")
@@ -444,6 +497,21 @@ def print_moves(movers: list["Mover"]) -> None:
         print(f"  session {i}: " + "; ".join(
             f"{r['slider']} → {_label(r['omega'], r['beta_max'])} {r['seconds']:.2f} s ({r['kind']}, frame {r['frame']:.2f} s, "
             f"load {r['load']:.1f})" for r in m.rows))
+    if server is not None and server.samples:  # the server process over each move: busy, or waiting for a core?
+        timed = [r for m in movers for r in m.rows if "released" in r and np.isfinite(r["seconds"])]
+        for name, rows in (("moves ≤ 1.0 s", [r for r in timed if r["seconds"] <= 1.0]),
+                           ("moves > 1.0 s", [r for r in timed if r["seconds"] > 1.0])):
+            use = np.array([server.over(r["released"], r["released"] + r["seconds"]) for r in rows], dtype=float)
+            if len(use):
+                print(f"server process over {name} ({len(use)}): CPU {np.nanmedian(use[:, 0]):.2f} s/s median "
+                      f"(max {np.nanmax(use[:, 0]):.2f}), runnable but waiting for a core {np.nanmedian(use[:, 1]):.2f} "
+                      f"s/s median (max {np.nanmax(use[:, 1]):.2f}) (summed over its threads)")
+        if timed:
+            first = min(r["released"] for r in timed)
+            last = max(r["released"] + r["seconds"] for r in timed)
+            cpu, wait = server.over(first, last)
+            print(f"server process over the whole moves phase ({last - first:.0f} s): CPU {cpu:.2f} s/s, runnable but "
+                  f"waiting {wait:.2f} s/s")
     secs, fr = np.array(every, dtype=float), np.array(frames, dtype=float)
     kinds = [r["kind"] for m in movers for r in m.rows]
     if len(secs):
@@ -470,6 +538,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="niceness of the eight sessions' browser (they stand for other machines); 0: same as all")
     p.add_argument("--sessions", type=int, default=len(SETTINGS), choices=range(1, len(SETTINGS) + 1),
                    help="how many of the eight sessions to open (1: the same measures with one visitor, a quiet baseline)")
+    p.add_argument("--log", type=Path, help="copy the server's output here at the end")
     p.add_argument("--moves", type=int, default=2,
                    help="rounds of slider moves per session once its page is drawn (ω away and back, β_max away and back); 0: none")
     args = p.parse_args(argv)
@@ -486,7 +555,7 @@ def main(argv: list[str] | None = None) -> None:
             env["SIMPLEX_JUDGE_FAST"] = "1"
         sessions, paints, movers = [], [], []
         with open(cache / "server.log", "w") as log, streamlit_server("serve.py", args.port, env, log, stop_timeout=60) as url:
-            with sync_playwright() as pw, KeepNiced(args.sessions_nice) as keep_niced:
+            with sync_playwright() as pw, KeepNiced(args.sessions_nice) as keep_niced, ServerCpu(args.port) as server_cpu:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
                 sessions_browser = pw.chromium.launch(executable_path=str(niced_chromium(cache, args.sessions_nice)),
                                                       headless=True, args=[*CHROMIUM_ARGS, SESSIONS_MARK])
@@ -556,6 +625,10 @@ def main(argv: list[str] | None = None) -> None:
                               flush=True)
                 sessions_browser.close()
                 browser.close()
+        if args.log:
+            import shutil
+
+            shutil.copyfile(cache / "server.log", args.log)
         if not all(s["shown"] for s in sessions):  # the server's own words on what happened
             lines = [line.rstrip() for line in open(cache / "server.log", errors="replace")
                      if any(w in line for w in ("fit", "Fit", "ERROR", "Error", "Traceback", "WARNING"))]
@@ -617,7 +690,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"open → shown, {len(early)} fits stored before their session's page was drawn: "
               f"{', '.join(f'{v:.1f}' for v in early)} s (a first paint in the burst)")
     if movers:
-        print_moves(movers)
+        print_moves(movers, server_cpu)
     print(f"sessions with their own correct result and no error alert: "
           f"{sum(s['correct'] and not s['errors'] for s in sessions)} of {len(sessions)}")
     print(f"all fits shown {max((s['shown'] or 0) / 1000 for s in sessions) - t_start:.0f} s after the sessions opened"
