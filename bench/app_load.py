@@ -423,13 +423,18 @@ class Mover:
 
 class ServerCpu:
     """What the server process (Streamlit's one Python interpreter, not its fit workers) did over
-    time, from Linux's per-thread scheduler statistics (``/proc/PID/task/*/schedstat``: time on a
-    CPU, time runnable but waiting for one), sampled every 0.25 s. Over a move, CPU time near 1 s
-    per second with little waiting means the interpreter itself was the limit (its page runs share
-    one GIL); much waiting means the machine's other processes held the cores."""
+    time, from Linux's scheduler statistics, sampled every 0.25 s: its CPU time (``/proc/PID/stat``,
+    threads that ended included) and the time its threads were runnable but waiting for a core
+    (``/proc/PID/task/*/schedstat``, summed per thread as it goes: Streamlit's script threads come
+    and go); and, every second, the runnable threads of the whole machine at niceness 0 and niced,
+    outside the server. Over a move, CPU time near 1 s per second with little waiting means the
+    interpreter itself was the limit (its page runs share one GIL); much waiting, with many runnable
+    threads at niceness 0 elsewhere, means the machine's other processes held the cores."""
 
     def __init__(self, port: int) -> None:
-        self.port, self.samples = port, []  # (wall clock, cpu s, runnable-waiting s)
+        self.port = port
+        self.samples: list[tuple[float, float, float]] = []  # (wall clock, cpu s, runnable-waiting s)
+        self.machine: list[tuple[float, int, int]] = []  # (wall clock, runnable at nice 0, runnable niced), server excluded
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="server-cpu", daemon=True)
 
@@ -449,28 +454,79 @@ class ServerCpu:
                 return proc.pid
         return None
 
+    @staticmethod
+    def _runnable(skip: int) -> tuple[int, int]:
+        at_zero = niced = 0
+        for stat in Path("/proc").glob("[0-9]*/task/*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:
+                continue
+            fields = text[text.rindex(")") + 2:].split()  # after the command's name, which may hold spaces
+            if fields[0] != "R" or stat.parts[2] == str(skip):
+                continue
+            if int(fields[16]) > 0:  # field 19 of stat: nice
+                niced += 1
+            else:
+                at_zero += 1
+        return at_zero, niced
+
     def _run(self) -> None:
-        pid = None
+        pid, seen, wait, tick = None, {}, 0.0, 0
+        ticks = os.sysconf("SC_CLK_TCK")
         while not self._stop.wait(0.25):
             pid = pid or self._pid()
             if pid is None:
                 continue
-            cpu = wait = 0.0
+            try:
+                text = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                return
+            fields = text[text.rindex(")") + 2:].split()
+            cpu = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime, ended threads included
             for task in Path(f"/proc/{pid}/task").glob("*"):
                 try:
-                    on, waiting, _ = (int(v) for v in (task / "schedstat").read_text().split())
-                except (OSError, ValueError):
+                    waiting = int((task / "schedstat").read_text().split()[1]) / 1e9
+                except (OSError, ValueError, IndexError):
                     continue
-                cpu, wait = cpu + on / 1e9, wait + waiting / 1e9
-            self.samples.append((time.time(), cpu, wait))
+                wait += waiting - seen.get(task.name, 0.0)
+                seen[task.name] = waiting
+            now = time.time()
+            self.samples.append((now, cpu, wait))
+            tick += 1
+            if tick % 4 == 0:
+                self.machine.append((now, *self._runnable(pid)))
 
-    def over(self, start: float, end: float) -> tuple[float, float]:
-        """(CPU seconds per second, runnable-waiting seconds per second) between two wall-clock times."""
+    def over(self, start: float, end: float) -> tuple[float, float, float, float]:
+        """Between two wall-clock times: the server's CPU seconds per second, its threads' runnable-but-
+        waiting seconds per second, and the mean number of runnable threads elsewhere on the machine
+        at niceness 0 and niced."""
+        nan = float("nan")
         inside = [x for x in self.samples if start - 0.25 <= x[0] <= end + 0.25]
-        if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
-            return float("nan"), float("nan")
-        span = inside[-1][0] - inside[0][0]
-        return (inside[-1][1] - inside[0][1]) / span, (inside[-1][2] - inside[0][2]) / span
+        cpu = wait = nan
+        if len(inside) >= 2 and inside[-1][0] > inside[0][0]:
+            span = inside[-1][0] - inside[0][0]
+            cpu, wait = (inside[-1][1] - inside[0][1]) / span, (inside[-1][2] - inside[0][2]) / span
+        around = [x for x in self.machine if start - 1.0 <= x[0] <= end + 1.0]
+        zero = float(np.mean([x[1] for x in around])) if around else nan
+        niced = float(np.mean([x[2] for x in around])) if around else nan
+        return cpu, wait, zero, niced
+
+
+def renice_server(server: ServerCpu, nice: int) -> str:
+    """Every thread of the server process (not its fit workers, niced on their own) at ``nice``; the
+    threads it starts later inherit it from the thread that starts them."""
+    pid = server._pid()
+    if pid is None:
+        return "server process not found: not reniced"
+    done = 0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
+            done += 1
+        except OSError as exc:
+            return f"server not reniced: {exc}"
+    return f"server's {done} threads set to niceness {nice}"
 
 
 def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None) -> None:
@@ -504,14 +560,15 @@ def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None) -> Non
             use = np.array([server.over(r["released"], r["released"] + r["seconds"]) for r in rows], dtype=float)
             if len(use):
                 print(f"server process over {name} ({len(use)}): CPU {np.nanmedian(use[:, 0]):.2f} s/s median "
-                      f"(max {np.nanmax(use[:, 0]):.2f}), runnable but waiting for a core {np.nanmedian(use[:, 1]):.2f} "
-                      f"s/s median (max {np.nanmax(use[:, 1]):.2f}) (summed over its threads)")
+                      f"(max {np.nanmax(use[:, 0]):.2f}); its threads runnable but waiting for a core "
+                      f"{np.nanmedian(use[:, 1]):.2f} s/s median (max {np.nanmax(use[:, 1]):.2f}); runnable threads "
+                      f"elsewhere, mean: {np.nanmedian(use[:, 2]):.1f} at niceness 0, {np.nanmedian(use[:, 3]):.1f} niced")
         if timed:
             first = min(r["released"] for r in timed)
             last = max(r["released"] + r["seconds"] for r in timed)
-            cpu, wait = server.over(first, last)
+            cpu, wait, zero, niced = server.over(first, last)
             print(f"server process over the whole moves phase ({last - first:.0f} s): CPU {cpu:.2f} s/s, runnable but "
-                  f"waiting {wait:.2f} s/s")
+                  f"waiting {wait:.2f} s/s; runnable threads elsewhere: {zero:.1f} at niceness 0, {niced:.1f} niced")
     secs, fr = np.array(every, dtype=float), np.array(frames, dtype=float)
     kinds = [r["kind"] for m in movers for r in m.rows]
     if len(secs):
@@ -538,6 +595,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="niceness of the eight sessions' browser (they stand for other machines); 0: same as all")
     p.add_argument("--sessions", type=int, default=len(SETTINGS), choices=range(1, len(SETTINGS) + 1),
                    help="how many of the eight sessions to open (1: the same measures with one visitor, a quiet baseline)")
+    p.add_argument("--server-nice", type=int, default=None,
+                   help="set the server process's threads to this niceness once it has warmed up (a test of whether "
+                        "the machine's other processes hold it back; below 0 needs root)")
     p.add_argument("--log", type=Path, help="copy the server's output here at the end")
     p.add_argument("--moves", type=int, default=2,
                    help="rounds of slider moves per session once its page is drawn (ω away and back, β_max away and back); 0: none")
@@ -561,6 +621,8 @@ def main(argv: list[str] | None = None) -> None:
                                                       headless=True, args=[*CHROMIUM_ARGS, SESSIONS_MARK])
                 if not args.no_wait_warm:
                     print(f"  {wait_for_warm_up(cache / 'server.log', args.timeout)}", flush=True)
+                if args.server_nice is not None:
+                    print(f"  {renice_server(server_cpu, args.server_nice)}", flush=True)
                 paints.append(("before the sessions", first_paint(browser, url)))
                 print(f"  first paint, idle server: placeholder {paints[-1][1][0]:.2f} s, page {paints[-1][1][1]:.2f} s "
                       f"(bench clock {paints[-1][1][2]:.2f} s)",
