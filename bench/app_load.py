@@ -193,10 +193,15 @@ class KeepNiced:
     and its descendants) at niceness ``nice`` or above, checked every 0.2 s. Why: Chromium sets its
     threads' priorities itself; run as root it raised its browser and GPU processes to -8 and its
     renderers back to 0 or 5 (seen with ``ps -o ni`` during a run), undoing the launcher's
-    ``nice``."""
+    ``nice``. And where the kernel schedules by autogroup (``/proc/sys/kernel/sched_autogroup_enabled``),
+    threads' niceness only ranks them inside their group, while each group gets an equal share of
+    the cores: Playwright starts Chromium in a session, hence a group, of its own, so the eight tabs
+    took as much CPU as the server's whole group whatever their niceness. Their group is set to
+    ``nice`` too (``/proc/PID/autogroup``)."""
 
     def __init__(self, nice: int) -> None:
         self.nice, self.reniced = nice, 0
+        self.groups: set[str] = set()  # autogroups set to ``nice``
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="keep-niced", daemon=True)
 
@@ -220,6 +225,7 @@ class KeepNiced:
                 except psutil.Error:
                     continue
                 for proc in tree:
+                    self._nice_group(proc.pid)
                     try:
                         threads = proc.threads()
                     except psutil.Error:
@@ -231,6 +237,17 @@ class KeepNiced:
                                 self.reniced += 1
                         except OSError:
                             pass
+
+
+    def _nice_group(self, pid: int) -> None:
+        try:
+            group = Path(f"/proc/{pid}/autogroup")
+            name, _, nice = group.read_text().split()
+            if name != Path("/proc/self/autogroup").read_text().split()[0] and int(nice) < self.nice:
+                group.write_text(str(self.nice))
+                self.groups.add(name)
+        except (OSError, ValueError):
+            pass  # no autogroups here, or the process is gone
 
 
 def first_paint(browser, url: str) -> tuple[float, float, float]:
@@ -758,7 +775,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"all fits shown {max((s['shown'] or 0) / 1000 for s in sessions) - t_start:.0f} s after the sessions opened"
           if all(s["shown"] for s in sessions) else "not every session saw its fit before the timeout")
     if args.sessions_nice > 0:
-        print(f"sessions' browser held at niceness {args.sessions_nice}: {keep_niced.reniced} thread priorities set back")
+        print(f"sessions' browser held at niceness {args.sessions_nice}: {keep_niced.reniced} thread priorities set back; "
+              f"its scheduler autogroups set to that niceness: {len(keep_niced.groups)}")
     print(f"# load after: {uptime()}")
 
 
