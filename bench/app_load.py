@@ -36,8 +36,9 @@ Targets (issue 14): first paint ≤ 5 s, each fit shown ≤ 5 s after it is stor
 
 The eight sessions stand for visitors on machines of their own, but here their Chromium shares the
 server's two cores: eight tabs parsing Plotly (about 2–4 s of CPU each) slow the server and the new
-visitor's browser. ``--sessions-nice N`` (default 10) runs the sessions' browser at that niceness, so
-the server and the new visitor's browser come first, as on a real deployment; ``--sessions-nice 0``
+visitor's browser. ``--sessions-nice N`` (default 10) runs the sessions' browser at that niceness (its threads, and,
+where the kernel schedules by autogroup, its group: :class:`KeepNiced`), so the server and the new
+visitor's browser come first, as on a real deployment; ``--sessions-nice 0``
 gives every process the same priority (the harsher figure). The new visitor always has a browser of
 its own at normal priority.
 
