@@ -349,10 +349,16 @@ class MoveFrames(AnswerFrames):
 
     def __init__(self, context, page) -> None:
         self.patterns: tuple[bytes, ...] = ()
+        self.sent: float | None = None  # wall clock: the first frame the tab sent after :meth:`arm` (the move's message)
         super().__init__(context, page)
+        self.cdp.on("Network.webSocketFrameSent", self._sent)
+
+    def _sent(self, params: dict) -> None:
+        if self.sent is None and self.patterns and self.offset is not None:
+            self.sent = float(params["timestamp"]) + self.offset
 
     def arm(self, setting_label: str) -> None:
-        self.received = None
+        self.received = self.sent = None
         # the rankings page's Markdown as sent; a fitted answer's line names no setting, its caption does
         self.patterns = (f"approximate** ({setting_label},".encode(), f"Fit: {setting_label},".encode())
 
@@ -418,6 +424,8 @@ class Mover:
                 row["released"] = (float(released[1]) + float(released[0])) / 1000.0  # wall clock
                 if self.frames.received is not None:  # wall clock of the frame − wall clock of the release
                     row["frame"] = self.frames.received - row["released"]
+                if self.frames.sent is not None:  # the tab's share before the server hears of the move
+                    row["sent"] = self.frames.sent - row["released"]
             self.rows.append(row)
             self.pending, self.next_at = None, now + self.PAUSE
             return
@@ -569,7 +577,8 @@ def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None) -> Non
               f"{min(loads, default=nan):.1f}–{max(loads, default=nan):.1f} |")
     for i, m in enumerate(movers, start=1):  # each move, for whoever traces a slow one
         print(f"  session {i}: " + "; ".join(
-            f"{r['slider']} → {_label(r['omega'], r['beta_max'])} {r['seconds']:.2f} s ({r['kind']}, frame {r['frame']:.2f} s, "
+            f"{r['slider']} → {_label(r['omega'], r['beta_max'])} {r['seconds']:.2f} s ({r['kind']}, sent "
+            f"{r.get('sent', float('nan')):.2f} s, frame {r['frame']:.2f} s, "
             f"load {r['load']:.1f})" for r in m.rows))
     if server is not None and server.samples:  # the server process over each move: busy, or waiting for a core?
         timed = [r for m in movers for r in m.rows if "released" in r and np.isfinite(r["seconds"])]
@@ -587,6 +596,12 @@ def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None) -> Non
             cpu, wait, zero, niced = server.over(first, last)
             print(f"server process over the whole moves phase ({last - first:.0f} s): CPU {cpu:.2f} s/s, runnable but "
                   f"waiting {wait:.2f} s/s; runnable threads elsewhere: {zero:.1f} at niceness 0, {niced:.1f} niced")
+    sent = np.array([r.get("sent", float("nan")) for m in movers for r in m.rows], dtype=float)
+    served = np.array([r["frame"] - r.get("sent", float("nan")) for m in movers for r in m.rows], dtype=float)
+    if np.isfinite(sent).any():
+        print(f"release → the tab sent the move (its message to the server, DevTools' clock): median {np.nanmedian(sent):.2f} s, "
+              f"max {np.nanmax(sent):.2f} s; sent → answer's frame received (the server's own share): median "
+              f"{np.nanmedian(served):.2f} s, max {np.nanmax(served):.2f} s, over 1.0 s: {int((served > 1.0).sum())}")
     secs, fr = np.array(every, dtype=float), np.array(frames, dtype=float)
     kinds = [r["kind"] for m in movers for r in m.rows]
     if len(secs):
