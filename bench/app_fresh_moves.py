@@ -52,13 +52,14 @@ def load1() -> str:
     return os.getloadavg()[0].__format__(".2f")
 
 
-def _step(page, which: str) -> float:
-    """One arrow key on the slider's focused thumb; returns the slider's value after it."""
+def _step(page, which: str, key: str = "ArrowRight") -> float:
+    """One arrow key (``ArrowRight``: one step up; ``ArrowLeft``: down) on the slider's focused thumb;
+    returns the slider's value after it."""
     label = SLIDERS[which][0]
     thumb = page.locator(f'[data-testid="stSidebar"] input[type="range"][aria-label^="{label}"]')
     thumb.scroll_into_view_if_needed()
     thumb.focus()
-    page.keyboard.press("ArrowRight")
+    page.keyboard.press(key)
     return float(page.evaluate(
         "(label) => { const e = Array.from(document.querySelectorAll('[data-testid=\"stSidebar\"] input[type=\"range\"]'))"
         ".find(i => (i.getAttribute('aria-label') || '').startsWith(label));"

@@ -36,10 +36,23 @@ Targets (issue 14): first paint ≤ 5 s, each fit shown ≤ 5 s after it is stor
 
 The eight sessions stand for visitors on machines of their own, but here their Chromium shares the
 server's two cores: eight tabs parsing Plotly (about 2–4 s of CPU each) slow the server and the new
-visitor's browser. ``--sessions-nice N`` (default 10) runs the sessions' browser at that niceness, so
-the server and the new visitor's browser come first, as on a real deployment; ``--sessions-nice 0``
+visitor's browser. ``--sessions-nice N`` (default 10) runs the sessions' browser at that niceness (its threads, and,
+where the kernel schedules by autogroup, its group: :class:`KeepNiced`), so the server and the new
+visitor's browser come first, as on a real deployment; ``--sessions-nice 0``
 gives every process the same priority (the harsher figure). The new visitor always has a browser of
 its own at normal priority.
+
+With ``--moves N`` (default 2) each session, once its page has drawn the ranking for its own
+setting (approximate or fitted), also moves the sidebar's sliders while the other sessions' fits
+run: N rounds of ω one step away and back, then β_max one step away and back (one arrow key on the
+focused slider, as :mod:`bench.app_fresh_moves` does for one visitor; down where the setting is at
+the slider's top), half a second after each answer. Each move is timed by the tab's own clock from
+the key's release to the first animation frame showing the ranking line for the new setting
+(approximate or the real fit's, noted which), and split where the session's browser received the
+WebSocket frame carrying that line (:class:`MoveFrames`). Printed per session and over all: median
+and max, with the 1-minute load average at each move (target, issue 52: every move ≤ 1.0 s). The
+sessions end at their own setting, so their own fits are still shown; stored → shown counts only
+fits stored after a session's last move (before it, the page was elsewhere some of the time).
 
 The sessions open once the server has finished its warm-up (the "warm-up done" line of serve.py:
 imports and the default view's caches, about 10 s after start), as on a server in use;
@@ -64,7 +77,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.app_latency import PAGE_MARKS, wait_for_mark  # noqa: E402
+from bench.app_fresh_moves import _step  # noqa: E402
+from bench.app_latency import (MAIN_CONTENT, PAGE_MARKS, RELEASE_CLOCK, SLIDERS, _label, ranking_for,  # noqa: E402
+                               wait_for_mark)
 from bench.speed import uptime  # noqa: E402
 from tests.streamlit_server import streamlit_server  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -179,10 +194,15 @@ class KeepNiced:
     and its descendants) at niceness ``nice`` or above, checked every 0.2 s. Why: Chromium sets its
     threads' priorities itself; run as root it raised its browser and GPU processes to -8 and its
     renderers back to 0 or 5 (seen with ``ps -o ni`` during a run), undoing the launcher's
-    ``nice``."""
+    ``nice``. And where the kernel schedules by autogroup (``/proc/sys/kernel/sched_autogroup_enabled``),
+    threads' niceness only ranks them inside their group, while each group gets an equal share of
+    the cores: Playwright starts Chromium in a session, hence a group, of its own, so the eight tabs
+    took as much CPU as the server's whole group whatever their niceness. Their group is set to
+    ``nice`` too (``/proc/PID/autogroup``)."""
 
     def __init__(self, nice: int) -> None:
         self.nice, self.reniced = nice, 0
+        self.groups: set[str] = set()  # autogroups set to ``nice``
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="keep-niced", daemon=True)
 
@@ -206,6 +226,7 @@ class KeepNiced:
                 except psutil.Error:
                     continue
                 for proc in tree:
+                    self._nice_group(proc.pid)
                     try:
                         threads = proc.threads()
                     except psutil.Error:
@@ -217,6 +238,17 @@ class KeepNiced:
                                 self.reniced += 1
                         except OSError:
                             pass
+
+
+    def _nice_group(self, pid: int) -> None:
+        try:
+            group = Path(f"/proc/{pid}/autogroup")
+            name, _, nice = group.read_text().split()
+            if name != Path("/proc/self/autogroup").read_text().split()[0] and int(nice) < self.nice:
+                group.write_text(str(self.nice))
+                self.groups.add(name)
+        except (OSError, ValueError):
+            pass  # no autogroups here, or the process is gone
 
 
 def first_paint(browser, url: str) -> tuple[float, float, float]:
@@ -288,6 +320,299 @@ class AnswerFrames:
             self.cdp = None
 
 
+# Runs in every session's page (with ``--moves``): at each animation frame, while a move is armed
+# (``window.__moveWant``: the setting's label), looks for its ranking line, and notes the frame's
+# time (the tab's clock, as ``RELEASE_CLOCK``'s release) and whether the line was the approximate one.
+MOVE_WATCH = """(() => {
+  window.__moveWant = null; window.__moveAt = null; window.__moveKind = null;
+  const content = """ + MAIN_CONTENT + """;
+  (function tick() {
+    const want = window.__moveWant;
+    if (want !== null) {
+      const t = content();
+      if (t.includes('Bayesian ranking, approximate (' + want + ',')) {
+        window.__moveAt = performance.now(); window.__moveKind = 'approximate'; window.__moveWant = null;
+      } else if (t.includes('Fit: ' + want + ',') && t.includes('Bayesian ranking (best')) {
+        window.__moveAt = performance.now(); window.__moveKind = 'fit'; window.__moveWant = null;
+      }
+    }
+    requestAnimationFrame(tick);
+  })();
+})();"""
+
+
+class MoveFrames(AnswerFrames):
+    """When the session's browser received the WebSocket frame carrying the ranking line of a move's
+    setting (armed with :meth:`arm` just before the key), by DevTools' clock on the network side: the
+    server's share of a move (release → that frame: the key's message, the page's rerun, reweighting,
+    sending); the rest is the tab's."""
+
+    def __init__(self, context, page) -> None:
+        self.patterns: tuple[bytes, ...] = ()
+        self.sent: float | None = None  # wall clock: the first frame the tab sent after :meth:`arm` (the move's message)
+        super().__init__(context, page)
+        self.cdp.on("Network.webSocketFrameSent", self._sent)
+
+    def _sent(self, params: dict) -> None:
+        if self.sent is None and self.patterns and self.offset is not None:
+            self.sent = float(params["timestamp"]) + self.offset
+
+    def arm(self, setting_label: str) -> None:
+        self.received = self.sent = None
+        # the rankings page's Markdown as sent; a fitted answer's line names no setting, its caption does
+        self.patterns = (f"approximate** ({setting_label},".encode(), f"Fit: {setting_label},".encode())
+
+    def _frame(self, params: dict) -> None:
+        if self.received is not None or self.offset is None or not self.patterns:
+            return
+        payload = params.get("response", {}).get("payloadData", "")
+        if len(payload) > self.LARGEST:
+            return
+        try:
+            data = base64.b64decode(payload, validate=True)
+        except (ValueError, TypeError):
+            data = payload.encode()
+        if any(p in data for p in self.patterns):
+            self.received = float(params["timestamp"]) + self.offset
+            self.patterns = ()
+
+
+class Mover:
+    """One session's slider moves (``--moves``): ω one step away from the session's own setting and
+    back, then β_max, ``rounds`` times, one move at a time, the next ``PAUSE`` s after the last one's
+    answer. :meth:`poll` never waits on the page: the tab notes its answer itself (:data:`MOVE_WATCH`)."""
+
+    PAUSE = 0.5
+    TIMEOUT = 120.0  # seconds from the key to its answer, after which the move counts as a timeout
+
+    def __init__(self, session: dict, context, rounds: int) -> None:
+        self.session, self.page = session, session["page"]
+        self.frames = MoveFrames(context, self.page)
+        self.home = {"omega": session["omega"], "beta_max": session["beta"]}
+        self.setting = dict(self.home)
+        self.plan: list[tuple[str, str]] = []  # (slider, key)
+        for _ in range(rounds):
+            for which in ("omega", "beta_max"):
+                _, _, hi, step = SLIDERS[which]
+                away, back = ("ArrowLeft", "ArrowRight") if self.home[which] + step > hi else ("ArrowRight", "ArrowLeft")
+                self.plan += [(which, away), (which, back)]
+        self.rows: list[dict] = []
+        self.ready_at: float | None = None  # bench clock: when the page had drawn its own ranking
+        self.pending: dict | None = None
+        self.next_at = 0.0
+
+    @property
+    def done(self) -> bool:
+        return self.pending is None and len(self.rows) == len(self.plan)
+
+    def poll(self) -> None:
+        """Start the next move or look at the pending one; returns at once."""
+        now = time.perf_counter()
+        if self.ready_at is None:
+            if self.page.evaluate(ranking_for(self.home["omega"], self.home["beta_max"], MAIN_CONTENT)):
+                self.ready_at = self.next_at = now
+            return
+        if self.pending is not None:
+            at = self.page.evaluate("() => window.__moveAt")
+            if at is None and now - self.pending["t"] < self.TIMEOUT:
+                return
+            row = self.pending
+            if at is not None:
+                released = self.page.evaluate("() => [window.__released, performance.timeOrigin]")
+                row["seconds"] = (float(at) - float(released[0])) / 1000.0
+                row["kind"] = self.page.evaluate("() => window.__moveKind")
+                row["released"] = (float(released[1]) + float(released[0])) / 1000.0  # wall clock
+                if self.frames.received is not None:  # wall clock of the frame − wall clock of the release
+                    row["frame"] = self.frames.received - row["released"]
+                if self.frames.sent is not None:  # the tab's share before the server hears of the move
+                    row["sent"] = self.frames.sent - row["released"]
+            self.rows.append(row)
+            self.pending, self.next_at = None, now + self.PAUSE
+            return
+        if len(self.rows) == len(self.plan) or now < self.next_at:
+            return
+        which, key = self.plan[len(self.rows)]
+        step = SLIDERS[which][3]
+        target = dict(self.setting, **{which: self.setting[which] + (step if key == "ArrowRight" else -step)})
+        want = _label(target["omega"], target["beta_max"])
+        self.page.evaluate("(want) => { window.__moveAt = null; window.__moveKind = null; window.__moveWant = want; }", want)
+        self.frames.arm(want)
+        value = _step(self.page, which, key)
+        if abs(value - target[which]) > step / 2:  # the key did not move the thumb where planned
+            self.page.evaluate("(want) => { window.__moveWant = want; }",
+                               _label(*(value if w == which else target[w] for w in ("omega", "beta_max"))))
+            target[which] = value
+        self.setting = target
+        self.pending = {"slider": which, "omega": target["omega"], "beta_max": target["beta_max"], "seconds": float("nan"),
+                        "frame": float("nan"), "kind": "timeout", "load": os.getloadavg()[0], "t": now}
+
+
+class ServerCpu:
+    """What the server process (Streamlit's one Python interpreter, not its fit workers) did over
+    time, from Linux's scheduler statistics, sampled every 0.25 s: its CPU time (``/proc/PID/stat``,
+    threads that ended included) and the time its threads were runnable but waiting for a core
+    (``/proc/PID/task/*/schedstat``, summed per thread as it goes: Streamlit's script threads come
+    and go); and, every second, the runnable threads of the whole machine at niceness 0 and niced,
+    outside the server. Over a move, CPU time near 1 s per second with little waiting means the
+    interpreter itself was the limit (its page runs share one GIL); much waiting, with many runnable
+    threads at niceness 0 elsewhere, means the machine's other processes held the cores."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.samples: list[tuple[float, float, float]] = []  # (wall clock, cpu s, runnable-waiting s)
+        self.machine: list[tuple[float, int, int]] = []  # (wall clock, runnable at nice 0, runnable niced), server excluded
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="server-cpu", daemon=True)
+
+    def __enter__(self) -> "ServerCpu":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _pid(self) -> int | None:
+        import psutil
+
+        for proc in psutil.process_iter(["cmdline"]):
+            cmd = proc.info["cmdline"] or []
+            if "serve.py" in cmd and str(self.port) in cmd and "streamlit" in cmd:
+                return proc.pid
+        return None
+
+    @staticmethod
+    def _runnable(skip: int) -> tuple[int, int]:
+        at_zero = niced = 0
+        for stat in Path("/proc").glob("[0-9]*/task/*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:
+                continue
+            fields = text[text.rindex(")") + 2:].split()  # after the command's name, which may hold spaces
+            if fields[0] != "R" or stat.parts[2] == str(skip):
+                continue
+            if int(fields[16]) > 0:  # field 19 of stat: nice
+                niced += 1
+            else:
+                at_zero += 1
+        return at_zero, niced
+
+    def _run(self) -> None:
+        pid, seen, wait, tick = None, {}, 0.0, 0
+        ticks = os.sysconf("SC_CLK_TCK")
+        while not self._stop.wait(0.25):
+            pid = pid or self._pid()
+            if pid is None:
+                continue
+            try:
+                text = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                return
+            fields = text[text.rindex(")") + 2:].split()
+            cpu = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime, ended threads included
+            for task in Path(f"/proc/{pid}/task").glob("*"):
+                try:
+                    waiting = int((task / "schedstat").read_text().split()[1]) / 1e9
+                except (OSError, ValueError, IndexError):
+                    continue
+                wait += waiting - seen.get(task.name, 0.0)
+                seen[task.name] = waiting
+            now = time.time()
+            self.samples.append((now, cpu, wait))
+            tick += 1
+            if tick % 4 == 0:
+                self.machine.append((now, *self._runnable(pid)))
+
+    def over(self, start: float, end: float) -> tuple[float, float, float, float]:
+        """Between two wall-clock times: the server's CPU seconds per second, its threads' runnable-but-
+        waiting seconds per second, and the mean number of runnable threads elsewhere on the machine
+        at niceness 0 and niced."""
+        nan = float("nan")
+        inside = [x for x in self.samples if start - 0.25 <= x[0] <= end + 0.25]
+        cpu = wait = nan
+        if len(inside) >= 2 and inside[-1][0] > inside[0][0]:
+            span = inside[-1][0] - inside[0][0]
+            cpu, wait = (inside[-1][1] - inside[0][1]) / span, (inside[-1][2] - inside[0][2]) / span
+        around = [x for x in self.machine if start - 1.0 <= x[0] <= end + 1.0]
+        zero = float(np.mean([x[1] for x in around])) if around else nan
+        niced = float(np.mean([x[2] for x in around])) if around else nan
+        return cpu, wait, zero, niced
+
+
+def renice_server(server: ServerCpu, nice: int) -> str:
+    """Every thread of the server process (not its fit workers, niced on their own) at ``nice``; the
+    threads it starts later inherit it from the thread that starts them."""
+    pid = server._pid()
+    if pid is None:
+        return "server process not found: not reniced"
+    done = 0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
+            done += 1
+        except OSError as exc:
+            return f"server not reniced: {exc}"
+    return f"server's {done} threads set to niceness {nice}"
+
+
+def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None) -> None:
+    """Per session and over all sessions: release → redrawn ranking, its server share, the load."""
+    print("\n| session | setting | moves | release → ranking median (s) | max (s) | of which release → "
+          "answer's frame, median / max (s) | approximate / fitted / timeout | load (1 min) at the moves |")
+    print("|---|---|---|---|---|---|---|---|")
+    every, frames = [], []
+    for i, m in enumerate(movers, start=1):
+        secs = np.array([r["seconds"] for r in m.rows], dtype=float)
+        fr = np.array([r["frame"] for r in m.rows], dtype=float)
+        every += list(secs)
+        frames += list(fr)
+        kinds = [r["kind"] for r in m.rows]
+        loads = [r["load"] for r in m.rows]
+        nan = float("nan")
+        print(f"| {i} | {label(m.home['omega'], m.home['beta_max'])} | {len(m.rows)} | "
+              f"{np.nanmedian(secs) if np.isfinite(secs).any() else nan:.2f} | "
+              f"{np.nanmax(secs) if np.isfinite(secs).any() else nan:.2f} | "
+              f"{np.nanmedian(fr) if np.isfinite(fr).any() else nan:.2f} / {np.nanmax(fr) if np.isfinite(fr).any() else nan:.2f} | "
+              f"{kinds.count('approximate')} / {kinds.count('fit')} / {kinds.count('timeout')} | "
+              f"{min(loads, default=nan):.1f}–{max(loads, default=nan):.1f} |")
+    for i, m in enumerate(movers, start=1):  # each move, for whoever traces a slow one
+        print(f"  session {i}: " + "; ".join(
+            f"{r['slider']} → {_label(r['omega'], r['beta_max'])} {r['seconds']:.2f} s ({r['kind']}, sent "
+            f"{r.get('sent', float('nan')):.2f} s, frame {r['frame']:.2f} s, "
+            f"load {r['load']:.1f})" for r in m.rows))
+    if server is not None and server.samples:  # the server process over each move: busy, or waiting for a core?
+        timed = [r for m in movers for r in m.rows if "released" in r and np.isfinite(r["seconds"])]
+        for name, rows in (("moves ≤ 1.0 s", [r for r in timed if r["seconds"] <= 1.0]),
+                           ("moves > 1.0 s", [r for r in timed if r["seconds"] > 1.0])):
+            use = np.array([server.over(r["released"], r["released"] + r["seconds"]) for r in rows], dtype=float)
+            if len(use):
+                print(f"server process over {name} ({len(use)}): CPU {np.nanmedian(use[:, 0]):.2f} s/s median "
+                      f"(max {np.nanmax(use[:, 0]):.2f}); its threads runnable but waiting for a core "
+                      f"{np.nanmedian(use[:, 1]):.2f} s/s median (max {np.nanmax(use[:, 1]):.2f}); runnable threads "
+                      f"elsewhere, mean: {np.nanmedian(use[:, 2]):.1f} at niceness 0, {np.nanmedian(use[:, 3]):.1f} niced")
+        if timed:
+            first = min(r["released"] for r in timed)
+            last = max(r["released"] + r["seconds"] for r in timed)
+            cpu, wait, zero, niced = server.over(first, last)
+            print(f"server process over the whole moves phase ({last - first:.0f} s): CPU {cpu:.2f} s/s, runnable but "
+                  f"waiting {wait:.2f} s/s; runnable threads elsewhere: {zero:.1f} at niceness 0, {niced:.1f} niced")
+    sent = np.array([r.get("sent", float("nan")) for m in movers for r in m.rows], dtype=float)
+    served = np.array([r["frame"] - r.get("sent", float("nan")) for m in movers for r in m.rows], dtype=float)
+    if np.isfinite(sent).any():
+        print(f"release → the tab sent the move (its message to the server, DevTools' clock): median {np.nanmedian(sent):.2f} s, "
+              f"max {np.nanmax(sent):.2f} s; sent → answer's frame received (the server's own share): median "
+              f"{np.nanmedian(served):.2f} s, max {np.nanmax(served):.2f} s, over 1.0 s: {int((served > 1.0).sum())}")
+    secs, fr = np.array(every, dtype=float), np.array(frames, dtype=float)
+    kinds = [r["kind"] for m in movers for r in m.rows]
+    if len(secs):
+        print(f"moves of {len(movers)} sessions while their fits ran: {len(secs)} moves, release → ranking median "
+              f"{np.nanmedian(secs):.2f} s, max {np.nanmax(secs):.2f} s, over 1.0 s: {int((secs > 1.0).sum())} "
+              f"(target: every move ≤ 1.0 s); release → answer's frame in the browser median "
+              f"{np.nanmedian(fr):.2f} s, max {np.nanmax(fr):.2f} s; approximate {kinds.count('approximate')}, fitted "
+              f"{kinds.count('fit')}, timeouts {kinds.count('timeout')}; load (1 min) at the moves "
+              f"{min(r['load'] for m in movers for r in m.rows):.1f}–{max(r['load'] for m in movers for r in m.rows):.1f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -303,10 +628,16 @@ def main(argv: list[str] | None = None) -> None:
                    help="niceness of the eight sessions' browser (they stand for other machines); 0: same as all")
     p.add_argument("--sessions", type=int, default=len(SETTINGS), choices=range(1, len(SETTINGS) + 1),
                    help="how many of the eight sessions to open (1: the same measures with one visitor, a quiet baseline)")
+    p.add_argument("--server-nice", type=int, default=None,
+                   help="set the server process's threads to this niceness once it has warmed up (a test of whether "
+                        "the machine's other processes hold it back; below 0 needs root)")
+    p.add_argument("--log", type=Path, help="copy the server's output here at the end")
+    p.add_argument("--moves", type=int, default=2,
+                   help="rounds of slider moves per session once its page is drawn (ω away and back, β_max away and back); 0: none")
     args = p.parse_args(argv)
     settings = SETTINGS[:args.sessions]
     print(f"# bench.app_load  {time.strftime('%Y-%m-%d %H:%M:%S')}  sessions={len(settings)} fast={args.fast} "
-          f"grid={not args.no_grid} sessions-nice={args.sessions_nice}  ({os.cpu_count()} CPUs)")
+          f"grid={not args.no_grid} sessions-nice={args.sessions_nice} moves={args.moves}  ({os.cpu_count()} CPUs)")
     print(f"# load before: {uptime()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="app-load-") as cache_dir:
         cache = Path(cache_dir)
@@ -315,14 +646,16 @@ def main(argv: list[str] | None = None) -> None:
         env.pop("SIMPLEX_JUDGE_FAST", None)
         if args.fast:
             env["SIMPLEX_JUDGE_FAST"] = "1"
-        sessions, paints = [], []
+        sessions, paints, movers = [], [], []
         with open(cache / "server.log", "w") as log, streamlit_server("serve.py", args.port, env, log, stop_timeout=60) as url:
-            with sync_playwright() as pw, KeepNiced(args.sessions_nice) as keep_niced:
+            with sync_playwright() as pw, KeepNiced(args.sessions_nice) as keep_niced, ServerCpu(args.port) as server_cpu:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
                 sessions_browser = pw.chromium.launch(executable_path=str(niced_chromium(cache, args.sessions_nice)),
                                                       headless=True, args=[*CHROMIUM_ARGS, SESSIONS_MARK])
                 if not args.no_wait_warm:
                     print(f"  {wait_for_warm_up(cache / 'server.log', args.timeout)}", flush=True)
+                if args.server_nice is not None:
+                    print(f"  {renice_server(server_cpu, args.server_nice)}", flush=True)
                 paints.append(("before the sessions", first_paint(browser, url)))
                 print(f"  first paint, idle server: placeholder {paints[-1][1][0]:.2f} s, page {paints[-1][1][1]:.2f} s "
                       f"(bench clock {paints[-1][1][2]:.2f} s)",
@@ -332,16 +665,23 @@ def main(argv: list[str] | None = None) -> None:
                     ctx = sessions_browser.new_context(viewport={"width": 1400, "height": 1000})
                     page = ctx.new_page()
                     page.add_init_script(WATCH + f"\nwindow.__want = {json.dumps(label(omega, beta))};")
-                    frames = AnswerFrames(ctx, page)
+                    if args.moves:
+                        page.add_init_script(RELEASE_CLOCK + "\n" + MOVE_WATCH)
+                    session = {"omega": omega, "beta": beta, "page": page, "frames": AnswerFrames(ctx, page)}
+                    if args.moves:  # before the page opens its WebSocket, whose handshake sets the frames' clock
+                        movers.append(Mover(session, ctx, args.moves))
                     page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}", wait_until="commit", timeout=300_000)
-                    sessions.append({"omega": omega, "beta": beta, "page": page, "frames": frames, "opened": time.time()})
+                    session["opened"] = time.time()
+                    sessions.append(session)
                 deadline = time.time() + args.timeout
                 next_visit = time.time() + 5
                 while time.time() < deadline:
+                    for m in movers:
+                        m.poll()
                     shown = [s["page"].evaluate("() => window.__shown") for s in sessions]
                     for s in sessions:
                         s["frames"].stop_if_received()
-                    if all(v is not None for v in shown):
+                    if all(v is not None for v in shown) and all(m.done for m in movers):
                         break
                     if time.time() >= next_visit:
                         paints.append((f"{sum(v is not None for v in shown)} of {len(sessions)} shown",
@@ -350,7 +690,11 @@ def main(argv: list[str] | None = None) -> None:
                               f"{paints[-1][1][1]:.2f} s (bench clock {paints[-1][1][2]:.2f} s); load {uptime()}",
                               flush=True)
                         next_visit = time.time() + args.visit_every
-                    time.sleep(1.0)
+                    time.sleep(0.2 if movers and not all(m.done for m in movers) else 1.0)
+                for m in movers:
+                    m.frames.stop_if_received()
+                    if m.rows:  # the last move's answer, by the wall clock: the page was elsewhere until then
+                        m.session["moved_until"] = time.time() - (time.perf_counter() - m.rows[-1]["t"]) + m.rows[-1]["seconds"]
                 stored = stored_fits(cache)
                 reached = delivered(cache / "server.log")
                 for s in sessions:
@@ -376,6 +720,10 @@ def main(argv: list[str] | None = None) -> None:
                               flush=True)
                 sessions_browser.close()
                 browser.close()
+        if args.log:
+            import shutil
+
+            shutil.copyfile(cache / "server.log", args.log)
         if not all(s["shown"] for s in sessions):  # the server's own words on what happened
             lines = [line.rstrip() for line in open(cache / "server.log", errors="replace")
                      if any(w in line for w in ("fit", "Fit", "ERROR", "Error", "Traceback", "WARNING"))]
@@ -387,7 +735,7 @@ def main(argv: list[str] | None = None) -> None:
           "of which stored → page run (s) | of which stored → answer's frame in the browser (s) | "
           "stored before the page was drawn | own correct result | error alerts |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    lags, early, server_parts, frame_parts = [], [], [], []
+    lags, early, while_moving, server_parts, frame_parts = [], [], [], [], []
     for i, s in enumerate(sessions, start=1):
         shown = (s["shown"] / 1000 - s["opened"]) if s["shown"] else float("nan")
         drawn = (s["drawn"] / 1000 - s["opened"]) if s["drawn"] else float("nan")
@@ -395,13 +743,17 @@ def main(argv: list[str] | None = None) -> None:
         server_part = (s["reached"] - s["stored"]) if s["reached"] and s["stored"] else float("nan")
         frame_part = (s["received"] - s["stored"]) if s["received"] and s["stored"] else float("nan")
         before = bool(s["stored"] and s["drawn"] and s["stored"] < s["drawn"] / 1000)
-        (early if before else lags).append(shown if before else lag)
+        if s["stored"] and s.get("moved_until") and s["stored"] < s["moved_until"]:
+            while_moving.append(lag)  # the page was at another setting part of the time
+            before = "while moving"
+        else:
+            (early if before else lags).append(shown if before else lag)
         if not before:
             server_parts.append(server_part)
             frame_parts.append(frame_part)
         print(f"| {i} | {label(s['omega'], s['beta'])} | {drawn:.1f} | {shown:.1f} | {lag:.1f} | {server_part:.1f} | "
               f"{frame_part:.1f} | "
-              f"{'yes' if before else 'no'} | "
+              f"{before if isinstance(before, str) else 'yes' if before else 'no'} | "
               f"{'yes' if s['correct'] else 'NO'} | {len(s['errors'])}{': ' + '; '.join(s['errors']) if s['errors'] else ''} |")
     for i, what in ((1, "the page's own title and text"), (0, "the placeholder (title and what is coming)")):
         during = np.array([v[i] for k, v in paints[1:]], dtype=float)
@@ -426,15 +778,21 @@ def main(argv: list[str] | None = None) -> None:
             busy = [(max(t0 / 1000, a), min(t1 / 1000, b)) for t0, t1 in s["long"] if t1 / 1000 > a and t0 / 1000 < b]
             print(f"  session {i}: frame → drawn {b - a:.1f} s, of which {sum(e - f for f, e in busy):.1f} s in "
                   f"{len(busy)} main-thread tasks over 50 ms (longest {max((e - f for f, e in busy), default=0):.1f} s)")
+    if while_moving:
+        print(f"stored → shown, {len(while_moving)} fits stored before their session's last move (not counted above): "
+              f"{', '.join(f'{v:.1f}' for v in while_moving)} s")
     if early:
         print(f"open → shown, {len(early)} fits stored before their session's page was drawn: "
               f"{', '.join(f'{v:.1f}' for v in early)} s (a first paint in the burst)")
+    if movers:
+        print_moves(movers, server_cpu)
     print(f"sessions with their own correct result and no error alert: "
           f"{sum(s['correct'] and not s['errors'] for s in sessions)} of {len(sessions)}")
     print(f"all fits shown {max((s['shown'] or 0) / 1000 for s in sessions) - t_start:.0f} s after the sessions opened"
           if all(s["shown"] for s in sessions) else "not every session saw its fit before the timeout")
     if args.sessions_nice > 0:
-        print(f"sessions' browser held at niceness {args.sessions_nice}: {keep_niced.reniced} thread priorities set back")
+        print(f"sessions' browser held at niceness {args.sessions_nice}: {keep_niced.reniced} thread priorities set back; "
+              f"its scheduler autogroups set to that niceness: {len(keep_niced.groups)}")
     print(f"# load after: {uptime()}")
 
 
