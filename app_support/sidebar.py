@@ -367,15 +367,16 @@ def settings_from_state(table: JudgmentTable | None, state: Mapping[str, Any] | 
     beta_max = float(ss.get(K.BETA_MAX_FREE if off_grid else K.BETA_MAX, 5.0))
     delta: Any = ss.get(K.DELTA, "inflation")
     if delta == "custom":
-        text = str(ss.get(K.DELTA_CUSTOM, "")).strip()
-        try:
-            delta = tuple(float(x) for x in text.replace(";", ",").split(",") if x.strip())
-        except ValueError:
-            raise ValueError(f"δ must be numbers separated by commas, e.g. 1, 4, 10; got {text!r}.") from None
-        if table is not None and len(delta) != table.scale.n_true:
-            raise ValueError(f"δ needs one value per true level ({table.scale.n_true} for this scale); got {len(delta)}.")
-        if not delta:
+        text = str(ss.get(K.DELTA_CUSTOM, "")).strip().replace(";", ",")
+        if not text:
             raise ValueError("Give the custom δ values (one per true level), or pick a preset.")
+        from simplex_core.model.priors import delta_setting, parse_delta
+
+        try:  # the core's one reading of δ: it names the value at fault and what is expected
+            delta = (tuple(float(v) for v in parse_delta(text, table.scale.n_true)) if table is not None
+                     else delta_setting(text))
+        except ValueError as exc:
+            raise ValueError(f"Custom δ: {exc}") from None
     return FitSettings(omega=omega, beta_max=beta_max, integrated=bool(ss.get(K.INTEGRATED)),
                        prior=str(ss.get(K.PRIOR, "weight-propagation")), delta=delta,
                        likelihood=str(ss.get(K.LIKELIHOOD, FitSettings().likelihood)),

@@ -388,7 +388,8 @@ def test_a_bad_custom_delta_is_a_plain_message():
     at.session_state["w_delta_custom"] = "1, two"
     at.run()
     assert not at.exception
-    assert any("δ must be numbers separated by commas" in plain(e.value) for e in at.error)
+    # the value at fault and what is expected, in the core's words (priors.parse_delta)
+    assert any("Custom δ" in plain(e.value) and "item 2 ('two') is not a number" in plain(e.value) for e in at.error)
 
 
 # -- geometry lab --------------------------------------------------------------------------------
