@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from simplex_core.data import gold as gold_module
-from simplex_core.methods.method_base import _nanmean_last, score_array
+from simplex_core.methods.method_base import nanmean_last, score_array
 from simplex_core.methods.baselines import baseline_methods, method_generator
 from simplex_core.methods.ppi import ppi_mean_ranks
 from simplex_core.data.views import count_tensor, item_view
@@ -59,7 +59,7 @@ def test_given_predictions_equal_to_the_judges_mean_reproduce_ppi():
     table = _sim_table()
     view = item_view(table)
     arr = score_array(view)
-    mean = _nanmean_last(arr.scores)  # scale is [0, 1]: rescaling is the identity
+    mean = nanmean_last(arr.scores)  # scale is [0, 1]: rescaling is the identity
     preds = pd.Series(mean.ravel(), index=pd.MultiIndex.from_product([arr.items, arr.candidates],
                                                                        names=["item", "candidate"]))
     a = ppi_mean_ranks(view, BINARY, 0.10, 50, np.random.default_rng(4))

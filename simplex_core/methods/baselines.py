@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.data.scale import Scale
-from simplex_core.methods.method_base import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, judge_columns
+from simplex_core.methods.method_base import TRUE_SCORE, Method, MethodResult, RngLike, as_generator, judge_columns
 from simplex_core.methods.simple_average import bootstrap_ranks, simple_average, single_judge
 from simplex_core.methods.bradley_terry import bradley_terry
 from simplex_core.methods.ppi import ppi_mean_ranks
@@ -113,5 +113,5 @@ def run_methods(
 ) -> dict[str, MethodResult]:
     """Run each method once on ``view``; each gets its own generator derived from ``rng`` and its
     name, so adding or removing a method does not change the others' results."""
-    base = int(_as_generator(rng).integers(2**63))
+    base = int(as_generator(rng).integers(2**63))
     return {name: f(view, method_generator(base, name, 0)) for name, f in methods.items()}

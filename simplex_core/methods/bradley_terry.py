@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import optimize, special
 
 from simplex_core.model.ranks import INTERVAL, rank_interval, rank_scores
-from simplex_core.methods.method_base import MethodResult, RngLike, _as_generator, _item_resample_weights, _long_draws, _series, score_array
+from simplex_core.methods.method_base import MethodResult, RngLike, as_generator, item_resample_weights, rank_draws_frame, candidate_series, score_array
 
 
 # -- Bradley-Terry with ties (Rao & Kupper 1967) --------------------------------------------------
@@ -224,7 +224,7 @@ def bradley_terry(
     """
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1; got {n_resamples}.")
-    gen = _as_generator(rng)
+    gen = as_generator(rng)
     arr = score_array(view, excluded)
     wins_i, ties_i = _per_item_pairwise(arr.scores)
     n_cand = len(arr.candidates)
@@ -239,7 +239,7 @@ def bradley_terry(
         )
     beta, theta = fit_rao_kupper(wins_i.sum(0), ties_i.sum(0), ridge=ridge)
     start = np.concatenate([beta, [math.log(max(theta - 1.0, math.exp(_ETA_MIN)))]])
-    weights = _item_resample_weights(len(arr.items), n_resamples, gen)
+    weights = item_resample_weights(len(arr.items), n_resamples, gen)
     flat_w = weights @ wins_i.reshape(len(arr.items), -1)
     flat_t = weights @ ties_i.reshape(len(arr.items), -1)
     draws = np.empty((n_resamples, n_cand))
@@ -252,11 +252,11 @@ def bradley_terry(
     return MethodResult(
         method="bradley_terry",
         uses_labels=False,
-        scores=_series(beta, arr.candidates, "log_ability"),
-        ranks=_series(rank_scores(beta), arr.candidates, "rank"),
-        rank_lo=_series(lo, arr.candidates, "rank_lo"),
-        rank_hi=_series(hi, arr.candidates, "rank_hi"),
-        rank_draws=_long_draws(draws, arr.candidates),
+        scores=candidate_series(beta, arr.candidates, "log_ability"),
+        ranks=candidate_series(rank_scores(beta), arr.candidates, "rank"),
+        rank_lo=candidate_series(lo, arr.candidates, "rank_lo"),
+        rank_hi=candidate_series(hi, arr.candidates, "rank_hi"),
+        rank_draws=rank_draws_frame(draws, arr.candidates),
         details={"theta": theta, "n_resamples": float(n_resamples)},
     )
 

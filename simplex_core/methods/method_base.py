@@ -86,7 +86,8 @@ Method = Callable[[pd.DataFrame, np.random.Generator], MethodResult]
 
 # -- shared helpers ------------------------------------------------------------------------------
 
-def _as_generator(rng: RngLike | None) -> np.random.Generator:
+def as_generator(rng: RngLike | None) -> np.random.Generator:
+    """A NumPy Generator from a seed or a Generator (itself); None means seed 0 (reproducible)."""
     if isinstance(rng, np.random.Generator):
         return rng
     return np.random.default_rng(0 if rng is None else rng)
@@ -167,11 +168,13 @@ def score_array(view: pd.DataFrame, excluded: Collection[tuple[str, str]] = ()) 
     return ScoreArray(scores, truth, tuple(items), tuple(candidates), tuple(judges))
 
 
-def _series(values: np.ndarray, candidates: Iterable[str], name: str) -> pd.Series:
+def candidate_series(values: np.ndarray, candidates: Iterable[str], name: str) -> pd.Series:
+    """One value per candidate as a Series indexed by ``candidate`` (a MethodResult's columns)."""
     return pd.Series(np.asarray(values, dtype=float), index=pd.Index(list(candidates), name="candidate"), name=name)
 
 
-def _long_draws(draws: np.ndarray, candidates: tuple[str, ...]) -> pd.DataFrame:
+def rank_draws_frame(draws: np.ndarray, candidates: tuple[str, ...]) -> pd.DataFrame:
+    """Rank draws ``[B, K]`` as the long table a MethodResult's ``rank_draws`` holds."""
     n_rep, n_cand = draws.shape
     return pd.DataFrame(
         {
@@ -192,7 +195,7 @@ def _missing_note(scores: np.ndarray, candidates: tuple[str, ...], method: str) 
     )
 
 
-def _item_resample_weights(n_items: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+def item_resample_weights(n_items: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """``[B, I]`` multiplicities of a bootstrap over items.
 
     Replicate ``b`` draws the items ``rng.integers(0, n_items, size=(n_resamples, n_items))[b]``
@@ -203,7 +206,8 @@ def _item_resample_weights(n_items: int, n_resamples: int, rng: np.random.Genera
     return np.bincount(flat, minlength=n_resamples * n_items).reshape(n_resamples, n_items).astype(float)
 
 
-def _nanmean_last(x: np.ndarray) -> np.ndarray:
+def nanmean_last(x: np.ndarray) -> np.ndarray:
+    """Mean over the last axis ignoring NaN, NaN (without a warning) where every value is NaN."""
     ok = ~np.isnan(x)
     n = ok.sum(axis=-1)
     total = np.where(ok, x, 0.0).sum(axis=-1)

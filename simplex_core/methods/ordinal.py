@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.inference.fit_result import ESS_MIN, RHAT_MAX, format_rhat  # the one convergence rule
-from simplex_core.methods.method_base import MethodResult, RngLike, _long_draws, _series, score_array
+from simplex_core.methods.method_base import MethodResult, RngLike, rank_draws_frame, candidate_series, score_array
 from simplex_core.model.ranks import rank_interval, rank_scores
 from simplex_core.data.scale import Scale
 
@@ -522,9 +522,9 @@ def ordinal_result(fit: OrdinalFit, *, method: str = "ordinal", level: float = 0
     }
     return MethodResult(
         method=method, uses_labels=False,
-        scores=_series(mean, cands, "quality"), ranks=_series(rank_scores(mean), cands, "rank"),
-        rank_lo=_series(lo, cands, "rank_lo"), rank_hi=_series(hi, cands, "rank_hi"),
-        rank_draws=_long_draws(draws, cands), details=details, notes=tuple(notes),
+        scores=candidate_series(mean, cands, "quality"), ranks=candidate_series(rank_scores(mean), cands, "rank"),
+        rank_lo=candidate_series(lo, cands, "rank_lo"), rank_hi=candidate_series(hi, cands, "rank_hi"),
+        rank_draws=rank_draws_frame(draws, cands), details=details, notes=tuple(notes),
     )
 
 

@@ -13,8 +13,8 @@ from scipy import stats
 
 from simplex_core.data.scale import Scale
 from simplex_core.model.ranks import rank_interval, rank_scores
-from simplex_core.methods.method_base import (TRUE_SCORE, MethodResult, RngLike, _as_generator, _item_resample_weights, _long_draws,
-                                             _missing_note, _nanmean_last, _series, score_array)
+from simplex_core.methods.method_base import (TRUE_SCORE, MethodResult, RngLike, as_generator, item_resample_weights, rank_draws_frame,
+                                             _missing_note, nanmean_last, candidate_series, score_array)
 
 
 # -- prediction-powered inference -----------------------------------------------------------------
@@ -43,7 +43,7 @@ def ppi_mean_estimate(
         raise ValueError("PPI needs at least one labelled and one unlabelled row.")
     lam = 1.0
     if power_tuning:
-        lam = _power_tuning_lambda(
+        lam = power_tuning_lambda(
             *(np.array([v], dtype=float) for v in (
                 y.sum(), yh.sum(), (y * yh).sum(), (yh**2).sum(), yu.sum(), (yu**2).sum(), len(y), len(yu)
             ))
@@ -51,7 +51,7 @@ def ppi_mean_estimate(
     return float(lam * yu.mean() + (y - lam * yh).mean())
 
 
-def _power_tuning_lambda(
+def power_tuning_lambda(
     sy: np.ndarray, syh: np.ndarray, syyh: np.ndarray, syh2: np.ndarray,
     su: np.ndarray, su2: np.ndarray, n: np.ndarray, big_n: np.ndarray,
 ) -> np.ndarray:
@@ -73,7 +73,7 @@ def ppi_labelled_items(n_items: int, labelled_fraction: float, rng: RngLike | No
     :func:`simplex_core.data.gold.labelled_item_mask`, shared with the Bayesian gold methods."""
     from simplex_core.data.gold import labelled_item_mask
 
-    return labelled_item_mask(n_items, labelled_fraction, _as_generator(rng))
+    return labelled_item_mask(n_items, labelled_fraction, as_generator(rng))
 
 
 def _ppi_estimates(
@@ -100,7 +100,7 @@ def _ppi_estimates(
     su = unl_w @ (yu0 * unl_ok)
     if power_tuning:
         syyh, syh2 = lab_w @ (y0 * yh0 * lab_ok), lab_w @ (yh0**2 * lab_ok)
-        lam = _power_tuning_lambda(sy, syh, syyh, syh2, su, unl_w @ (yu0**2 * unl_ok), n, big_n)
+        lam = power_tuning_lambda(sy, syh, syyh, syh2, su, unl_w @ (yu0**2 * unl_ok), n, big_n)
     else:
         lam = np.ones_like(n)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -164,12 +164,12 @@ def ppi_mean_ranks(
         )
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1; got {n_resamples}.")
-    gen = _as_generator(rng)
+    gen = as_generator(rng)
     arr = score_array(view, excluded)
     name = name or f"ppi_{int(round(labelled_fraction * 100))}"
     labelled = ppi_labelled_items(len(arr.items), labelled_fraction, gen)
     if predictions is None:
-        preds = _nanmean_last(scale.rescale(arr.scores))  # [I, K]
+        preds = nanmean_last(scale.rescale(arr.scores))  # [I, K]
     else:
         full = pd.MultiIndex.from_product([arr.items, arr.candidates], names=["item", "candidate"])
         given = predictions.reindex(full).to_numpy(dtype=float)
@@ -186,8 +186,8 @@ def ppi_mean_ranks(
             f"among the {n_lab} labelled items, so PPI cannot correct their predictions. Use a larger "
             "labelled fraction or data where these candidates have true scores."
         )
-    lab_w = _item_resample_weights(n_lab, n_resamples, gen)
-    unl_w = _item_resample_weights(n_unl, n_resamples, gen)
+    lab_w = item_resample_weights(n_lab, n_resamples, gen)
+    unl_w = item_resample_weights(n_unl, n_resamples, gen)
     boot = _ppi_estimates(y_l, yh_l, yh_u, lab_w, unl_w, power_tuning)
     if expanded:
         n_k = (~np.isnan(y_l) & ~np.isnan(yh_l)).sum(axis=0).astype(float)
@@ -200,11 +200,11 @@ def ppi_mean_ranks(
     return MethodResult(
         method=name,
         uses_labels=True,
-        scores=_series(est, arr.candidates, "score"),
-        ranks=_series(rank_scores(est), arr.candidates, "rank"),
-        rank_lo=_series(lo, arr.candidates, "rank_lo"),
-        rank_hi=_series(hi, arr.candidates, "rank_hi"),
-        rank_draws=_long_draws(draws, arr.candidates),
+        scores=candidate_series(est, arr.candidates, "score"),
+        ranks=candidate_series(rank_scores(est), arr.candidates, "rank"),
+        rank_lo=candidate_series(lo, arr.candidates, "rank_lo"),
+        rank_hi=candidate_series(hi, arr.candidates, "rank_hi"),
+        rank_draws=rank_draws_frame(draws, arr.candidates),
         details={
             "labelled_fraction": float(labelled_fraction),
             "n_labelled_items": float(n_lab),

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.model.ranks import INTERVAL, rank_interval, rank_scores
-from simplex_core.methods.method_base import (MethodResult, RngLike, ScoreArray, _as_generator, _item_resample_weights, _long_draws,
-                                             _missing_note, _nanmean_last, _series, judge_columns, score_array)
+from simplex_core.methods.method_base import (MethodResult, RngLike, ScoreArray, as_generator, item_resample_weights, rank_draws_frame,
+                                             _missing_note, nanmean_last, candidate_series, judge_columns, score_array)
 
 
 # -- single judge and simple average --------------------------------------------------------------
@@ -58,15 +58,15 @@ def single_judge(view: pd.DataFrame, judge: str, *, excluded: Collection[tuple[s
     return MethodResult(
         method=name,
         uses_labels=False,
-        scores=_series(means, arr.candidates, "score"),
-        ranks=_series(rank_scores(means), arr.candidates, "rank"),
+        scores=candidate_series(means, arr.candidates, "score"),
+        ranks=candidate_series(rank_scores(means), arr.candidates, "rank"),
         notes=_missing_note(means, arr.candidates, name),
     )
 
 
 def _simple_average_scores(arr: ScoreArray, weights: np.ndarray | None = None) -> np.ndarray:
     # Equal weight per judge: average the per-judge means over the judges that scored the candidate.
-    return _nanmean_last(_per_judge_means(arr, weights))
+    return nanmean_last(_per_judge_means(arr, weights))
 
 
 def simple_average(view: pd.DataFrame, *, excluded: Collection[tuple[str, str]] = ()) -> MethodResult:
@@ -80,8 +80,8 @@ def simple_average(view: pd.DataFrame, *, excluded: Collection[tuple[str, str]] 
     return MethodResult(
         method="simple_average",
         uses_labels=False,
-        scores=_series(avg, arr.candidates, "score"),
-        ranks=_series(rank_scores(avg), arr.candidates, "rank"),
+        scores=candidate_series(avg, arr.candidates, "score"),
+        ranks=candidate_series(rank_scores(avg), arr.candidates, "rank"),
         notes=_missing_note(avg, arr.candidates, "simple_average"),
     )
 
@@ -119,23 +119,23 @@ def bootstrap_ranks(
     """
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1; got {n_resamples}.")
-    gen = _as_generator(rng)
+    gen = as_generator(rng)
     arr = score_array(view, excluded)
     avg = _simple_average_scores(arr)
-    weights = _item_resample_weights(len(arr.items), n_resamples, gen)
+    weights = item_resample_weights(len(arr.items), n_resamples, gen)
     draws = rank_scores(_simple_average_scores(arr, weights), nan_last=True)
     lo, hi = rank_interval(draws, level)
     unscored = np.isnan(avg)  # no score on the full data: "last in every replicate" is no interval
     lo[unscored] = hi[unscored] = np.nan
-    long_draws = _long_draws(draws, arr.candidates)
+    long_draws = rank_draws_frame(draws, arr.candidates)
     long_draws = long_draws[~long_draws["candidate"].isin(np.asarray(arr.candidates, dtype=object)[unscored])]
     return MethodResult(
         method="bootstrap",
         uses_labels=False,
-        scores=_series(avg, arr.candidates, "score"),
-        ranks=_series(rank_scores(avg), arr.candidates, "rank"),
-        rank_lo=_series(lo, arr.candidates, "rank_lo"),
-        rank_hi=_series(hi, arr.candidates, "rank_hi"),
+        scores=candidate_series(avg, arr.candidates, "score"),
+        ranks=candidate_series(rank_scores(avg), arr.candidates, "rank"),
+        rank_lo=candidate_series(lo, arr.candidates, "rank_lo"),
+        rank_hi=candidate_series(hi, arr.candidates, "rank_hi"),
         rank_draws=long_draws.reset_index(drop=True),
         details={"n_resamples": float(n_resamples)},
         notes=_missing_note(avg, arr.candidates, "bootstrap"),

@@ -42,7 +42,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.methods.method_base import TRUE_SCORE, Method, MethodResult, RngLike, _as_generator, judge_columns
+from simplex_core.methods.method_base import TRUE_SCORE, Method, MethodResult, RngLike, as_generator, judge_columns
 from simplex_core.methods.baselines import table_baseline_methods
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import count_tensor
@@ -279,7 +279,7 @@ class BayesianMethod:
         if self.gold_fraction is not None:
             from simplex_core.data.gold import labelled_items, mark_gold
 
-            items = set(labelled_items(view, self.gold_fraction, _as_generator(rng)))
+            items = set(labelled_items(view, self.gold_fraction, as_generator(rng)))
             answers = [a for a in view.index if a[0] in items]
             table = mark_gold(table, answers)
         return count_tensor(table, self_exclusion=self.settings.self_exclusion)
@@ -521,7 +521,7 @@ def evaluate_table(
     from simplex_core.data.views import item_view
 
     view = item_view(table)
-    seed_int = int(_as_generator(seed).integers(2**63)) if isinstance(seed, np.random.Generator) else int(seed)
+    seed_int = int(as_generator(seed).integers(2**63)) if isinstance(seed, np.random.Generator) else int(seed)
     expensive = set(expensive) & set(methods)
     n_exp = ci_resamples if expensive_ci_resamples is None else expensive_ci_resamples
     # methods that fit (the Bayesian ones, the ordinal model): fits prefetched, convergence reported
@@ -572,7 +572,7 @@ def inject_self_preference(
     """
     if not 0.0 <= float(probability) <= 1.0:
         raise ValueError(f"probability must be between 0 and 1; got {probability!r}.")
-    gen = _as_generator(rng)
+    gen = as_generator(rng)
     frame = table.frame
     top = float(max(table.scale.true_values))
     self_row = np.fromiter(

@@ -37,9 +37,9 @@ from scipy import stats
 
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import item_view
-from simplex_core.methods.method_base import (MethodResult, _item_resample_weights, _long_draws, _series,
+from simplex_core.methods.method_base import (MethodResult, item_resample_weights, rank_draws_frame, candidate_series,
                                               score_array)
-from simplex_core.methods.ppi import _power_tuning_lambda
+from simplex_core.methods.ppi import power_tuning_lambda
 from simplex_core.model.ranks import rank_interval, rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
@@ -149,7 +149,7 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
     once_lab = np.where(np.isnan(y), 0.0, 1.0)[None]  # [1, n_max, K]
     est = _estimates(y, yh, yu, once_lab, np.ones((1, len(items))))[0]
     lab_w = _labelled_weights(n_lab, n_max, n_resamples, gen)
-    unl_w = _item_resample_weights(len(items), n_resamples, gen)
+    unl_w = item_resample_weights(len(items), n_resamples, gen)
     boot = _estimates(y, yh, yu, lab_w, unl_w)
     q = (1.0 + level) / 2.0
     df = np.maximum(n_lab - 1.0, 1.0)
@@ -159,9 +159,9 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
     lo, hi = rank_interval(draws, level)
     return MethodResult(
         method=method, uses_labels=True,
-        scores=_series(est, cands, "score"), ranks=_series(rank_scores(est), cands, "rank"),
-        rank_lo=_series(lo, cands, "rank_lo"), rank_hi=_series(hi, cands, "rank_hi"),
-        rank_draws=_long_draws(draws, cands),
+        scores=candidate_series(est, cands, "score"), ranks=candidate_series(rank_scores(est), cands, "rank"),
+        rank_lo=candidate_series(lo, cands, "rank_lo"), rank_hi=candidate_series(hi, cands, "rank_hi"),
+        rank_draws=rank_draws_frame(draws, cands),
         details={"n_labelled_answers": float(n_lab.sum()), "n_labelled_items": float(labelled.any(axis=1).sum()),
                  "min_labels_per_candidate": float(n_lab.min()), "n_resamples": float(n_resamples),
                  **{f"labels:{c}": float(n) for c, n in zip(cands, n_lab)}},
@@ -208,7 +208,7 @@ def _estimates(y: np.ndarray, yh: np.ndarray, yu: np.ndarray, lab_w: np.ndarray,
     u_ok = ~np.isnan(yu)
     yu0 = np.where(u_ok, yu, 0.0)
     big_n, su, su2 = unl_w @ u_ok.astype(float), unl_w @ yu0, unl_w @ yu0**2
-    lam = _power_tuning_lambda(sy, syh, syyh, syh2, su, su2, n, big_n)
+    lam = power_tuning_lambda(sy, syh, syyh, syh2, su, su2, n, big_n)
     with np.errstate(invalid="ignore", divide="ignore"):
         est = lam * su / big_n + (sy - lam * syh) / n
     return np.where((n > 0) & (big_n > 0), est, np.nan)

@@ -40,7 +40,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from simplex_core.methods.method_base import MethodResult, _as_generator, _nanmean_last, score_array
+from simplex_core.methods.method_base import MethodResult, as_generator, nanmean_last, score_array
 from simplex_core.methods.ppi import ppi_mean_ranks
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import count_tensor
@@ -182,9 +182,9 @@ class BayesianPPIMethod(BayesianMethod):
         if self.blend:  # half the model's prediction, half the judges' mean: neither sees a label
             arr = score_array(view, self.excluded)
             full = pd.MultiIndex.from_product([arr.items, arr.candidates], names=["item", "candidate"])
-            judges_mean = pd.Series(_nanmean_last(arr.scores).ravel(), index=full)
+            judges_mean = pd.Series(nanmean_last(arr.scores).ravel(), index=full)
             predictions = 0.5 * (predictions.reindex(full) + judges_mean)
-        result = ppi_mean_ranks(view, self.scale, self.labelled_fraction, self.n_resamples, _as_generator(rng),
+        result = ppi_mean_ranks(view, self.scale, self.labelled_fraction, self.n_resamples, as_generator(rng),
                                 excluded=self.excluded, power_tuning=self.power_tuning,
                                 predictions=predictions, name=self.name, expanded=self.expanded)
         result = dataclasses.replace(result, details={**result.details, **pred.details},

@@ -33,7 +33,7 @@ from simplex_core.methods.method_base import (
     Method,
     MethodResult,
     RngLike,
-    _as_generator,
+    as_generator,
     _check_view,
     _unique_in_order,
 )
@@ -282,7 +282,7 @@ def resample_items(view: pd.DataFrame, positions: np.ndarray) -> pd.DataFrame:
 def _resample_plan(rng: RngLike | None, n_items: int, ci_resamples: int) -> tuple[int, list[np.ndarray]]:
     """The base seed of the methods' generators and the item positions of each resample, drawn
     from ``rng`` in the order :func:`evaluate_methods` has always drawn them."""
-    gen = _as_generator(rng)
+    gen = as_generator(rng)
     base_seed = int(gen.integers(2**63))
     return base_seed, [gen.integers(0, n_items, size=n_items) for _ in range(ci_resamples)]
 
