@@ -39,12 +39,14 @@ def _idata(fit: Any) -> Any:
     return getattr(fit, "idata", fit)
 
 
-def _draws(fit: Any, name: str) -> np.ndarray:
+def flat_draws(fit: Any, name: str) -> np.ndarray:
+    """A posterior variable's draws with chains and draws flattened into one axis ``[S, ...]``."""
     arr = np.asarray(_idata(fit).posterior[name].values)
     return arr.reshape((-1,) + arr.shape[2:])
 
 
-def _names(fit: Any, dim: str) -> list[str]:
+def coordinate_names(fit: Any, dim: str) -> list[str]:
+    """The names along a posterior dimension (``candidate``, ``judge``) as strings."""
     return [str(v) for v in _idata(fit).posterior[dim].values]
 
 
@@ -105,13 +107,13 @@ def candidate_summary(fit: Any, sort: bool = True) -> pd.DataFrame:
         rank interval of :func:`simplex_core.model.ranks.rank_interval` (the rule of every method;
         the interval includes both ends).
     """
-    e = _draws(fit, "expected_score")
-    r = _draws(fit, "rank")
+    e = flat_draws(fit, "expected_score")
+    r = flat_draws(fit, "rank")
     lo_q, hi_q = INTERVAL_TAILS
     mean = e.mean(axis=0)
     rank_lo, rank_hi = rank_interval(r, INTERVAL)  # the one rule every method's intervals follow
     table = pd.DataFrame({
-        "candidate": _names(fit, "candidate"),
+        "candidate": coordinate_names(fit, "candidate"),
         "expected_score_mean": mean,
         "expected_score_lo": np.quantile(e, lo_q, axis=0),
         "expected_score_hi": np.quantile(e, hi_q, axis=0),
@@ -146,10 +148,10 @@ def ranking_sentence(table: pd.DataFrame, top: int = 5, name: Any = str) -> str:
 
 def rank_probabilities(fit: Any) -> pd.DataFrame:
     """P(rank = r): rows candidates (data order), columns ranks 1..K; each row sums to 1."""
-    r = _draws(fit, "rank")
+    r = flat_draws(fit, "rank")
     K = r.shape[1]
     probs = np.stack([(r == k).mean(axis=0) for k in range(1, K + 1)], axis=1)
-    out = pd.DataFrame(probs, index=pd.Index(_names(fit, "candidate"), name="candidate"),
+    out = pd.DataFrame(probs, index=pd.Index(coordinate_names(fit, "candidate"), name="candidate"),
                        columns=pd.Index(range(1, K + 1), name="rank"))
     return out
 
@@ -157,9 +159,9 @@ def rank_probabilities(fit: Any) -> pd.DataFrame:
 def truth_score_draws(fit: Any) -> np.ndarray:
     """Draws ``[S, K]`` of the truth's score, E_k + δ_k (:mod:`simplex_core.inference.rater_deviation`;
     E_k alone for a posterior without δ): what ``rank`` ranks."""
-    e = _draws(fit, "expected_score")
+    e = flat_draws(fit, "expected_score")
     post = _idata(fit).posterior
-    return e + _draws(fit, "rater_deviation") if "rater_deviation" in post else e
+    return e + flat_draws(fit, "rater_deviation") if "rater_deviation" in post else e
 
 
 def pairwise_probabilities(fit: Any) -> pd.DataFrame:
@@ -168,19 +170,19 @@ def pairwise_probabilities(fit: Any) -> pd.DataFrame:
     from simplex_core.summaries.leaderboard import weighted_pairwise  # the tiers' own rule: one computation of P(E_a > E_b)
 
     p = weighted_pairwise(truth_score_draws(fit))
-    names = pd.Index(_names(fit, "candidate"), name="candidate")
+    names = pd.Index(coordinate_names(fit, "candidate"), name="candidate")
     return pd.DataFrame(p, index=names, columns=names.rename("versus"))
 
 
 def judge_matrices(fit: Any) -> dict[str, pd.DataFrame]:
     """Posterior mean confusion matrix Θ_j per judge: rows true levels, columns observed levels
     (labels of the scale); each row sums to 1."""
-    theta = _draws(fit, "theta").mean(axis=0)  # [J, T, M]
-    true_labels, labels = _names(fit, "true_level"), _names(fit, "level")
+    theta = flat_draws(fit, "theta").mean(axis=0)  # [J, T, M]
+    true_labels, labels = coordinate_names(fit, "true_level"), coordinate_names(fit, "level")
     return {
         judge: pd.DataFrame(theta[j], index=pd.Index(true_labels, name="true_level"),
                             columns=pd.Index(labels, name="level"))
-        for j, judge in enumerate(_names(fit, "judge"))
+        for j, judge in enumerate(coordinate_names(fit, "judge"))
     }
 
 
@@ -190,15 +192,15 @@ def fitted_score_distributions(fit: Any, max_draws: int | None = None) -> np.nda
     Returns ``[S, J, K, M]``; uses ``π_k^(j)`` with the random effects when the model has them.
     Excluded pairs get the distribution the model implies for them (they did not inform it).
     """
-    pi = _draws(fit, "pi")  # [S, K, T]
-    theta = _draws(fit, "theta")  # [S, J, T, M]
+    pi = flat_draws(fit, "pi")  # [S, K, T]
+    theta = flat_draws(fit, "theta")  # [S, J, T, M]
     S = pi.shape[0]
     idx = np.arange(S)
     if max_draws is not None and S > max_draws:
         idx = np.linspace(0, S - 1, max_draws).round().astype(int)
     pi, theta = pi[idx], theta[idx]
     post = _idata(fit).posterior
-    re = [_draws(fit, v)[idx] for v in ("R", "W", "Z")] if all(v in post for v in ("R", "W", "Z")) else []
+    re = [flat_draws(fit, v)[idx] for v in ("R", "W", "Z")] if all(v in post for v in ("R", "W", "Z")) else []
     return score_distributions(pi, theta, *re)
 
 

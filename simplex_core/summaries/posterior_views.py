@@ -24,7 +24,7 @@ import pandas as pd
 
 from simplex_core.methods.method_base import MethodResult
 from simplex_core.model.ranks import rank_interval, rank_scores
-from simplex_core.summaries.posterior_tables import _draws, _names, fitted_score_distributions
+from simplex_core.summaries.posterior_tables import flat_draws, coordinate_names, fitted_score_distributions
 
 
 def _even(n: int, max_draws: int | None) -> np.ndarray:
@@ -40,9 +40,9 @@ def _even(n: int, max_draws: int | None) -> np.ndarray:
 def rank_draws(fit: Any, max_draws: int | None) -> pd.DataFrame:
     """Posterior rank draws (1 = best), long: ``replicate, candidate, rank`` (candidate by
     candidate), evenly thinned to at most ``max_draws`` draws per candidate (None = all draws)."""
-    ranks = np.asarray(_draws(fit, "rank"), dtype=float)  # [S, K]
+    ranks = np.asarray(flat_draws(fit, "rank"), dtype=float)  # [S, K]
     ranks = ranks[_even(ranks.shape[0], max_draws)]
-    frame = pd.DataFrame(ranks, columns=_names(fit, "candidate"))
+    frame = pd.DataFrame(ranks, columns=coordinate_names(fit, "candidate"))
     long = frame.melt(var_name="candidate", value_name="rank")
     long.insert(0, "replicate", long.groupby("candidate").cumcount())
     return long
@@ -56,9 +56,9 @@ def bayesian_method_result(fit: Any, *, max_draws: int | None, method: str = "ba
     all draws: the evaluation keeps them all; the app's figures and downloads thin to 1,000).
     ``uses_labels`` marks a fit with gold labels. No ``details`` or ``notes``: the evaluation adds
     its own (:func:`simplex_core.studies.experiments.fit_method_result`)."""
-    expected = np.asarray(_draws(fit, "expected_score"), dtype=float)
-    ranks = np.asarray(_draws(fit, "rank"), dtype=float)
-    index = pd.Index(_names(fit, "candidate"), name="candidate")
+    expected = np.asarray(flat_draws(fit, "expected_score"), dtype=float)
+    ranks = np.asarray(flat_draws(fit, "rank"), dtype=float)
+    index = pd.Index(coordinate_names(fit, "candidate"), name="candidate")
     mean = expected.mean(axis=0)
     lo, hi = rank_interval(ranks)
     return MethodResult(method=method, uses_labels=uses_labels, scores=pd.Series(mean, index=index, name="expected_score"),
@@ -86,15 +86,15 @@ def simplex_parts(fit: Any, max_draws: int = 60, judges: Sequence[str] | None = 
     evenly spaced draws), ``theta_mean`` [M_true, M_obs] (over all draws), ``candidate_posterior``
     [S, K, M_obs] (γ_jk = Σ_m π_k^(j)[m] Θ_j[m, ·] at the same draws, random effects included) and
     ``candidates`` (names, in the order of the K axis)."""
-    theta = np.asarray(_draws(fit, "theta"), dtype=float)  # [S, J, T, M]
-    names = _names(fit, "judge")
+    theta = np.asarray(flat_draws(fit, "theta"), dtype=float)  # [S, J, T, M]
+    names = coordinate_names(fit, "judge")
     wanted = list(names) if judges is None else [str(j) for j in judges]
     unknown = [j for j in wanted if j not in names]
     if unknown:
         raise ValueError(f"judge(s) {', '.join(map(repr, unknown))} not in this fit; its judges: {', '.join(names)}.")
     idx = _even(theta.shape[0], max_draws)
     gamma = fitted_score_distributions(fit, max_draws=len(idx))  # [S', J, K, M], the same even spacing
-    candidates = _names(fit, "candidate")
+    candidates = coordinate_names(fit, "candidate")
     out = {}
     for judge in wanted:
         j = names.index(judge)
