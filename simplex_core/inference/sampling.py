@@ -42,6 +42,32 @@ def iterations_done(snapshot) -> int:
     return done
 
 
+def follow_sampler(sampler, report=None):
+    """Wait for a non-blocking nutpie ``sampler``, calling ``report(iterations done)`` about once a second.
+    Whatever ``report`` raises (a cancel) stops the chains at once and is raised again. Returns the
+    InferenceData without its warm-up groups (kept only to count progress)."""
+    try:
+        last = time.perf_counter()
+        while report is not None and not _finished(sampler):
+            time.sleep(0.1)
+            if time.perf_counter() - last > 1.0:
+                last = time.perf_counter()
+                try:
+                    with warnings.catch_warnings():  # an early snapshot has no draws yet; ArviZ says so
+                        warnings.simplefilter("ignore", UserWarning)
+                        done = iterations_done(sampler.inspect())
+                except Exception:  # noqa: BLE001 — a progress snapshot must never break the fit
+                    continue
+                report(done)
+    except BaseException:
+        sampler.cancel()
+        raise
+    idata = sampler.wait()
+    for group in [g for g in idata.groups() if g.startswith("warmup")]:
+        del idata[group]
+    return idata
+
+
 def sample_nutpie(compiled, settings: SamplerSettings, data: dict[str, np.ndarray], cb: ProgressCallback | None,
                    store_unconstrained: bool = False):
     import nutpie
@@ -61,25 +87,10 @@ def sample_nutpie(compiled, settings: SamplerSettings, data: dict[str, np.ndarra
         blocking=False,
         store_unconstrained=store_unconstrained,
     )
-    if cb is not None:
-        total = settings.chains * (settings.draws + settings.tune)
-        last = time.perf_counter()
-        while not _finished(sampler):
-            time.sleep(0.1)
-            if time.perf_counter() - last > 1.0:
-                last = time.perf_counter()
-                try:
-                    with warnings.catch_warnings():  # an early snapshot has no draws yet; ArviZ says so
-                        warnings.simplefilter("ignore", UserWarning)
-                        snap = sampler.inspect()
-                    done = iterations_done(snap)
-                except Exception:  # a progress snapshot must never break the fit
-                    continue
-                report_progress(cb, f"sampling: {done} of {total} iterations", 0.05 + 0.9 * done / total)
-    idata = sampler.wait()
-    for group in [g for g in idata.groups() if g.startswith("warmup")]:
-        del idata[group]
-    return idata
+    total = settings.chains * (settings.draws + settings.tune)
+    report = None if cb is None else (
+        lambda done: report_progress(cb, f"sampling: {done} of {total} iterations", 0.05 + 0.9 * done / total))
+    return follow_sampler(sampler, report)
 
 
 def sample_pymc(model, settings: SamplerSettings, cb: ProgressCallback | None):

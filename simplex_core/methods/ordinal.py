@@ -407,38 +407,13 @@ def _sample_numba(compiled, settings: OrdinalSettings, progress_callback, stage:
                   progress_bar=False, target_accept=settings.target_accept)
     if progress_callback is None:
         return nutpie.sample(compiled, **kwargs)
-    import warnings
+    from simplex_core.inference.sampling import follow_sampler
 
-    from simplex_core.inference.sampling import iterations_done
-
-    sampler = nutpie.sample(compiled, save_warmup=True, blocking=False, **kwargs)
     total = settings.chains * (settings.draws + settings.tune)
-    try:
-        progress_callback(f"ordinal model: {stage}sampling: 0 of {total} iterations", 0.0)
-        last = time.perf_counter()
-        while True:
-            try:
-                if sampler.is_finished:
-                    break
-            except TimeoutError:  # nutpie says so while the chains hold the sampler
-                pass
-            time.sleep(0.1)
-            if time.perf_counter() - last > 1.0:
-                last = time.perf_counter()
-                try:
-                    with warnings.catch_warnings():  # an early snapshot has no draws yet; ArviZ says so
-                        warnings.simplefilter("ignore", UserWarning)
-                        done = iterations_done(sampler.inspect())
-                except Exception:  # noqa: BLE001 — a progress snapshot must never break the fit
-                    continue
-                progress_callback(f"ordinal model: {stage}sampling: {done} of {total} iterations", 0.95 * done / total)
-    except BaseException:
-        sampler.cancel()
-        raise
-    idata = sampler.wait()
-    for group in [g for g in idata.groups() if g.startswith("warmup")]:
-        del idata[group]
-    return idata
+    progress_callback(f"ordinal model: {stage}sampling: 0 of {total} iterations", 0.0)  # a cancel here starts nothing
+    sampler = nutpie.sample(compiled, save_warmup=True, blocking=False, **kwargs)
+    return follow_sampler(sampler, lambda done: progress_callback(
+        f"ordinal model: {stage}sampling: {done} of {total} iterations", 0.95 * done / total))
 
 
 def _fit_once(data: OrdinalData, settings: OrdinalSettings, progress_callback=None, stage: str = "") -> OrdinalFit:

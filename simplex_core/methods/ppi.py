@@ -51,6 +51,17 @@ def ppi_mean_estimate(
     return float(lam * yu.mean() + (y - lam * yh).mean())
 
 
+def expanded_percentile(est: np.ndarray, boot: np.ndarray, n_labels: np.ndarray, level: float) -> np.ndarray:
+    """Hesterberg's expanded percentile bootstrap: the draws ``boot`` [B, K] spread around ``est`` [K] by
+    sqrt(n / (n − 1)) · t_{n−1} / z per candidate (``n_labels`` labels each), so that intervals from few
+    labels have the width of a t interval rather than a normal one."""
+    n = np.asarray(n_labels, dtype=float)
+    q = (1.0 + level) / 2.0
+    df = np.maximum(n - 1.0, 1.0)
+    factor = np.sqrt(n / df) * stats.t.ppf(q, df) / stats.norm.ppf(q)
+    return est + factor * (boot - est)
+
+
 def power_tuning_lambda(
     sy: np.ndarray, syh: np.ndarray, syyh: np.ndarray, syh2: np.ndarray,
     su: np.ndarray, su2: np.ndarray, n: np.ndarray, big_n: np.ndarray,
@@ -190,11 +201,7 @@ def ppi_mean_ranks(
     unl_w = item_resample_weights(n_unl, n_resamples, gen)
     boot = _ppi_estimates(y_l, yh_l, yh_u, lab_w, unl_w, power_tuning)
     if expanded:
-        n_k = (~np.isnan(y_l) & ~np.isnan(yh_l)).sum(axis=0).astype(float)
-        q = (1.0 + level) / 2.0
-        df = np.maximum(n_k - 1.0, 1.0)
-        factor = np.sqrt(n_k / df) * stats.t.ppf(q, df) / stats.norm.ppf(q)
-        boot = est + factor * (boot - est)
+        boot = expanded_percentile(est, boot, (~np.isnan(y_l) & ~np.isnan(yh_l)).sum(axis=0), level)
     draws = rank_scores(boot, nan_last=True)
     lo, hi = rank_interval(draws, level)
     return MethodResult(

@@ -33,13 +33,12 @@ import dataclasses
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import item_view
 from simplex_core.methods.method_base import (MethodResult, item_resample_weights, rank_draws_frame, candidate_series,
                                               score_array)
-from simplex_core.methods.ppi import power_tuning_lambda
+from simplex_core.methods.ppi import expanded_percentile, power_tuning_lambda
 from simplex_core.model.ranks import rank_interval, rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
@@ -151,10 +150,7 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
     lab_w = _labelled_weights(n_lab, n_max, n_resamples, gen)
     unl_w = item_resample_weights(len(items), n_resamples, gen)
     boot = _estimates(y, yh, yu, lab_w, unl_w)
-    q = (1.0 + level) / 2.0
-    df = np.maximum(n_lab - 1.0, 1.0)
-    factor = np.sqrt(n_lab / df) * stats.t.ppf(q, df) / stats.norm.ppf(q)
-    boot = est + factor * (boot - est)
+    boot = expanded_percentile(est, boot, n_lab, level)
     draws = rank_scores(boot, nan_last=True)
     lo, hi = rank_interval(draws, level)
     return MethodResult(
