@@ -347,7 +347,14 @@ def _note_delivery(counts: Counts, settings: FitSettings, key: str) -> None:
         return
     waiting.discard(key)
     fit_push.stop_waiting(key)
-    landed = fit_manager().landed_at(counts, settings)
+    manager = fit_manager()
+    landed = manager.landed_at(counts, settings)
+    if landed is None:
+        # The worker stores a fit before the job book hears that it ended: a fit that is stored while
+        # its job still runs landed a moment ago (a page run that reads it then would log nothing).
+        job = manager.find(counts, settings)
+        if job is not None and not job.is_final:
+            landed = time.time()
     if landed is not None:
         _LOG.info("fit %s reached a page that waited for it %.2f s after it landed", settings_label(settings),
                   time.time() - landed)
