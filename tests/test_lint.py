@@ -1,8 +1,10 @@
-"""The code passes the linter configured in pyproject.toml (ruff: pyflakes' unused and undefined
-names and imports, syntax errors), so a name left behind by a change fails the suite, not a reader."""
+"""The code passes the linter and the type checker configured in pyproject.toml (ruff: pyflakes' unused
+and undefined names and imports, syntax errors; mypy on the core), so a name left behind or a value of
+the wrong type fails the suite, not a reader."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -32,3 +34,27 @@ def test_ruff_finds_an_unused_import(tmp_path):
     (tmp_path / "bad.py").write_text("import os\n")
     done = subprocess.run([*_ruff(), "check", "--no-cache", "bad.py"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1 and "F401" in done.stdout
+
+
+def _mypy() -> list[str]:
+    exe = shutil.which("mypy", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("mypy is not installed in this environment (requirements-test.txt pins it)")
+    # no cache: every run checks the code as it is now (about 20 s)
+    return [exe, "--cache-dir", os.devnull]
+
+
+def test_the_core_passes_mypy():
+    done = subprocess.run(_mypy(), cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_finds_a_type_error_in_an_unannotated_function(tmp_path):
+    """The settings are live: the core's package is checked, and so are the bodies of functions
+    without annotations (check_untyped_defs)."""
+    (tmp_path / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text())
+    (tmp_path / "simplex_core").mkdir()
+    (tmp_path / "simplex_core" / "__init__.py").write_text("")
+    (tmp_path / "simplex_core" / "bad.py").write_text("def f():\n    return len(3)\n")
+    done = subprocess.run(_mypy(), cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and "bad.py:2" in done.stdout and "[arg-type]" in done.stdout, done.stdout + done.stderr

@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, NoReturn, Sequence
 
 from simplex_core.data.table import JudgmentTable, load_table
 from simplex_core.data.problems import ValidationError
@@ -77,7 +77,7 @@ def usage_message(exc: BaseException, setting_flags: dict[str, str] | None = Non
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own errors also exit 2, with our prefix
+    def error(self, message: str) -> NoReturn:  # argparse's own errors also exit 2, with our prefix
         self.print_usage(sys.stderr)
         raise UsageError(message)
 
@@ -149,7 +149,7 @@ def _load_file_or_builtin(args: argparse.Namespace) -> JudgmentTable:
                               true_levels=true_levels, columns=columns)
         names = [d.name for d in datasets.list_datasets()]
         if data in names:
-            options = {"columns": columns} if columns else {}
+            options: dict[str, Any] = {"columns": columns} if columns else {}
             if scale is not None:
                 options["scale"] = scale
             elif true_levels is not None:  # the built-in's declared scale, with these true levels

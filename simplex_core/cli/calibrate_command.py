@@ -72,7 +72,9 @@ def _by_flag(exc: ValueError) -> str:
 
     text = str(exc).removeprefix("Cannot calibrate: ")
     for field, flag in _SETTING_FLAGS:
-        text = re.sub(rf"(^|; ){re.escape(field)}", lambda m, flag=flag: m.group(1) + flag, text)
+        def to_flag(m: re.Match[str], flag: str = flag) -> str:
+            return m.group(1) + flag
+        text = re.sub(rf"(^|; ){re.escape(field)}", to_flag, text)
     return text
 
 

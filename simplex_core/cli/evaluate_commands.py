@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from simplex_core.methods.method_base import FittingMethod
 from simplex_core.model.settings import FitSettings
 from simplex_core.data.spreadsheet import write_csv
 from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, study_client, usage_message
@@ -245,15 +246,15 @@ def select_methods(spec: str, table, *, self_exclusion: bool, progress=None, cac
         wanted += [f"ppi_{int(round(f * 100))}", gold_method_name(f), model_ppi_name(f)]
     wanted = list(dict.fromkeys(wanted))
     for m in wanted:  # a gold method is compared with PPI at the same labels
-        f = gold_method_fraction(m) or model_ppi_fraction(m)
-        if f is not None and f"ppi_{int(round(f * 100))}" not in baselines:
-            baselines.update(table_baseline_methods(table, self_exclusion=self_exclusion, ppi_fractions=(f,),
+        frac = gold_method_fraction(m) or model_ppi_fraction(m)
+        if frac is not None and f"ppi_{int(round(frac * 100))}" not in baselines:
+            baselines.update(table_baseline_methods(table, self_exclusion=self_exclusion, ppi_fractions=(frac,),
                                                     single_judges=False))
     bayes_names = [m for m in wanted if m in BAYESIAN_METHODS or gold_method_fraction(m) is not None]
     bayes = bayesian_methods(table, bayes_names, self_exclusion=self_exclusion, progress=progress, cache=cache, **fit_options)
     bayes.update(model_ppi_methods(table, [m for m in wanted if model_ppi_fraction(m) is not None],
                                    self_exclusion=self_exclusion, progress=progress, cache=cache, **fit_options))
-    fitted = dict(bayes)
+    fitted: dict[str, FittingMethod] = dict(bayes)
     if ORDINAL in wanted:  # a fit per resample, like the Bayesian methods: counted among them
         fitted[ORDINAL] = ordinal_for_table(table, self_exclusion=self_exclusion, progress=progress, **fit_options)
     methods = {m: (fitted[m] if m in fitted else baselines[m]) for m in wanted}

@@ -92,7 +92,8 @@ def run_figures(args: argparse.Namespace) -> int:
 
     fmts = _formats(args.formats)
     sizes = ("16:9", "paper") if args.size == "both" else (args.size,)
-    omegas = beta_maxes = ()
+    omegas: tuple[float, ...] = ()
+    beta_maxes: tuple[float, ...] = ()
     if not args.no_sensitivity:
         omegas, beta_maxes = _grid(args.omegas, "--omegas"), _grid(args.beta_maxes, "--beta-maxes")
     if args.max_draws < 1:

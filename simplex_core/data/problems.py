@@ -15,7 +15,7 @@ MAX_LISTED = 8  # rows/values quoted per problem before "and N more"
 
 # -- problems ------------------------------------------------------------------------------------
 
-def rows_text(rows: Sequence[int]) -> str:
+def rows_text(rows: Iterable[int]) -> str:
     rows = list(rows)
     shown = ", ".join(str(r) for r in rows[:MAX_LISTED])
     more = f" and {len(rows) - MAX_LISTED} more" if len(rows) > MAX_LISTED else ""
@@ -77,7 +77,7 @@ class Problem:
             parts.append(f"Fix: {self.fix}")
         if self.suggestion and suggest is not None:
             parts.append(suggest(self.suggestion))
-        elif advice and self.setting in advice:
+        elif advice and self.setting is not None and self.setting in advice:
             parts.append(advice[self.setting])
         return " ".join(parts)
 

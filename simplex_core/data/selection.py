@@ -118,11 +118,11 @@ def select_models(table: JudgmentTable, *, candidates: Iterable[str] = (), drop_
     left_c = [c for c in table.candidates if c not in kept_c]
     left_j = [j for j in table.judges if j not in kept_j]
     said = []
-    for role, names in (("candidate", left_c), ("judge", left_j)):
-        if names:
-            n_rows = {name: int((frame[role] == name).sum()) for name in names}
-            said.append(f"{role}{'s' if len(names) > 1 else ''} "
-                        + ", ".join(f"{shorten(n, 80)} ({n_rows[n]:,} judgment{'s' if n_rows[n] != 1 else ''})" for n in names))
+    for role, left in (("candidate", left_c), ("judge", left_j)):
+        if left:
+            n_rows = {name: int((frame[role] == name).sum()) for name in left}
+            said.append(f"{role}{'s' if len(left) > 1 else ''} "
+                        + ", ".join(f"{shorten(n, 80)} ({n_rows[n]:,} judgment{'s' if n_rows[n] != 1 else ''})" for n in left))
     left_items = set(new["item"])
     items = tuple(i for i in table.items if i in left_items)
     lost_items = len(table.items) - len(items)

@@ -156,7 +156,7 @@ def load_table(
         With every problem found, each naming the column, rows, value, expectation and fix.
         Inputs past :func:`input_limits` are refused the same way.
     """
-    label = name or (str(source) if isinstance(source, (str, Path)) else getattr(source, "name", "table"))
+    label = name or (str(source) if isinstance(source, (str, Path)) else str(getattr(source, "name", None) or "table"))
     try:
         return _load_table(source, label, scale=scale, families=families, criterion=criterion, name=name,
                            note_unused_families=note_unused_families, true_levels=true_levels, columns=columns)
@@ -195,6 +195,7 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
 
     keep = ["item", "candidate", "judge", "score"] + (["true_score"] if has_true else []) + (["gold"] if has_gold else [])
     frame = frame[keep].reset_index(drop=True)
+    assert scale is not None  # check_scores reports a problem whenever it finds no scale, raised above
     return JudgmentTable(
         frame=frame,
         scale=scale,

@@ -265,7 +265,8 @@ def contract_columns(raw: pd.DataFrame, label: str, columns: Mapping[str, str] |
     if missing:
         found = [str(c) for c in raw.attrs.get("columns_in_file", raw.columns)]
         # a suggestion, never a silent rename: 'grader' may be a judge or something else entirely
-        hints, guessed = [], {}
+        hints: list[str] = []
+        guessed: dict[str, str] = {}
         for want in missing:
             like = [c for c in found if c.strip().lower().replace(" ", "_").replace("-", "_") in COLUMN_HINTS[want]
                     and not contract_column(c) and c not in guessed.values()]
@@ -430,7 +431,7 @@ def check_truth(raw: pd.DataFrame, scale: Scale | None, widened: Scale | None,
             lo, hi = scale.true_values[0], scale.true_values[-1]
             out = ts.notna() & ((ts < lo - 1e-9) | (ts > hi + 1e-9))
             if out.any():
-                suggestion = _truth_range_suggestion(widened, float(ts.min()), float(ts.max()))
+                suggestion = _truth_range_suggestion(widened if widened is not None else scale, float(ts.min()), float(ts.max()))
                 problems.append(Problem("true_score", f"value{'s' if out.sum() > 1 else ''} {values_text(ts[out])} in {rows_text(_rows(out))} outside the true scale's range.",
                                         rows=_rows(out), value=_distinct(ts[out]), expected=f"a number from {number_text(lo)} to {number_text(hi)}",
                                         fix=("rescale the ground truth to the true levels, or declare the true levels that reach it."

@@ -122,14 +122,14 @@ def score_distribution(table: JudgmentTable, counts: "Counts | None" = None) -> 
     """Per judge and candidate, the count of each observed level (long form): columns judge,
     candidate, level (value), label, count, n, share. The paper's appendix-D self-preference table
     is this table pivoted."""
-    counts = (counts if counts is not None else count_tensor(table, self_exclusion=False)).N  # counts without self-exclusion
+    N = (counts if counts is not None else count_tensor(table, self_exclusion=False)).N  # counts without self-exclusion
     rows = []
     for a, j in enumerate(table.judges):
         for b, k in enumerate(table.candidates):
-            n = int(counts[a, b].sum())
+            n = int(N[a, b].sum())
             for m, (v, lab) in enumerate(zip(table.scale.values, table.scale.labels)):
-                rows.append({"judge": j, "candidate": k, "level": v, "label": lab, "count": int(counts[a, b, m]),
-                             "n": n, "share": counts[a, b, m] / n if n else float("nan"),
+                rows.append({"judge": j, "candidate": k, "level": v, "label": lab, "count": int(N[a, b, m]),
+                             "n": n, "share": N[a, b, m] / n if n else float("nan"),
                              "self_family": table.is_self_family(j, k)})
     return pd.DataFrame(rows)
 

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 from simplex_core.model import geometry
 from simplex_core.figures.style import (
     CANDIDATE_COLOR, CANDIDATE_COLORS, JUDGE_COLOR, LABEL_HALO, MARKER_SYMBOLS, POSTERIOR_POINT_COLOR, TEMPLATE,
-    TERNARY_LABEL_BOX, check_levels, cycle, default_true_labels, distribution_hover, inside_triangle, outward_position,
+    TERNARY_LABEL_BOX, LabelBox, check_levels, cycle, default_true_labels, distribution_hover, inside_triangle, outward_position,
     place_labels, require_columns, rgba, safe_text, safe_texts, series_colors, short_label, ternary_abc, ternary_layout,
     ternary_tick_label_boxes, ternary_xy,
 )
@@ -25,7 +25,7 @@ def _check_distributions(observed: pd.DataFrame, n_levels: int, what: str) -> ND
     if observed.shape[1] != n_levels:
         raise ValueError(f"{what} must have {n_levels} level columns; got {observed.shape[1]}: {list(observed.columns)}.")
     arr = observed.to_numpy(dtype=float)
-    bad = [str(k) for k, ok in zip(observed.index, geometry.is_on_simplex(arr, atol=1e-6)) if not ok]
+    bad = [str(k) for k, ok in zip(observed.index, np.atleast_1d(geometry.is_on_simplex(arr, atol=1e-6))) if not ok]
     if bad:
         raise ValueError(
             f"{what}: the rows for {', '.join(bad)} are not distributions (non-negative, summing to 1); "
@@ -83,9 +83,9 @@ class JudgeSimplex:
 
     observed: pd.DataFrame
     counts: pd.DataFrame | None = None
-    theta_draws: NDArray[np.float64] | None = None
-    theta_mean: NDArray[np.float64] | None = None
-    candidate_posterior: NDArray[np.float64] | None = None
+    theta_draws: ArrayLike | None = None  # arrays, or anything np.asarray reads (checked when drawn)
+    theta_mean: ArrayLike | None = None
+    candidate_posterior: ArrayLike | None = None
 
 
 def judge_observed_table(distribution: pd.DataFrame, judge: str,
@@ -185,7 +185,7 @@ def _add_judge_ternary_traces(fig: go.Figure, data: JudgeSimplex, level_labels: 
                               point_colors: Sequence[str], symbols: Sequence[str], max_draws: int,
                               draw_indices: Sequence[int] | None, max_candidate_draws: int,
                               show_names: bool | None, candidate_keys: bool, taken: list,
-                              box_metrics: Mapping[str, float] | None = None) -> None:
+                              box_metrics: LabelBox | None = None) -> None:
     """Add one judge's traces, bottom to top: draw outlines, the bold mean, the candidates' posterior
     positions, the candidates' observed points, then the text labels (placed so that none overlaps
     another or leaves the triangle; ``taken`` collects the label boxes used so far)."""
@@ -266,7 +266,7 @@ def _beside_a_side(box: tuple[float, float, float, float], room: float) -> bool:
 
 def add_ternary_labels(fig: go.Figure, observed: NDArray[np.float64], shown: Sequence[str], names: Sequence[str],
                        mean: NDArray[np.float64] | None, t_labels: Sequence[str], *, judge: str | None, color: str,
-                       show_names: bool, box: Mapping[str, float], taken: list, subplot: str | None = None,
+                       show_names: bool, box: LabelBox, taken: list, subplot: str | None = None,
                        meta: Mapping | None = None, font_sizes: tuple[int, int] = (12, 11),
                        short_vertex_labels: bool = False) -> None:
     """Add the text traces of one judge's simplex: the posterior-mean vertices ("θ: level", never
@@ -336,7 +336,7 @@ def ternary_judge_figure(observed_distributions: pd.DataFrame, level_labels: Seq
                          counts: pd.DataFrame | None = None, true_labels: Sequence[str] | None = None,
                          judge: str | None = None, max_draws: int = 40,
                          draw_indices: Sequence[int] | None = None, max_candidate_draws: int = 40,
-                         show_names: bool | None = None, label_box: Mapping[str, float] | None = None) -> go.Figure:
+                         show_names: bool | None = None, label_box: LabelBox | None = None) -> go.Figure:
     """One judge on the 3-level simplex: candidates, posterior judge triangles and their mean.
 
     Bottom to top: ``max_draws`` evenly spaced posterior draws of the judge's matrix as thin

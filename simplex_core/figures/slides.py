@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from simplex_core.figures.simplex import SUBSCRIPTS, JudgeSimplex, segment_judge_figure, ternary_judge_figure
-from simplex_core.figures.style import TEMPLATE, safe_text, shorten, ternary_layout, wrap_words
+from simplex_core.figures.style import TEMPLATE, LabelBox, safe_text, shorten, ternary_layout, wrap_words
 
 #: Page sizes in CSS pixels (PNG files are written at twice this): a 16:9 slide and a paper figure
 #: (about 6.5 x 4.2 inches at 100 px per inch, one text width).
@@ -399,7 +399,7 @@ def _place_ternary_labels(fig: go.Figure, panel: int, side_px: float, f: Mapping
     px = max(side_px, 40.0)
     # a small triangle gets smaller labels (down to 9 px), so that its three θ labels still fit in it
     vertex, name = (int(min(size, max(9, round(px / 15)))) for size in (f["vertex"], f["name"]))
-    box = {"char_w": CHAR_W * vertex / px, "line_h": 1.35 * vertex / px, "gap": 8.0 / px}
+    box = LabelBox(char_w=CHAR_W * vertex / px, line_h=1.35 * vertex / px, gap=8.0 / px)
     add_ternary_labels(fig, observed, list(cand.text), list(cand.meta.get("names") or cand.text), mean, t_labels,
                        judge=cand.meta.get("judge"), color=mean_t.line.color if mean_t is not None else "#0072B2",
                        show_names=True, box=box, taken=[], subplot=cand.subplot, meta={"panel": panel},

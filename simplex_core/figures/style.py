@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -302,9 +302,18 @@ def place_labels(points: NDArray[np.float64], texts: Sequence[str], inside, *, c
     return out
 
 
+class LabelBox(TypedDict):
+    """Label metrics in the plot's units: a character's width, a line's height, the gap to the point
+    (the keywords of :func:`place_labels` and :func:`ternary_tick_label_boxes`)."""
+
+    char_w: float
+    line_h: float
+    gap: float
+
+
 #: Label metrics on a simplex of side 1, for a triangle about 330 px wide (a half-width column at a
 #: 1024-px window; wider plots only give more room): 11-px text, 10-px markers.
-TERNARY_LABEL_BOX: Mapping[str, float] = {"char_w": 0.02, "line_h": 0.045, "gap": 0.026}
+TERNARY_LABEL_BOX: LabelBox = {"char_w": 0.02, "line_h": 0.045, "gap": 0.026}
 LABEL_HALO = "0px 0px 3px white"  # labels stay legible over lines and dots
 
 
@@ -325,7 +334,7 @@ def outward_positions(points: NDArray[np.float64]) -> list[str]:
     return [outward_position(p, xy.mean(axis=0)) for p in xy]
 
 
-def label_rows(x: Sequence[float], texts: Sequence[str], char_w: float, gap: float = 0.0) -> list[int]:
+def label_rows(x: Sequence[float] | NDArray[np.float64], texts: Sequence[str], char_w: float, gap: float = 0.0) -> list[int]:
     """Rows (0 = nearest the points) for labels centred at ``x`` on one line, so that no two labels
     in a row overlap: each label takes the lowest row whose labels end before it starts (``char_w``
     and ``gap`` in the units of ``x``)."""

@@ -8,7 +8,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -88,6 +88,7 @@ def _compile_nutpie_c(model: "pm.Model", data_names: list[str]):
     from pymc.initial_point import make_initial_point_fn
     from pymc.pytensorf import compile as compile_pymc
     from pytensor.compile.mode import Mode
+    from pytensor.graph.basic import Variable
     from pytensor.graph.replace import clone_replace
 
     shared = {name: model[name] for name in data_names}
@@ -107,9 +108,9 @@ def _compile_nutpie_c(model: "pm.Model", data_names: list[str]):
     sizes = [int(np.prod(s)) for s in shapes]
     n_dim = int(sum(sizes))
 
-    logp = model.logp()
-    logp = pytensor.graph.rewrite_graph(logp, include=["canonicalize", "stabilize"])
-    grads = pytensor.grad(logp, value_vars)
+    # one variable in, one out; a list of wrt, a list of gradients (PyTensor's types cover every form)
+    logp = cast(Variable, pytensor.graph.rewrite_graph(model.logp(), include=["canonicalize", "stabilize"]))
+    grads = cast(list[Variable], pytensor.grad(logp, value_vars))
     grad = pt.concatenate([pt.as_tensor(g).ravel() for g in grads])
 
     joined = pt.TensorType("float64", shape=(n_dim,))(name="unconstrained_point")

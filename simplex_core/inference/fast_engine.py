@@ -114,7 +114,7 @@ def trusted_start(counts: "CountsLike", buf: np.ndarray, accuracy: float | np.nd
             elif prior == PRIOR_CODES["diagonal"]:
                 block.append(_simplex_coordinates(_leaning(M, correct[t], a)))
             else:  # mixing: the innovation leans on the correct cell and mostly replaces the row above
-                block += [_simplex_coordinates(_leaning(M, correct[t], a)), [math.log(a / (1.0 - a))]]
+                block += [_simplex_coordinates(_leaning(M, correct[t], a)), np.array([math.log(a / (1.0 - a))])]
         x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)] = block[0]
         x[o_edge + j * G: o_edge + (j + 1) * G] = np.concatenate(block[1:]) if len(block) > 1 else np.zeros(0)
     return x
@@ -131,6 +131,9 @@ def dawid_skene(counts: "CountsLike", iterations: int = DAWID_SKENE_ITERATIONS) 
     below the maximum near the truth (every E_k about half its value); a start at this EM's π and
     per-judge accuracies reached it."""
     patterns = counts.patterns
+    if patterns is None:
+        raise ValueError("Dawid-Skene needs the answers' score patterns: build the counts from a table "
+                         "with item-level data (data.count_tensor).")
     J, K, M = np.asarray(counts.N).shape
     T = counts.scale.n_true
     correct = np.asarray(counts.scale.true_index, dtype=int)

@@ -443,8 +443,9 @@ def _read_only_fit(meta_path: Path, counts: CountsLike) -> "FitResult | None":
                     raise FileNotFoundError(f"{post_path.name} is missing")
                 idata = read_netcdf(post_path)
                 known_fields = set(Diagnostics.__dataclass_fields__)
-                diag = Diagnostics(**{k: (float("nan") if v is None else v)
-                                      for k, v in meta["diagnostics"].items() if k in known_fields})
+                stored: dict[str, Any] = {k: (float("nan") if v is None else v)
+                                          for k, v in meta["diagnostics"].items() if k in known_fields}
+                diag = Diagnostics(**stored)
                 timing = {**meta.get("timing", {}), "from_cache": True, "read_only": True}
                 parts = (idata, diag, timing, FitSettings.from_dict(meta["settings"]))
             except Exception as exc:  # noqa: BLE001 — a broken shipped file only costs a head start
@@ -470,7 +471,7 @@ def write_read_only(fit: "FitResult", directory: str | os.PathLike, stem: str, *
     """
     import arviz as az
 
-    post = fit.idata.posterior
+    post = fit.idata.posterior  # type: ignore[attr-defined]  # InferenceData sets its groups at run time
     if variables is not None:
         post = post[[v for v in variables if v in post]]
     total = post.sizes["chain"] * post.sizes["draw"]

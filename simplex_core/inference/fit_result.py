@@ -98,7 +98,7 @@ class FitResult:
 
     def draws(self, name: str) -> np.ndarray:
         """Posterior draws of ``name`` stacked over chains: shape ``(chains * draws, ...)``."""
-        arr = np.asarray(self.idata.posterior[name].values)
+        arr = np.asarray(self.idata.posterior[name].values)  # type: ignore[attr-defined]  # InferenceData sets its groups at run time
         return arr.reshape((-1,) + arr.shape[2:])
 
 
@@ -112,7 +112,7 @@ def diagnose(idata: "az.InferenceData", candidates: tuple[str, ...] | None = Non
     """Convergence diagnostics of a posterior (see :class:`Diagnostics`)."""
     import arviz as az
 
-    post = idata.posterior
+    post = idata.posterior  # type: ignore[attr-defined]  # InferenceData sets its groups at run time
     n_chains = post.sizes.get("chain", 1)
     # ArviZ logs "Shape validation failed" for one chain on its own logger (az._log, not registered with
     # logging), not as a warning: the diagnostics' own message says what one chain cannot tell

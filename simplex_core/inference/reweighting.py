@@ -220,6 +220,7 @@ def prior_draws(fit: Any) -> PriorDraws:
         a = np.asarray(post[name].values, dtype=float)
         return a.reshape((-1,) + a.shape[2:])
 
+    boost: np.ndarray | None
     if "boost_log" in post:
         boost = flat("boost_log")
     else:
@@ -227,7 +228,7 @@ def prior_draws(fit: Any) -> PriorDraws:
         if boost is None:
             raise ReweightError("this fit does not carry the judge-prior draws that reweighting needs (it predates "
                                 "them, or was thinned): it can only be refitted.")
-    re = _random_effect_logs(flat("R"), flat("W")) if settings.has_random_effects else (None,) * 4
+    re = _random_effect_logs(flat("R"), flat("W")) if settings.has_random_effects else _NO_RANDOM_EFFECTS
     e = flat("expected_score")
     delta = flat("rater_deviation") if "rater_deviation" in post else None
     return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), flat("rho"), boost, *re, e,
@@ -235,7 +236,11 @@ def prior_draws(fit: Any) -> PriorDraws:
                       str(post.attrs.get("rater_deviation", "") or ""))
 
 
-def _random_effect_logs(R: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, ...]:
+_RandomEffectLogs = tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, np.ndarray | None]
+_NO_RANDOM_EFFECTS: _RandomEffectLogs = (None, None, None, None)  # ω = 0: no R, no W
+
+
+def _random_effect_logs(R: np.ndarray, W: np.ndarray) -> _RandomEffectLogs:
     """log R, log(1 − R), log W, log(1 − W) of the draws, finite at the ends."""
     with np.errstate(divide="ignore"):
         R, W = np.clip(R, 1e-300, 1.0), np.clip(W, 1e-300, 1.0)
@@ -270,7 +275,7 @@ def prior_draws_from_file(path: Any, settings: Any, scale: Any) -> PriorDraws:
         R = W = None
         if settings.has_random_effects:
             R, W = flat("R"), flat("W")
-    re = _random_effect_logs(R, W) if R is not None else (None,) * 4
+    re = _random_effect_logs(R, W) if R is not None and W is not None else _NO_RANDOM_EFFECTS
     return PriorDraws(settings, boosted_node_sizes(settings.prior, scale), rho, boost, *re, e, candidates, delta,
                       record)
 
@@ -297,7 +302,7 @@ def log_prior_ratio(draws: PriorDraws, omega: float, beta_max: float) -> np.ndar
         s1, s0 = draws.rho * beta_max, draws.rho * src.beta_max  # [S, J]
         out += (draws.log_dirichlet_norms(beta_max) - draws.log_dirichlet_norms(src.beta_max)
                 + (s1 - s0) * draws.boost_log).sum(axis=-1)
-    if omega != src.omega and draws.log_r is not None:
+    if omega != src.omega and draws.log_r is not None and draws.log_w is not None:  # both or neither
         J, K = draws.log_r.shape[1], draws.log_w.shape[1]
         for n, lx in ((J, draws.log_r), (K, draws.log_w)):
             # Beta(ωn, n): (ωn − 1) log x + (n − 1) log(1 − x) − B(ωn, n); only ω-terms remain

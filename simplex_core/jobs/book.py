@@ -170,7 +170,7 @@ class JobBook:
     # -- the dispatcher's side -----------------------------------------------------------------
     def start_next(self, free: int) -> list[Job]:
         """Up to ``free`` queued jobs, most urgent first, marked running."""
-        out = []
+        out: list[Job] = []
         while len(out) < free and (job := self._peek()) is not None:
             heapq.heappop(self._heap)
             job.state, job.phase, job.started_at = "running", "starting", self.clock()

@@ -83,7 +83,7 @@ def _shutdown_all() -> None:
 def _draws_bytes(result: Any) -> int:
     """The bytes a fit result's draws hold (0 for anything without an InferenceData)."""
     idata = getattr(result, "idata", None)
-    groups = idata.groups() if hasattr(idata, "groups") else []
+    groups = idata.groups() if idata is not None and hasattr(idata, "groups") else []
     return int(sum(getattr(idata, g).nbytes for g in groups))
 
 
@@ -140,7 +140,7 @@ class FitManager:
         self._book = JobBook(max_pending_per_owner)
         self._lock = threading.RLock()
         self._wake = threading.Event()
-        self._client = None
+        self._client: Any = None  # a dask.distributed Client once started (imported when needed)
         self._own_client = client is None
         self._cluster: Any = None
         self._client_error: tuple[float, str] | None = None
@@ -406,7 +406,8 @@ class FitManager:
             finished = [(i, f) for i, f in self._futures.items() if f.status != "pending"]
         ended: list[JobStatus] = []
         for job_id, future in finished:
-            landed, message, failure = None, None, None
+            landed: Any = None
+            message, failure = None, None
             try:
                 if future.status == "finished":
                     landed = future.result(timeout=60)

@@ -79,22 +79,24 @@ def baseline_methods(
     per labelled fraction. Every method drops the same ``excluded`` (judge, candidate) pairs.
     """
     excluded = frozenset(excluded)
+
+    # each method binds its own judge or fraction (a lambda in the loop would see the last one)
+    def one_judge(judge: str) -> Method:
+        return lambda v, rng: single_judge(v, judge, excluded=excluded)
+
+    def ppi_at(frac: float) -> Method:
+        return lambda v, rng: ppi_mean_ranks(v, scale, frac, ppi_resamples, rng, excluded=excluded, power_tuning=power_tuning)
+
     methods: dict[str, Method] = {}
     if single_judges:
         for judge in judge_columns(view):
-            methods[f"single_judge:{judge}"] = (
-                lambda v, rng, _j=judge: single_judge(v, _j, excluded=excluded)
-            )
+            methods[f"single_judge:{judge}"] = one_judge(judge)
     methods["simple_average"] = lambda v, rng: simple_average(v, excluded=excluded)
     methods["bootstrap"] = lambda v, rng: bootstrap_ranks(v, bootstrap_resamples, rng, excluded=excluded)
     methods["bradley_terry"] = lambda v, rng: bradley_terry(v, bt_resamples, rng, excluded=excluded)
     if TRUE_SCORE in view.columns:
         for frac in ppi_fractions:
-            methods[f"ppi_{int(round(frac * 100))}"] = (
-                lambda v, rng, _f=frac: ppi_mean_ranks(
-                    v, scale, _f, ppi_resamples, rng, excluded=excluded, power_tuning=power_tuning
-                )
-            )
+            methods[f"ppi_{int(round(frac * 100))}"] = ppi_at(frac)
     return methods
 
 

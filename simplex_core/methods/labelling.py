@@ -92,7 +92,7 @@ class LabelDraws:
         """``log L[s, j, k', t, m]`` (k' = candidate with random effects, else one slot): the shared-truth
         emission of :func:`simplex_core.model.definition.shared_truth_emission`, per draw."""
         theta = self.theta[:, :, None, :, :]  # [S, J, 1, T, M]
-        if self.mix is None:
+        if self.mix is None or self.Z is None:  # both or neither (from_fit sets them together)
             L = theta
         else:
             zeta = np.einsum("skz,sjzm->sjkm", self.Z, self.theta)  # [S, J, K, M]

@@ -6,7 +6,7 @@ item-resampling weights (randomness only through a generator; the global numpy s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Collection, Iterable, Mapping
+from typing import Callable, Collection, Iterable, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -82,6 +82,25 @@ class MethodResult:
 
 Method = Callable[[pd.DataFrame, np.random.Generator], MethodResult]
 """A ranking method as the evaluation sees it: ``f(view, rng) -> MethodResult``."""
+
+
+@runtime_checkable
+class FittingMethod(Protocol):
+    """A method that fits a model per view (the Bayesian model, the ordinal model): the study code
+    collects the fits a set of views needs (:meth:`fit_tasks`), runs them in one batch (possibly on
+    Dask), keeps each with :meth:`store`, then calls the method, which finds its fit in ``memo``;
+    every result it returned is in ``history``."""
+
+    name: str
+    memo: dict
+    history: list
+
+    def __call__(self, view: pd.DataFrame, rng: np.random.Generator | None = None) -> MethodResult: ...
+
+    def fit_tasks(self, views: Iterable[pd.DataFrame],
+                  generators: Iterable[np.random.Generator] | None = None) -> list[tuple[str, tuple]]: ...
+
+    def store(self, key: str, result: MethodResult) -> None: ...
 
 
 # -- shared helpers ------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Collection, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 import numpy as np
 import pandas as pd
@@ -574,7 +574,7 @@ class OrdinalMethod:
     excluded: frozenset = frozenset()
     settings: OrdinalSettings = OrdinalSettings()
     name: str = "ordinal"
-    progress: object | None = None
+    progress: Callable[[str], None] | None = None
     memo: dict = field(default_factory=dict)
     history: list = field(default_factory=list)
 
@@ -623,7 +623,7 @@ def ordinal_for_table(table, *, self_exclusion: bool = True, progress=None, chai
     ``self_exclusion`` (as the baselines and the Bayesian model), the fit size of the Bayesian
     methods (``chains``, ``draws``, ``tune``, ``seed``, ``extra_rounds``; options only the simplex
     engines read, such as ``engine`` or ``prior``, are ignored)."""
-    given = {k: v for k, v in dict(chains=chains, draws=draws, tune=tune, seed=seed,
+    given: dict[str, Any] = {k: v for k, v in dict(chains=chains, draws=draws, tune=tune, seed=seed,
                                     extra_rounds=extra_rounds).items() if v is not None}
     excluded = frozenset(table.self_family_pairs) if self_exclusion else frozenset()
     return OrdinalMethod(table.scale, excluded, OrdinalSettings(**given), progress=progress)
@@ -639,10 +639,11 @@ def ordinal_json(result: MethodResult, settings: OrdinalSettings) -> dict:
         return None if v is None or not math.isfinite(float(v)) else float(v)
 
     d = result.details
+    lo, hi = result.rank_lo, result.rank_hi
     rows = []
     for c in result.scores.sort_values(ascending=False, na_position="last").index:
         rows.append({"candidate": str(c), "quality": clean(result.scores[c]), "rank": clean(result.ranks[c]),
-                     "rank_lo": clean(result.rank_lo[c]), "rank_hi": clean(result.rank_hi[c]),
+                     "rank_lo": clean(None if lo is None else lo[c]), "rank_hi": clean(None if hi is None else hi[c]),
                      "p_best": clean(d.get(f"p_best:{c}"))})
     return {
         "method": result.method,

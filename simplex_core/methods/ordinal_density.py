@@ -125,7 +125,8 @@ def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_r
             lsb, sb = log_sigmoid_pair(-b)
             t = -math.expm1(b - a)  # 1 - exp(-(a - b)), in (0, 1]
             lp += lsa + lsb + math.log(t)
-            r = (1.0 - t) / t  # derivative of log(1 - exp(b - a)) in a
+            # derivative of log(1 - exp(b - a)) in a; a float named like the int gap index above, which numba allows
+            r = (1.0 - t) / t  # type: ignore[assignment]
             da = sna + r
             db = -sb - r
             g_cut[j, y] += da

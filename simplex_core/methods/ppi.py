@@ -185,6 +185,7 @@ def ppi_mean_ranks(
         full = pd.MultiIndex.from_product([arr.items, arr.candidates], names=["item", "candidate"])
         given = predictions.reindex(full).to_numpy(dtype=float)
         preds = scale.rescale(given).reshape(len(arr.items), len(arr.candidates))
+    assert arr.truth is not None  # the view has a true_score column (checked above)
     labels = scale.rescale(arr.truth)  # [I, K]
     y_l, yh_l, yh_u = labels[labelled], preds[labelled], preds[~labelled]
     n_lab, n_unl = int(labelled.sum()), int((~labelled).sum())

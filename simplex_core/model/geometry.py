@@ -281,7 +281,7 @@ def subtriangle_areas(point: ArrayLike, vertices: ArrayLike) -> NDArray[np.float
     pts = _planar(float_array(point, "point"), "point")
     if verts.shape != (3, 2):
         raise ValueError(f"vertices must be 3 vertices of one triangle; got shape {verts.shape}.")
-    total = signed_triangle_area(verts)
+    total = float(signed_triangle_area(verts))  # one triangle: a scalar
     if abs(total) <= 1e-15:
         raise ValueError(f"The triangle is degenerate (area 0): vertices = {verts.tolist()}.")
     orientation = np.sign(total)

@@ -32,15 +32,23 @@ BETA_MAX_UPPER = 20.0
 
 
 class CountsLike(Protocol):
-    """What the model needs from :class:`simplex_core.data.views.Counts`."""
+    """What the model needs from :class:`simplex_core.data.views.Counts` (read only, so that the
+    frozen dataclass matches)."""
 
-    N: np.ndarray
-    included: np.ndarray
-    judges: tuple[str, ...]
-    candidates: tuple[str, ...]
-    scale: "Scale"
-    excluded_pairs: tuple[tuple[str, str], ...]
-    patterns: "ScorePatterns | None"
+    @property
+    def N(self) -> np.ndarray: ...
+    @property
+    def included(self) -> np.ndarray: ...
+    @property
+    def judges(self) -> tuple[str, ...]: ...
+    @property
+    def candidates(self) -> tuple[str, ...]: ...
+    @property
+    def scale(self) -> "Scale": ...
+    @property
+    def excluded_pairs(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def patterns(self) -> "ScorePatterns | None": ...
 
 
 # -- settings ------------------------------------------------------------------------------------

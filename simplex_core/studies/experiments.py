@@ -42,7 +42,9 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from simplex_core.methods.method_base import TRUE_SCORE, Method, MethodResult, RngLike, as_generator, judge_columns
+from simplex_core.methods.method_base import (
+    TRUE_SCORE, FittingMethod, Method, MethodResult, RngLike, as_generator, judge_columns,
+)
 from simplex_core.methods.baselines import table_baseline_methods
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import count_tensor
@@ -90,6 +92,16 @@ item resamples behind the intervals; for Bayesian rows, whether the full-data fi
 share of resample fits that converged."""
 
 Progress = Callable[[str], None]
+
+
+def _prefixed(progress: Progress | None, prefix: str) -> Progress | None:
+    """``progress`` with each message after ``prefix`` (None stays None)."""
+    if progress is None:
+        return None
+
+    def prefixed(message: str) -> None:
+        progress(prefix + message)
+    return prefixed
 
 
 # -- the Bayesian model as an evaluation method ---------------------------------------------------
@@ -459,7 +471,7 @@ def _require_truth(table: JudgmentTable) -> None:
         )
 
 
-def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.DataFrame], RngLike]], *,
+def prefetch_fits(batch: Iterable[tuple[Iterable[FittingMethod], Sequence[pd.DataFrame], RngLike]], *,
                   client=None, progress: Progress | None = None) -> int:
     """Run every fit that the Bayesian methods will need on their views, in one batch (on Dask when
     ``client`` is given, see :mod:`simplex_core.inference.distributed`), and keep the results in the methods'
@@ -469,7 +481,7 @@ def prefetch_fits(batch: Iterable[tuple[Iterable[BayesianMethod], Sequence[pd.Da
     :func:`~simplex_core.summaries.evaluation.method_generators`). Returns the number of fits run."""
     from simplex_core.inference.distributed import describe, map_tasks
 
-    def tasks_of(m: BayesianMethod, views: Sequence[pd.DataFrame], seed: RngLike) -> list[tuple[str, tuple]]:
+    def tasks_of(m: FittingMethod, views: Sequence[pd.DataFrame], seed: RngLike) -> list[tuple[str, tuple]]:
         gold = getattr(m, "gold_fraction", None) is not None  # only a gold method's data depend on its generator
         return m.fit_tasks(views, method_generators(seed, len(views) - 1, method_stream(m.name, m)) if gold else None)
 
@@ -525,7 +537,7 @@ def evaluate_table(
     expensive = set(expensive) & set(methods)
     n_exp = ci_resamples if expensive_ci_resamples is None else expensive_ci_resamples
     # methods that fit (the Bayesian ones, the ordinal model): fits prefetched, convergence reported
-    bayes = {n: m for n, m in methods.items() if n in expensive and hasattr(m, "fit_tasks")}
+    bayes = {n: m for n, m in methods.items() if n in expensive and isinstance(m, FittingMethod)}
     if bayes:
         prefetch_fits([(bayes.values(), resampled_views(view, n_exp, seed_int), seed_int)], client=client,
                       progress=progress)
@@ -633,16 +645,19 @@ def self_preference_experiment(
             raise ValueError(
                 f"Unknown setting {setting!r}; expected one of {', '.join(SELF_PREFERENCE_SETTINGS)}."
             )
-        if when == "after" and injected is None:
-            injected = inject_self_preference(table, probability, injection_seed)
-        data = table if when == "before" else injected
+        if when == "before":
+            data = table
+        else:
+            if injected is None:  # one injection shared by both "after" settings
+                injected = inject_self_preference(table, probability, injection_seed)
+            data = injected
         exclusion = excl == "exclusion"
         methods: dict[str, Method] = {}
         if baselines:
             methods.update(table_baseline_methods(data, self_exclusion=exclusion, **dict(baseline_options or {})))
         bayes = bayesian_methods(
             data, bayesian, self_exclusion=exclusion, cache=cache,
-            progress=(lambda m, _s=setting: progress(f"[{_s}] {m}")) if progress else None, **fit_options,
+            progress=_prefixed(progress, f"[{setting}] "), **fit_options,
         )
         methods.update(bayes)
         plans.append((setting, data, methods, bayes))
@@ -714,7 +729,7 @@ def prior_experiment(
             raise ValueError(f"Unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
         bayes = bayesian_methods(
             table, (method,), self_exclusion=self_exclusion, cache=cache,
-            progress=(lambda m, _p=prior: progress(f"[{_p}] {m}")) if progress else None,
+            progress=_prefixed(progress, f"[{prior}] "),
             prior=prior, **fit_options,
         )
         plans.append((prior, table, bayes, bayes))

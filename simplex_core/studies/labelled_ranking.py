@@ -251,9 +251,11 @@ def labelled_ranking_sentence(labelled: MethodResult, top: int = 5, name=str) ->
     """The labelled ranking in one line of Markdown, best first: ``**a** (rank 1, 95%: 1–2) · …``
     (``name`` renders a candidate's name: the app passes its Markdown escaping)."""
     order = labelled.ranks.sort_values(kind="stable").index
+    rank_lo = labelled.rank_lo if labelled.rank_lo is not None else labelled.ranks  # no interval: the point rank
+    rank_hi = labelled.rank_hi if labelled.rank_hi is not None else labelled.ranks
     parts = []
     for c in list(order)[:top]:
-        lo, hi = int(labelled.rank_lo[c]), int(labelled.rank_hi[c])
+        lo, hi = int(rank_lo[c]), int(rank_hi[c])
         parts.append(f"**{name(c)}** (rank {_rank_text(float(labelled.ranks[c]))}, 95%: {lo if lo == hi else f'{lo}–{hi}'})")
     rest = len(order) - top
     return " · ".join(parts) + (f" · … and {rest} more" if rest > 0 else "")

@@ -169,8 +169,9 @@ class BayesianPPIMethod(BayesianMethod):
 
     def predictor(self, view: pd.DataFrame) -> ModelPredictor:
         """The label-free predictor of ``view`` (fitted here unless prefetched)."""
-        ((key, task),) = self.fit_tasks([view]) or ((None, None),)
-        if task is not None:
+        tasks = self.fit_tasks([view])
+        if tasks:
+            ((key, task),) = tasks
             self._store(key, predictor_task(task))
             return self.memo[key]
         table = self._table(view)

@@ -22,10 +22,11 @@ The self-preference and prior experiments will live here too (``experiments``), 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from simplex_core.methods.method_base import (
@@ -140,7 +141,7 @@ def true_ranks(view: pd.DataFrame) -> pd.Series:
     )
 
 
-def rank_correlation(a: Sequence[float], b: Sequence[float]) -> float:
+def rank_correlation(a: ArrayLike, b: ArrayLike) -> float:
     """Spearman correlation of two rankings given in the same candidate order (NaN when either is
     constant): :func:`spearman` without the matching by name."""
     return spearman(pd.Series(np.asarray(a, dtype=float)), pd.Series(np.asarray(b, dtype=float)))
@@ -196,7 +197,7 @@ def ranked_note(row: Mapping) -> str:
 
 def _interval_ends(result: MethodResult, truth: pd.Series) -> tuple[pd.Series, pd.Series]:
     """Each candidate's inclusive rank interval; a method without intervals stands at its point rank."""
-    if result.has_intervals:
+    if result.rank_lo is not None and result.rank_hi is not None:  # result.has_intervals, spelt out for the type checker
         return result.rank_lo.reindex(truth.index), result.rank_hi.reindex(truth.index)
     point = result.ranks.reindex(truth.index)
     return point, point

@@ -106,7 +106,7 @@ def tiers(pairwise: np.ndarray, mean: np.ndarray, names: Sequence[str] | None = 
     keys = list(names) if names is not None else list(range(K))
     order = sorted(range(K), key=lambda k: (-mean[k], keys[k]))
     out = np.zeros(K, dtype=int)
-    tier, members = 1, []
+    tier, members = 1, list[int]()
     for k in order:
         if members and any(ahead[m, k] or ahead[k, m] for m in members):
             tier, members = tier + 1, []

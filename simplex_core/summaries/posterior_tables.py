@@ -387,7 +387,7 @@ def settings_record(fit: Any, command_line: str | None = None, counts: Any = Non
 
 
 def _diagnostics_dict(fit: Any) -> dict[str, Any]:
-    d = getattr(fit, "diagnostics", None)
+    d: Any = getattr(fit, "diagnostics", None)  # Diagnostics, or a mapping from a stored record
     if d is None:
         from simplex_core.inference.fit_result import diagnose
 
