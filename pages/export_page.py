@@ -65,7 +65,7 @@ def settings_payload() -> dict:
 def _command_line() -> str:
     if ctx.dataset is None:
         return "(an uploaded file: save it and pass its path as DATA)"
-    from simplex_core.cli.fit_commands import fit_command_line
+    from simplex_core.summaries.command_lines import fit_command_line
 
     return fit_command_line(ctx.dataset.name, settings, ctx.criterion, one_option_per_line=True,
                             left_out=selection_record(table))
@@ -223,7 +223,7 @@ st.subheader("Figures for slides and papers")
 st.caption("The main figures at a fixed page size, with a title and a caption naming the dataset, the setting and the "
            "likelihood. Reproduce the paper's figure types (simplex with posterior judge triangles, rank boxes by method "
            "in true-rank order, sensitivity curves) on this dataset from the command line:")
-from simplex_core.cli.figure_commands import figures_command_line
+from simplex_core.summaries.command_lines import figures_command_line
 
 st.code(figures_command_line(ctx.dataset.name if ctx.dataset is not None else "DATA", ctx.criterion,
                              selection_record(table)),

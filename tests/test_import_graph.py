@@ -1,6 +1,6 @@
 """The core's import graph has no circle, function-level imports included (issue 15: "no circle"),
 never runs up the declared layers (docs/ARCHITECTURE.md's picture), and never reaches the front
-ends (the app or the command line)."""
+ends (the app or the command line); the app never imports the command line either."""
 
 from __future__ import annotations
 
@@ -28,9 +28,10 @@ def _module_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
-    """Every ``simplex_core`` module this file imports, at load time or inside a function."""
-    module = _module_of(path)
+def _imports(path: Path, module: str | None = None) -> set[str]:
+    """Every ``simplex_core`` module this file imports, at load time or inside a function (``module``:
+    the file's dotted name, read from its place in the repository when not given)."""
+    module = module or _module_of(path)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -153,6 +154,25 @@ def test_only_the_command_line_imports_the_command_line_and_nothing_imports_the_
         assert "app_support" not in {m.split(".")[0] for m in _imports(path)}, path
         if _unit(_module_of(path)) not in ("simplex_core.cli", "simplex_core", "simplex_core.__main__"):
             assert not any(_unit(m) == "simplex_core.cli" for m in _imports(path)), path
+
+
+APP = [CORE.parent / "app.py", *sorted((CORE.parent / "pages").glob("*.py")), *sorted((CORE.parent / "app_support").glob("*.py"))]
+
+
+def test_the_app_never_imports_the_command_line():
+    """The app is a front end beside the command line, not on top of it: what both need (the command
+    lines the Export page shows, for one) lives in the core's layers."""
+    assert len(APP) > 10 and all(p.exists() for p in APP)
+    reaching = [f"{p.relative_to(CORE.parent).as_posix()} imports {m}" for p in APP for m in sorted(_imports(p))
+                if _unit(m) == "simplex_core.cli"]
+    assert not reaching, "the app imports the command line:\n" + "\n".join(reaching)
+
+
+def test_the_import_reader_sees_a_page_importing_the_command_line_inside_a_function(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text("import simplex_core.data.table\n\ndef f():\n    from simplex_core.cli.fit_commands import register\n")
+    found = _imports(page, module="pages.page")
+    assert [m for m in found if _unit(m) == "simplex_core.cli"] == ["simplex_core.cli.fit_commands"]
 
 
 #: Rooms stay small enough to read: no module over MAX_MODULE_LINES lines, no function (or method) over

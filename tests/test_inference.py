@@ -461,7 +461,7 @@ def test_the_figures_command_line_parses():
     import shlex
 
     from simplex_core.cli import build_parser
-    from simplex_core.cli.figure_commands import figures_command_line
+    from simplex_core.summaries.command_lines import figures_command_line
 
     args = build_parser().parse_args(shlex.split(figures_command_line("hanna", "coherence"))[3:])
     assert (args.command, args.data, args.criterion, args.size, args.formats) == ("figures", "hanna", "coherence", "both", "png,svg")
@@ -477,7 +477,7 @@ def test_the_fit_command_line_reads_back_as_the_same_settings(settings):
     import shlex
 
     from simplex_core.cli import build_parser
-    from simplex_core.cli.fit_commands import fit_command_line
+    from simplex_core.summaries.command_lines import fit_command_line
 
     argv = shlex.split(fit_command_line("mtbench", settings, criterion="overall"))
     assert argv[:4] == ["python", "-m", "simplex_core", "fit"]

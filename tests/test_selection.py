@@ -140,8 +140,8 @@ def test_a_fit_records_what_was_left_out(tmp_path, capsys):
 
 
 def test_the_commands_the_export_page_shows_carry_the_choice():
-    from simplex_core.cli.figure_commands import figures_command_line
-    from simplex_core.cli.fit_commands import fit_command_line
+    from simplex_core.summaries.command_lines import figures_command_line
+    from simplex_core.summaries.command_lines import fit_command_line
     from simplex_core.model.settings import FitSettings
 
     left = {"candidates_left_out": ["human ref"], "judges_left_out": ["always-yes"]}

@@ -46,15 +46,6 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run_figures)
 
 
-def figures_command_line(data: str, criterion: str | None = None, left_out: dict[str, list[str]] | None = None) -> str:
-    """The ``figures`` command for ``data`` (a built-in dataset name or a path), both page sizes as PNG
-    and SVG (the app's Export page shows it); ``left_out`` adds ``--drop-candidates`` / ``--drop-judges``."""
-    from simplex_core.cli.fit_commands import drop_flags
-
-    return (f"python -m simplex_core figures {data}" + (f" --criterion {criterion}" if criterion else "")
-            + "".join(f" {flag}" for flag in drop_flags(left_out)) + " --out figures/ --size both --formats png,svg")
-
-
 def _formats(text: str) -> tuple[str, ...]:
     fmts = tuple(f.strip().lower() for f in text.split(",") if f.strip())
     bad = [f for f in fmts if f not in FIGURE_FORMATS]

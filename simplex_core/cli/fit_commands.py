@@ -230,45 +230,6 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def fit_command_line(data: str, settings: FitSettings, criterion: str | None = None,
-                     one_option_per_line: bool = False, left_out: dict[str, list[str]] | None = None) -> str:
-    """The ``fit`` command that reproduces a fit of ``data`` (a built-in dataset name or a path) with
-    ``settings``: the flags of every setting that differs from this command's defaults, plus the
-    sampler sizes and seed (the app's Export page shows it, ``one_option_per_line``: a page wrapping
-    the line would break "--omega" at its hyphens); ``left_out`` (:func:`simplex_core.data.selection.selection_record`)
-    adds ``--drop-candidates`` / ``--drop-judges``."""
-    d = FitSettings()
-    parts = [f"python -m simplex_core fit {shlex.quote(data)}", "--out result.json", "--idata posterior.nc"]
-    if criterion:
-        parts.append(f"--criterion {shlex.quote(criterion)}")
-    parts += drop_flags(left_out)
-    if settings.integrated:
-        parts.append("--integrated")
-    else:
-        parts += [f"--omega {settings.omega:g}", f"--beta-max {settings.beta_max:g}"]
-    if settings.likelihood != d.likelihood:
-        parts.append(f"--likelihood {settings.likelihood}")
-    if settings.prior != d.prior:
-        parts.append(f"--prior {settings.prior}")
-    if settings.delta != d.delta:
-        delta = settings.delta
-        parts.append(f"--delta {delta if isinstance(delta, str) else ','.join(f'{x:g}' for x in delta)}")
-    if not settings.self_exclusion:
-        parts.append("--no-self-exclusion")
-    parts += [f"--chains {settings.chains}", f"--draws {settings.draws}", f"--tune {settings.tune}", f"--seed {settings.seed}"]
-    if settings.extra_rounds != d.extra_rounds:
-        parts.append(f"--extra-rounds {settings.extra_rounds}")
-    return (" \\\n    " if one_option_per_line else " ").join(parts)
-
-
-def drop_flags(left_out: dict[str, list[str]] | None) -> list[str]:
-    """``--drop-candidates A,B`` / ``--drop-judges J`` for what a selection record left out."""
-    left_out = left_out or {}
-    return [f"{flag} {shlex.quote(','.join(left_out[key]))}"
-            for flag, key in (("--drop-candidates", "candidates_left_out"), ("--drop-judges", "judges_left_out"))
-            if left_out.get(key)]
-
-
 def _write_output(path: str, write) -> None:
     """``write(path)`` after creating the file's folder; an OS error (no permission, a full disk) as a
     UsageError naming the path, never a traceback."""
