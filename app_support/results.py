@@ -156,12 +156,13 @@ def convergence_problem(result: Any) -> str | None:
 
 
 def result_json(result: Any, key: str, counts: Any, command_line: str | None = None,
-                selection: dict[str, list[str]] | None = None) -> dict:
+                selection: dict[str, list[str]] | None = None, data: dict[str, Any] | None = None) -> dict:
     """The command line's ``result.json`` for this fit (``selection``: the candidates and judges left
-    out, :func:`simplex_core.data.selection.selection_record`)."""
+    out, :func:`simplex_core.data.selection.selection_record`; ``data``: where the data came from,
+    :func:`simplex_core.summaries.posterior_tables.data_record`)."""
     from simplex_core.summaries import posterior_tables as summaries
 
-    return summaries.result_json(result, command_line=command_line, counts=counts, selection=selection)
+    return summaries.result_json(result, command_line=command_line, counts=counts, selection=selection, data=data)
 
 
 def sweep(fits: dict[tuple[float, float], Any], base: Any, counts: Any) -> Any:

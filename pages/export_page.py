@@ -43,23 +43,20 @@ file_table, table, settings = ctx.table, ctx.fit_table, ctx.settings
 label = ctx.source_label
 
 
-def settings_payload() -> dict:
-    from simplex_core.summaries.posterior_tables import package_versions
+def _data_record() -> dict:
+    from simplex_core.summaries.posterior_tables import data_record
 
-    return {
-        "dataset": ctx.dataset.name if ctx.dataset is not None else None,
-        "source": table.source,
-        "criterion": ctx.criterion,
-        "data_hash": da.table_key(table),
-        "scale": table.scale.to_dict(),
-        "collapsed": ctx.collapsed,
-        "families": dict(table.families),
-        "excluded_pairs": [list(p) for p in table.self_family_pairs] if ctx.self_exclusion else [],
-        "selection": selection_record(table),
-        "fit_settings": settings.to_dict(),
-        "command_line": _command_line(),
-        "versions": package_versions(extra=("streamlit", "plotly")),
-    }
+    return data_record(table, ctx.dataset.name if ctx.dataset is not None else None, ctx.collapsed)
+
+
+def settings_payload() -> dict:
+    """The fit's reproducibility record, as ``fit``'s result.json has it under ``settings`` (the fit need not
+    have run: the counts and settings it will read stand in for it)."""
+    from simplex_core.summaries.posterior_tables import settings_record
+
+    return settings_record(counts=fits.counts_for(table, da.table_key(table), settings.self_exclusion), settings=settings,
+                           command_line=_command_line(), selection=selection_record(table), data=_data_record(),
+                           extra_versions=("streamlit", "plotly"))
 
 
 def _command_line() -> str:
@@ -112,7 +109,7 @@ else:
         with c[0]:
             netcdf_button(r.idata, f"{fit_label}-posterior", key="dl-x-nc")
         with c[1]:
-            json_button(lambda: results.result_json(r, key, view.counts, _command_line(), selection_record(table)), f"{fit_label}-result", label="result.json",
+            json_button(lambda: results.result_json(r, key, view.counts, _command_line(), selection_record(table), _data_record()), f"{fit_label}-result", label="result.json",
                         key="dl-x-result", help="The command line's result.json: candidates, pairwise, judges, diagnostics, settings")
         with c[2]:
             csv_button(lambda: results.candidate_table_with_truth(r, key, da.truth_ranks(table, da.table_key(table))),

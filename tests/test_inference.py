@@ -332,6 +332,8 @@ def test_cli_fit_writes_the_result_json(three_level_csv, three_level_fit, tmp_pa
     assert doc["settings"]["command_line"].startswith("python -m simplex_core fit ")
     assert "--draws=60" in doc["settings"]["command_line"] and "--extra-rounds=0" in doc["settings"]["command_line"]
     assert doc["settings"]["data_hash"] and doc["settings"]["scale"]["values"] == [1.0, 2.0, 3.0]
+    # a file, not a built-in: no dataset name; the table's source is the file it was read from
+    assert doc["settings"]["data"] == {"dataset": None, "source": str(three_level_csv), "criterion": None, "collapsed": False}
     assert set(doc["timing"]) == {"compile_s", "sample_s", "sampler", "rounds", "chains", "draws_per_chain"}
     assert doc["timing"]["draws_per_chain"] == 60 * 2 ** (doc["timing"]["rounds"] - 1)
     assert doc["judges"]["judge-1"]["levels"] == ["1", "2", "3"]

@@ -198,6 +198,8 @@ def test_result_json_has_the_contract_keys_and_is_strict_json():
     assert s["data_hash"] == "abc123" and s["families"] == {"j0": "fam0", "c0": "fam0"}
     assert s["scale"]["labels"] == ["low", "mid", "high"] and s["seed"] == 0 and s["options"]["draws"] == 4
     assert s["command_line"].endswith("--out r.json") and {"python", "pymc", "numpy"} <= set(s["package_versions"])
+    assert s["excluded_pairs"] == doc["excluded_pairs"]
+    assert s["data"] == {"dataset": None, "source": None, "criterion": None, "collapsed": False}  # not given
     posterior = fit.idata.posterior.sizes
     assert doc["timing"] == {"compile_s": 1.5, "sample_s": 2.5, "sampler": None, "rounds": None,
                              "chains": posterior["chain"], "draws_per_chain": posterior["draw"]}
@@ -355,3 +357,34 @@ def test_hyperparameters_are_summarised_only_where_the_fit_sampled_them():
     fixed = az.from_dict(posterior={"expected_score": np.zeros((2, 200, 2))})
     assert summaries.hyperparameter_records(fixed) == {}
     json.dumps(h, allow_nan=False)
+
+
+def test_one_reproducibility_record_before_and_after_the_fit():
+    """The app's Settings JSON (no fit needed: the counts and settings of the fit to come) and result.json's
+    ``settings`` are one record, field for field."""
+    included = np.ones((2, 3), bool)
+    included[1, 2] = False
+    counts = make_counts(included=included)
+    fit = make_fit(counts=counts, settings=FitSettings(omega=1.0, chains=1, draws=4, seed=7))
+    left = {"candidates_left_out": ["c9"], "judges_left_out": []}
+    source = {"dataset": "hanna", "source": "hanna:coherence", "criterion": "coherence", "collapsed": True}
+    after = summaries.result_json(fit, command_line="python -m simplex_core fit hanna", selection=left, data=source)["settings"]
+    before = summaries.settings_record(counts=counts, settings=fit.settings, command_line="python -m simplex_core fit hanna",
+                                       selection=left, data=source)
+    assert before == after
+    assert list(after) == ["data", "data_hash", "counts_hash", "scale", "families", "excluded_pairs", "options", "seed",
+                           "package_versions", "command_line", "selection"]
+    assert after["data"] == source and after["seed"] == 7 and after["options"]["omega"] == 1.0
+    assert after["excluded_pairs"] == [{"judge": "j1", "candidate": "c2"}] and after["selection"] == left
+    with_app = summaries.settings_record(counts=counts, settings=fit.settings, extra_versions=("pytest",))
+    assert "pytest" in with_app["package_versions"] and "pytest" not in after["package_versions"]
+    with pytest.raises(ValueError, match="needs a fit, or the counts and the settings"):
+        summaries.settings_record(counts=counts)
+
+
+def test_data_record_reads_the_tables_origin():
+    from simplex_core.data.datasets import load_dataset
+
+    table = load_dataset("hanna", criterion="coherence")
+    assert summaries.data_record(table, "hanna") == {"dataset": "hanna", "source": table.source,
+                                                      "criterion": "coherence", "collapsed": False}

@@ -248,7 +248,7 @@ def run_fit(args: argparse.Namespace) -> int:
     """``fit``: fit, write result.json (and the posterior with --idata), print a short summary."""
     from simplex_core.inference.fitting import fit_model
     from simplex_core.inference.rater_deviation import rater_deviation_text
-    from simplex_core.summaries.posterior_tables import result_json
+    from simplex_core.summaries.posterior_tables import data_record, result_json
 
     check_outputs(args, "out:JSON", "idata:NetCDF", "leaderboard:CSV")  # fail before a long fit, not after
     table, counts, settings = _prepare_setting(args)
@@ -267,7 +267,8 @@ def run_fit(args: argparse.Namespace) -> int:
 
         extra.append("--no-rater-deviation")
         fit = replace(fit, idata=without_rater_deviation(fit.idata))
-    doc = result_json(fit, command_line=_command_line(args, "fit", extra), selection=selection_record(table))
+    doc = result_json(fit, command_line=_command_line(args, "fit", extra), selection=selection_record(table),
+                      data=data_record(table, dataset=None if Path(args.data).exists() else args.data))
     if getattr(args, "ordinal", False):
         doc["ordinal"] = _ordinal_doc(args, table, settings)
     if getattr(args, "rubric_note", False):

@@ -364,23 +364,43 @@ def package_versions(extra: Sequence[str] = ()) -> dict[str, str]:
     return out
 
 
-def settings_record(fit: Any, command_line: str | None = None, counts: Any = None,
-                    selection: dict[str, list[str]] | None = None) -> dict[str, Any]:
-    """Everything needed to reproduce a fit: data hash, scale, families, options, seed, versions, and
-    the candidates and judges left out of the file (``selection``: :func:`simplex_core.data.selection.selection_record`
-    of the table fitted; empty lists when not given)."""
+def data_record(table: Any, dataset: str | None = None, collapsed: bool = False) -> dict[str, Any]:
+    """Where a fit's data came from (``settings.data`` of :func:`settings_record`): the built-in
+    ``dataset``'s name (None for a file), the table's ``source`` and ``criterion``, and whether its
+    levels were ``collapsed`` before the fit."""
+    return {"dataset": dataset, "source": getattr(table, "source", None), "criterion": getattr(table, "criterion", None),
+            "collapsed": bool(collapsed)}
+
+
+def settings_record(fit: Any = None, command_line: str | None = None, counts: Any = None,
+                    selection: dict[str, list[str]] | None = None, *, settings: Any = None,
+                    data: dict[str, Any] | None = None, extra_versions: Sequence[str] = ()) -> dict[str, Any]:
+    """Everything needed to reproduce a fit, the one record that ``fit``'s result.json (``settings``), the
+    app's result.json and its Settings JSON all write: where the data came from (``data``:
+    :func:`data_record`; null fields when not given), data and counts hashes, scale, families, the
+    (judge, candidate) pairs left out of the likelihood, the fit's settings (``options``), seed, package
+    versions (plus ``extra_versions``, e.g. the app's), the command line, and the candidates and judges
+    left out of the file (``selection``: :func:`simplex_core.data.selection.selection_record` of the table
+    fitted; empty lists when not given).
+
+    Without a ``fit`` (a fit not yet run), ``counts`` and ``settings`` describe the fit to be."""
+    if fit is None and (counts is None or settings is None):
+        raise ValueError("settings_record needs a fit, or the counts and the settings of the fit to come.")
     counts = counts_of(fit, counts)
-    settings = getattr(fit, "settings", None)
+    if settings is None:
+        settings = getattr(fit, "settings", None)
     options = settings.to_dict() if settings is not None else json.loads(
         _idata(fit).posterior.attrs.get("settings", "{}"))
     return {
+        "data": {**data_record(None), **(data or {})},
         "data_hash": data_hash(counts) or None,
         "counts_hash": counts_hash(counts),
         "scale": counts.scale.to_dict(),
         "families": dict(getattr(counts, "families", {}) or {}),
+        "excluded_pairs": [{"judge": j, "candidate": k} for j, k in counts.excluded_pairs],
         "options": options,
         "seed": options.get("seed"),
-        "package_versions": package_versions(),
+        "package_versions": package_versions(extra_versions),
         "command_line": command_line,
         "selection": dict(selection) if selection else {"candidates_left_out": [], "judges_left_out": []},
     }
@@ -396,7 +416,7 @@ def _diagnostics_dict(fit: Any) -> dict[str, Any]:
 
 
 def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None,
-                selection: dict[str, list[str]] | None = None) -> dict[str, Any]:
+                selection: dict[str, list[str]] | None = None, data: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``result.json`` document of ``python -m simplex_core fit`` (issue 3's contract).
 
     Parameters
@@ -411,6 +431,8 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
     selection
         The candidates and judges left out of the file (:func:`simplex_core.data.selection.selection_record`),
         recorded under ``settings.selection``.
+    data
+        Where the data came from (:func:`data_record`), recorded under ``settings.data``.
 
     Returns
     -------
@@ -422,8 +444,8 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         ``judges`` (per judge ``true_levels``, ``levels`` and the posterior mean ``theta_mean``,
         rows = true levels), ``excluded_pairs`` (list of ``{judge, candidate}``), ``notes`` (what the
         reader must know about the data's power: :func:`simplex_core.model.data_notes.data_notes`), ``diagnostics``,
-        ``settings`` (data hash, scale, families, options, seed, package versions, command line,
-        ``selection``: the candidates and judges left out),
+        ``settings`` (:func:`settings_record`: the data's origin, data hash, scale, families, excluded
+        pairs, options, seed, package versions, command line, ``selection``: the candidates and judges left out),
         ``hyperparameters`` (integrated mode: ω and β_max's posterior mean and 95% interval,
         :func:`hyperparameter_records`; ``{}`` at a fixed setting), ``judge_panel`` (per judge accuracy,
         leniency and information, the panel's ``effective_judges`` and ``least_informative_judge``:
@@ -461,7 +483,7 @@ def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None
         "excluded_pairs": [{"judge": j, "candidate": k} for j, k in counts.excluded_pairs],
         "notes": data_notes(counts, getattr(fit, "settings", None)),
         "diagnostics": _diagnostics_dict(fit),
-        "settings": settings_record(fit, command_line, counts, selection),
+        "settings": settings_record(fit, command_line, counts, selection, data=data),
         "hyperparameters": hyperparameter_records(fit),
         "timing": {**{k: _finite(float(timing[k])) if k in timing else None for k in ("compile_s", "sample_s")},
                    **_sampled(fit, timing)},
