@@ -296,7 +296,7 @@ def test_evaluate_cli_baselines_only(tiny_files, tmp_path, capsys):
 def test_study_options_that_would_collide_or_repeat(tiny_files, tmp_path, capsys):
     """Two shares naming one ppi_<pct>, a cache path that is a file: exit 2 before any fit; a grid value
     given twice is fitted once (the parsed grid has no repeat)."""
-    from simplex_core.cli.fit_commands import _grid
+    from simplex_core.cli.fit_commands import parse_grid
 
     base = ["evaluate", str(tiny_files / "tiny.csv"), "--out", str(tmp_path / "o.csv"), "--workers", "0"]
     assert main(base + ["--gold-fractions", "0.051,0.054"]) == 2
@@ -304,7 +304,7 @@ def test_study_options_that_would_collide_or_repeat(tiny_files, tmp_path, capsys
     (tmp_path / "cache").write_text("")
     assert main(base + ["--methods", "bayesian", "--fit-cache", str(tmp_path / "cache")]) == 2
     assert "is a file; give a folder" in capsys.readouterr().err
-    assert _grid("1,1,0,1", "--omegas") == (1.0, 0.0)
+    assert parse_grid("1,1,0,1", "--omegas") == (1.0, 0.0)
 
 
 def test_fitting_commands_say_the_data_notes_and_evaluate_that_it_ignores_gold(tiny_files, tmp_path, capsys):

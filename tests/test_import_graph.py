@@ -156,6 +156,22 @@ def test_only_the_command_line_imports_the_command_line_and_nothing_imports_the_
             assert not any(_unit(m) == "simplex_core.cli" for m in _imports(path)), path
 
 
+def _private_imports(path: Path) -> list[str]:
+    """``from simplex_core.x import _name`` in this file: a private name used outside its module."""
+    return [f"{node.module}.{a.name}" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("simplex_core")
+            for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+
+
+def test_no_private_name_crosses_a_module_of_the_core(tmp_path):
+    crossing = [f"{path.relative_to(CORE).as_posix()} imports {name}" for path in sorted(CORE.rglob("*.py"))
+                for name in _private_imports(path)]
+    assert not crossing, "make these public, or move them to the module that uses them:\n" + "\n".join(crossing)
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from simplex_core.cli.fit_commands import _prepare, write_output\n")
+    assert _private_imports(probe) == ["simplex_core.cli.fit_commands._prepare"]  # the rule is live
+
+
 APP = [CORE.parent / "app.py", *sorted((CORE.parent / "pages").glob("*.py")), *sorted((CORE.parent / "app_support").glob("*.py"))]
 
 

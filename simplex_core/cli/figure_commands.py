@@ -24,7 +24,7 @@ from pathlib import Path
 
 
 from simplex_core.cli import UsageError, out_folder
-from simplex_core.cli.fit_commands import _add_model_options, _grid, _prepare_setting, _progress
+from simplex_core.cli.fit_commands import add_model_options, parse_grid, prepare_setting, progress_printer
 
 FIGURE_FORMATS = ("png", "svg", "html")
 
@@ -42,7 +42,7 @@ def register(subparsers) -> None:
     p.add_argument("--beta-maxes", default="0,1,5,10,20", metavar="V,V,...", help="β_max grid of the sensitivity figure")
     p.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity figure (it fits every grid setting)")
     p.add_argument("--max-draws", type=int, default=40, help="posterior judge triangles drawn per judge (default 40)")
-    _add_model_options(p)
+    add_model_options(p)
     p.set_defaults(handler=run_figures)
 
 
@@ -86,12 +86,12 @@ def run_figures(args: argparse.Namespace) -> int:
     omegas: tuple[float, ...] = ()
     beta_maxes: tuple[float, ...] = ()
     if not args.no_sensitivity:
-        omegas, beta_maxes = _grid(args.omegas, "--omegas"), _grid(args.beta_maxes, "--beta-maxes")
+        omegas, beta_maxes = parse_grid(args.omegas, "--omegas"), parse_grid(args.beta_maxes, "--beta-maxes")
     if args.max_draws < 1:
         raise UsageError(f"--max-draws must be at least 1; got {args.max_draws}.")
     out = out_folder(args.out)
     before = {p.resolve() for p in out.iterdir() if p.is_file()}  # to name the files an earlier run left there
-    table, counts, settings = _prepare_setting(args)
+    table, counts, settings = prepare_setting(args)
     from simplex_core.data.selection import selection_text
 
     # the caption names what was left out of the file: a figure travels without its command line
@@ -116,7 +116,7 @@ def run_figures(args: argparse.Namespace) -> int:
                 print(f"wrote {path}", file=sys.stderr if args.quiet else sys.stdout)
 
     t0 = time.perf_counter()
-    fit = fit_model(counts, settings, progress_callback=_progress(args))
+    fit = fit_model(counts, settings, progress_callback=progress_printer(args))
 
     # 1. the judges on the simplex (3 levels, or 2: segments)
     shown, note = table, None
@@ -132,7 +132,7 @@ def run_figures(args: argparse.Namespace) -> int:
     simplex_fit = fit
     if shown is not table:
         simplex_fit = fit_model(count_tensor(shown, self_exclusion=settings.self_exclusion), settings,
-                                progress_callback=_progress(args))
+                                progress_callback=progress_printer(args))
     parts = judge_simplex_data(simplex_fit, score_distribution(shown), args.max_draws)
     grid = S.ternary_judges_grid_figure(parts, list(shown.scale.labels), true_labels=list(shown.scale.true_labels),
                                         max_draws=args.max_draws)
@@ -167,7 +167,7 @@ def run_figures(args: argparse.Namespace) -> int:
         # the sweep fixes ω and β_max: after an integrated fit it starts from the fixed base ω = 0, β_max = 5
         base = settings.replace(integrated=False)
         sweep = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes,
-                                  progress_callback=_progress(args), fit_fn=fit_or_reuse)
+                                  progress_callback=progress_printer(args), fit_fn=fit_or_reuse)
         curves = F.sensitivity_curve_figure(sweep.table(), title="", base_omega=base.omega,
                                             base_beta_max=base.beta_max)
         save(curves, "sensitivity", "How much the ranking moves as the priors change",

@@ -24,7 +24,9 @@ from simplex_core.data.selection import selection_record
 from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, load_data_for_fit, selection_flags, study_client, usage_message
 
 
-def _add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
+def add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
+    """The model and sampler options every fitting command shares (``sweep``: without ``--omega``,
+    ``--beta-max`` and ``--integrated``, which a sweep sets itself)."""
     if not sweep:
         p.add_argument("--omega", type=float, default=0.0, help="constancy-violation strength ω ≥ 0 (0 = no random effects; default 0)")
         p.add_argument("--beta-max", type=float, default=5.0, help="judge-quality prior strength β_max ≥ 0 (default 5)")
@@ -72,7 +74,7 @@ def register(subparsers) -> None:
                      help="also say whether the scale's levels let the data identify the ranking (the paper's theorems) "
                           "and measure what collapsing to 3 and 2 levels does to the rank intervals (two more fits; "
                           "result.json's 'rubric')")
-    _add_model_options(fit)
+    add_model_options(fit)
     fit.set_defaults(handler=run_fit)
 
     sens = subparsers.add_parser("sensitivity", help="sweep ω and β_max and compare rankings",
@@ -83,12 +85,14 @@ def register(subparsers) -> None:
     sens.add_argument("--beta-maxes", default="0,1,5,10,20", metavar="V,V,...", help="β_max grid (default 0,1,5,10,20)")
     sens.add_argument("--base-omega", type=float, default=0.0, help="base ω (default 0)")
     sens.add_argument("--base-beta-max", type=float, default=5.0, help="base β_max (default 5)")
-    _add_model_options(sens, sweep=True)
+    add_model_options(sens, sweep=True)
     add_dask_options(sens)
     sens.set_defaults(handler=run_sensitivity)
 
 
-def _grid(text: str, option: str) -> tuple[float, ...]:
+def parse_grid(text: str, option: str) -> tuple[float, ...]:
+    """A grid option (``--omegas 0,1,2``) as distinct finite numbers ≥ 0 in the order given; every bad
+    item named in one UsageError."""
     values, problems = [], []
     for i, part in enumerate(p.strip() for p in text.split(",")):
         try:
@@ -142,7 +146,7 @@ def _prepare(args: argparse.Namespace, flags: dict[str, str] | None = None, **fi
     return table, counts, settings
 
 
-def _prepare_setting(args: argparse.Namespace):
+def prepare_setting(args: argparse.Namespace):
     """:func:`_prepare` at the setting the user asked for: ``--omega`` and ``--beta-max``, or
     ``--integrated`` (which puts priors on both, so it refuses either beside it)."""
     if args.integrated and (args.omega != 0.0 or args.beta_max != 5.0):
@@ -150,7 +154,8 @@ def _prepare_setting(args: argparse.Namespace):
     return _prepare(args, omega=args.omega, beta_max=args.beta_max, integrated=args.integrated)
 
 
-def _progress(args: argparse.Namespace):
+def progress_printer(args: argparse.Namespace):
+    """A fit's ``progress(message, fraction)`` printed on stderr, about 20 lines per fit (None with ``--quiet``)."""
     if args.quiet:
         return None
     last = [-1]
@@ -204,7 +209,7 @@ def convergence_note(diagnostics, settings: FitSettings, timing: dict | None = N
     return None if problem is None else f"{problem} {convergence_action(settings, timing, diagnostics)}"
 
 
-def _line_progress(args: argparse.Namespace):
+def line_progress(args: argparse.Namespace):
     """A line per finished fit (a sweep on Dask reports fits as they finish, not their steps)."""
     if args.quiet:
         return None
@@ -230,7 +235,7 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def _write_output(path: str, write) -> None:
+def write_output(path: str, write) -> None:
     """``write(path)`` after creating the file's folder; an OS error (no permission, a full disk) as a
     UsageError naming the path, never a traceback."""
     try:
@@ -241,7 +246,7 @@ def _write_output(path: str, write) -> None:
 
 
 def _write_json(path: str, doc: dict) -> None:
-    _write_output(path, lambda p: Path(p).write_text(json.dumps(doc, indent=2, allow_nan=False)))
+    write_output(path, lambda p: Path(p).write_text(json.dumps(doc, indent=2, allow_nan=False)))
 
 
 def run_fit(args: argparse.Namespace) -> int:
@@ -251,8 +256,8 @@ def run_fit(args: argparse.Namespace) -> int:
     from simplex_core.summaries.posterior_tables import data_record, result_json
 
     check_outputs(args, "out:JSON", "idata:NetCDF", "leaderboard:CSV")  # fail before a long fit, not after
-    table, counts, settings = _prepare_setting(args)
-    fit = fit_model(counts, settings, progress_callback=_progress(args))
+    table, counts, settings = prepare_setting(args)
+    fit = fit_model(counts, settings, progress_callback=progress_printer(args))
     extra = ["--integrated"] if settings.integrated else [f"--omega={settings.omega:g}", f"--beta-max={settings.beta_max:g}"]
     extra = ([f"--out={args.out}"] + ([f"--idata={args.idata}"] if args.idata else [])
              + ([f"--leaderboard={args.leaderboard}"] if getattr(args, "leaderboard", None) else []) + extra)
@@ -277,11 +282,11 @@ def run_fit(args: argparse.Namespace) -> int:
         doc["rubric"] = rubric_note(table, settings, full_fit=fit)
     _write_json(args.out, doc)
     if args.idata:
-        _write_output(args.idata, fit.idata.to_netcdf)
+        write_output(args.idata, fit.idata.to_netcdf)
     if getattr(args, "leaderboard", None):
         import pandas as pd
 
-        _write_output(args.leaderboard, lambda path: write_csv(pd.DataFrame(doc["leaderboard"]), path))
+        write_output(args.leaderboard, lambda path: write_csv(pd.DataFrame(doc["leaderboard"]), path))
     if table.n_gold:
         print(f"{table.n_gold} gold answers (true level observed)")
     warning = convergence_note(fit.diagnostics, settings, fit.timing)  # whole sentences: a line of their own
@@ -359,8 +364,8 @@ def run_sensitivity(args: argparse.Namespace) -> int:
     """``sensitivity``: the ω and β_max sweeps, written as sens.json."""
     from simplex_core.studies.sensitivity import sensitivity_sweep
 
-    omegas = _grid(args.omegas, "--omegas")
-    beta_maxes = _grid(args.beta_maxes, "--beta-maxes")
+    omegas = parse_grid(args.omegas, "--omegas")
+    beta_maxes = parse_grid(args.beta_maxes, "--beta-maxes")
     check_outputs(args, "out:JSON")
     table, counts, base = _prepare(args, {"omega": "--base-omega", "beta_max": "--base-beta-max"},
                                    omega=args.base_omega, beta_max=args.base_beta_max)
@@ -369,7 +374,7 @@ def run_sensitivity(args: argparse.Namespace) -> int:
             from simplex_core.inference.distributed import describe
 
             print(f"fitting the sweep's settings {describe(client)}", file=sys.stderr, flush=True)
-        progress = _progress(args) if client is None else _line_progress(args)
+        progress = progress_printer(args) if client is None else line_progress(args)
         result = sensitivity_sweep(counts, base=base, omegas=omegas, beta_maxes=beta_maxes,
                                    progress_callback=progress, client=client)
     doc = result.to_dict()

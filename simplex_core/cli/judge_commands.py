@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from simplex_core.cli import UsageError, add_dask_options, add_data_options, check_outputs, study_client, usage_message
-from simplex_core.cli.fit_commands import _add_model_options, _line_progress, _prepare_setting, _write_output
+from simplex_core.cli.fit_commands import add_model_options, line_progress, prepare_setting, write_output
 from simplex_core.data.spreadsheet import write_csv
 
 
@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     add_data_options(p)
     p.add_argument("--out", required=True, metavar="loo.csv", help="where to write the table (CSV)")
     p.add_argument("--figure", metavar="loo.html", help="also write the figure (a self-contained HTML file)")
-    _add_model_options(p)
+    add_model_options(p)
     add_dask_options(p)
     p.set_defaults(handler=run_leave_one_judge_out)
 
@@ -36,7 +36,7 @@ def run_leave_one_judge_out(args: argparse.Namespace) -> int:
     if args.figure and not args.figure.lower().endswith((".html", ".htm")):
         raise UsageError(f"--figure {args.figure!r}: the figure is written as HTML; give a name ending in .html.")
     check_outputs(args, "out:CSV", "figure")
-    table, _counts, settings = _prepare_setting(args)
+    table, _counts, settings = prepare_setting(args)
     if len(table.judges) < 2:
         raise UsageError(f"leave-one-judge-out needs at least 2 judges; {args.data} has {len(table.judges)}.")
     with study_client(args) as client:
@@ -45,15 +45,15 @@ def run_leave_one_judge_out(args: argparse.Namespace) -> int:
 
             print(f"fitting {len(table.judges) + 1} fits {describe(client)}", file=sys.stderr, flush=True)
         try:
-            result = leave_one_judge_out(table, settings, client=client, progress_callback=_line_progress(args))
+            result = leave_one_judge_out(table, settings, client=client, progress_callback=line_progress(args))
         except ValueError as exc:
             raise UsageError(usage_message(exc)) from None
-    _write_output(args.out, lambda path: write_csv(result, path))
+    write_output(args.out, lambda path: write_csv(result, path))
     if args.figure:
         from simplex_core.figures.judge_panel import leave_one_judge_out_figure
 
         fig = leave_one_judge_out_figure(result, title=f"Leave one judge out: {args.data}")
-        _write_output(args.figure, lambda path: fig.write_html(path, include_plotlyjs=True))  # opens offline
+        write_output(args.figure, lambda path: fig.write_html(path, include_plotlyjs=True))  # opens offline
     full = result["full_mean_rank_width"].dropna()
     if len(full):
         print(f"all {len(table.judges)} judges: mean 95% rank-interval width {full.iloc[0]:.2f}")

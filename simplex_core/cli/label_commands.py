@@ -18,7 +18,7 @@ import sys
 
 from simplex_core.data.spreadsheet import write_csv
 from simplex_core.cli import UsageError, add_data_options, check_outputs
-from simplex_core.cli.fit_commands import _add_model_options, _prepare_setting, _progress
+from simplex_core.cli.fit_commands import add_model_options, prepare_setting, progress_printer
 
 #: Summed rank variance below which the ranking counts as settled (float noise of a sum of zeros).
 SETTLED_UNCERTAINTY = 1e-9
@@ -38,7 +38,7 @@ def register(subparsers) -> None:
                         "intervals after n labels (and the labelled share), suggested vs random order")
     p.add_argument("--curve-replicates", type=int, default=100, metavar="N",
                    help="simulated label sets behind the budget curve (default 100)")
-    _add_model_options(p)
+    add_model_options(p)
     p.set_defaults(handler=run_suggest, likelihood="shared-truth")
 
 
@@ -60,8 +60,8 @@ def run_suggest(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     check_outputs(args, "out:CSV")  # fail before the fit; a missing folder is created, as `fit` does
-    table, counts, settings = _prepare_setting(args)
-    fit = fit_model(counts, settings, progress_callback=_progress(args))
+    table, counts, settings = prepare_setting(args)
+    fit = fit_model(counts, settings, progress_callback=progress_printer(args))
     draws = LabelDraws.from_fit(fit, seed=args.seed)
     answers = answers_of(table, counts.included)
     if len(answers.frame) == 0:

@@ -117,7 +117,8 @@ def judge_columns(view: pd.DataFrame) -> list[str]:
     return [c for c in view.columns if c != TRUE_SCORE]
 
 
-def _unique_in_order(values: Iterable) -> list:
+def unique_in_order(values: Iterable) -> list:
+    """The distinct values in the order they first appear."""
     return list(dict.fromkeys(values))
 
 
@@ -142,7 +143,8 @@ class ScoreArray:
     judges: tuple[str, ...]
 
 
-def _check_view(view: pd.DataFrame) -> None:
+def check_view(view: pd.DataFrame) -> None:
+    """Refuse anything but an item view (a DataFrame indexed by unique (item, candidate) pairs), saying what it is."""
     if not isinstance(view, pd.DataFrame):
         raise TypeError(f"Expected an item view (pandas DataFrame); got {type(view).__name__}.")
     names = list(view.index.names)
@@ -167,9 +169,9 @@ def score_array(view: pd.DataFrame, excluded: Collection[tuple[str, str]] = ()) 
         (judge, candidate) pairs whose judgments are dropped (self-family exclusion). Pairs naming a
         judge or candidate absent from the view are ignored.
     """
-    _check_view(view)
-    items = _unique_in_order(view.index.get_level_values("item"))
-    candidates = _unique_in_order(view.index.get_level_values("candidate"))
+    check_view(view)
+    items = unique_in_order(view.index.get_level_values("item"))
+    candidates = unique_in_order(view.index.get_level_values("candidate"))
     judges = judge_columns(view)
     if not judges:
         raise ValueError("The item view has no judge columns: it needs at least one column of judge scores.")
@@ -204,7 +206,8 @@ def rank_draws_frame(draws: np.ndarray, candidates: tuple[str, ...]) -> pd.DataF
     )
 
 
-def _missing_note(scores: np.ndarray, candidates: tuple[str, ...], method: str) -> tuple[str, ...]:
+def missing_note(scores: np.ndarray, candidates: tuple[str, ...], method: str) -> tuple[str, ...]:
+    """The note of a method's result naming the candidates it could not score (NaN), or ``()``."""
     missing = [c for c, s in zip(candidates, scores) if np.isnan(s)]
     if not missing:
         return ()

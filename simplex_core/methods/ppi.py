@@ -14,7 +14,7 @@ from scipy import stats
 from simplex_core.data.scale import Scale
 from simplex_core.model.ranks import rank_interval, rank_scores
 from simplex_core.methods.method_base import (TRUE_SCORE, MethodResult, RngLike, as_generator, item_resample_weights, rank_draws_frame,
-                                             _missing_note, nanmean_last, candidate_series, score_array)
+                                             missing_note, nanmean_last, candidate_series, score_array)
 
 
 # -- prediction-powered inference -----------------------------------------------------------------
@@ -220,7 +220,7 @@ def ppi_mean_ranks(
             "n_resamples": float(n_resamples),
             "expanded": float(expanded),
         },
-        notes=_missing_note(est, arr.candidates, name),
+        notes=missing_note(est, arr.candidates, name),
     )
 
 

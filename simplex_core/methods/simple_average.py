@@ -11,7 +11,7 @@ import pandas as pd
 
 from simplex_core.model.ranks import INTERVAL, rank_interval, rank_scores
 from simplex_core.methods.method_base import (MethodResult, RngLike, ScoreArray, as_generator, item_resample_weights, rank_draws_frame,
-                                             _missing_note, nanmean_last, candidate_series, judge_columns, score_array)
+                                             missing_note, nanmean_last, candidate_series, judge_columns, score_array)
 
 
 # -- single judge and simple average --------------------------------------------------------------
@@ -60,7 +60,7 @@ def single_judge(view: pd.DataFrame, judge: str, *, excluded: Collection[tuple[s
         uses_labels=False,
         scores=candidate_series(means, arr.candidates, "score"),
         ranks=candidate_series(rank_scores(means), arr.candidates, "rank"),
-        notes=_missing_note(means, arr.candidates, name),
+        notes=missing_note(means, arr.candidates, name),
     )
 
 
@@ -82,7 +82,7 @@ def simple_average(view: pd.DataFrame, *, excluded: Collection[tuple[str, str]] 
         uses_labels=False,
         scores=candidate_series(avg, arr.candidates, "score"),
         ranks=candidate_series(rank_scores(avg), arr.candidates, "rank"),
-        notes=_missing_note(avg, arr.candidates, "simple_average"),
+        notes=missing_note(avg, arr.candidates, "simple_average"),
     )
 
 
@@ -138,7 +138,7 @@ def bootstrap_ranks(
         rank_hi=candidate_series(hi, arr.candidates, "rank_hi"),
         rank_draws=long_draws.reset_index(drop=True),
         details={"n_resamples": float(n_resamples)},
-        notes=_missing_note(avg, arr.candidates, "bootstrap"),
+        notes=missing_note(avg, arr.candidates, "bootstrap"),
     )
 
 

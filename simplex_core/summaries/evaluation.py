@@ -35,8 +35,8 @@ from simplex_core.methods.method_base import (
     MethodResult,
     RngLike,
     as_generator,
-    _check_view,
-    _unique_in_order,
+    check_view,
+    unique_in_order,
 )
 from simplex_core.methods.baselines import method_generator
 from simplex_core.model.ranks import INTERVAL, rank_scores
@@ -128,13 +128,13 @@ def true_ranks(view: pd.DataFrame) -> pd.Series:
     pd.Series
         ``true_rank`` per candidate, in the view's candidate order.
     """
-    _check_view(view)
+    check_view(view)
     if TRUE_SCORE not in view.columns:
         raise NoTruthError(
             "The data has no ground truth (no 'true_score' column), so there is no true ranking to "
             "evaluate against. Load data with a true_score column."
         )
-    candidates = _unique_in_order(view.index.get_level_values("candidate"))
+    candidates = unique_in_order(view.index.get_level_values("candidate"))
     means = view[TRUE_SCORE].astype(float).groupby(level="candidate", sort=False).mean().reindex(candidates)
     return pd.Series(
         rank_scores(means.to_numpy()), index=pd.Index(candidates, name="candidate"), name="true_rank"
@@ -263,7 +263,7 @@ def resample_items(view: pd.DataFrame, positions: np.ndarray) -> pd.DataFrame:
     Repeated items become distinct items named ``"<item>#<n>"`` (n = position in the draw), so a
     method that resamples items itself sees each drawn copy as its own item.
     """
-    _check_view(view)
+    check_view(view)
     codes, items = pd.factorize(view.index.get_level_values("item"))
     order = np.argsort(codes, kind="stable")  # rows grouped by item, in view order within an item
     starts = np.searchsorted(codes[order], np.arange(len(items)))
@@ -291,7 +291,7 @@ def _resample_plan(rng: RngLike | None, n_items: int, ci_resamples: int) -> tupl
 def resampled_views(view: pd.DataFrame, ci_resamples: int, rng: RngLike | None) -> list[pd.DataFrame]:
     """The views :func:`evaluate_methods` runs its methods on with the same ``rng``: the full view,
     then each item resample. Lets expensive methods fit them all at once (e.g. on Dask) first."""
-    _check_view(view)
+    check_view(view)
     n_items = view.index.get_level_values("item").nunique()
     _, plan = _resample_plan(rng, n_items, ci_resamples)
     return [view] + [resample_items(view, positions) for positions in plan]
@@ -402,7 +402,7 @@ def evaluate_methods(
     if not methods:
         raise ValueError("No methods to evaluate: pass at least one name -> method.")
     view = _as_view(table_or_view)
-    _check_view(view)
+    check_view(view)
 
     def truth_of(v: pd.DataFrame) -> pd.Series:
         return population_ranks if population_ranks is not None else true_ranks(v)
