@@ -28,7 +28,7 @@ ADVICE = {
     "drop_candidates": "Change 'Candidates left out' on the Data page.",
     "judges": "Change 'Judges left out' on the Data page.",
     "drop_judges": "Change 'Judges left out' on the Data page.",
-    "self_exclusion": "Use the 'Exclude self-family judgments' switch in the sidebar.",
+    "self_exclusion": "Use the 'Keep self-family judgments apart' switch in the sidebar.",
 }
 
 

@@ -191,9 +191,11 @@ def render_sidebar() -> AnalysisContext:
         criterion = ss.get(K.CRITERION) if criteria else None
         if dataset is not None and dataset.licence_warning:
             st.warning(dataset.licence_warning, icon=":material/gavel:")
-        st.toggle("Exclude self-family judgments", key=K.SELF_EXCLUSION,
-                  help="Leave out every judgment where the judge and the candidate come from the same model family "
-                       "(self-preference). Used by the model and by every baseline.")
+        st.toggle("Keep self-family judgments apart", key=K.SELF_EXCLUSION,
+                  help="A judge scoring a candidate of its own model family may favour it (self-preference). On: "
+                       "the model keeps those judgments apart, as a rater of their own ('<judge> · own family') with "
+                       "vertices of their own, so they cannot tilt the judge's other scores; the baselines leave them "
+                       "out. Off: they count as the judge's ordinary judgments everywhere.")
 
         st.markdown("#### Model")
         integrated = bool(ss.get(K.INTEGRATED))

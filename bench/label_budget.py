@@ -52,7 +52,7 @@ def run(name: str, table, budget: int, replicates: int) -> bool:
     fit = fit_model(counts, FitSettings(likelihood="shared-truth"))
     t_fit = time.perf_counter() - t0
     draws = LabelDraws.from_fit(fit)
-    answers = answers_of(table, counts.included)
+    answers = answers_of(table, counts.included, counts.judges)
     t0 = time.perf_counter()
     suggested = suggest_labels(draws, answers, budget)
     t_suggest = time.perf_counter() - t0

@@ -218,10 +218,10 @@ if baseline:
 
 # -- what to label next --------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=16)
-def _label_suggestions(_result, result_key: str, _table, _included, budget: int) -> pd.DataFrame:
+def _label_suggestions(_result, result_key: str, _table, _included, _raters, budget: int) -> pd.DataFrame:
     from simplex_core.methods.labelling import LabelDraws, answers_of, suggest_labels
 
-    answers = answers_of(_table, _included)
+    answers = answers_of(_table, _included, _raters)
     if len(answers.frame) == 0:
         return pd.DataFrame()
     return suggest_labels(LabelDraws.from_fit(_result), answers, budget, true_labels=_table.scale.true_labels)
@@ -243,7 +243,7 @@ def label_suggestions_panel(table, view, source_label: str) -> None:
                        "shared-truth likelihood.")
             return
         budget = int(st.number_input("Answers to suggest", min_value=1, max_value=200, value=20, key="w_label_budget"))
-        suggested = _label_suggestions(view.result, view.result_key, table, view.counts.included, budget)
+        suggested = _label_suggestions(view.result, view.result_key, table, view.counts.included, view.counts.judges, budget)
         if suggested.empty:
             st.caption("Every answer is already labelled (gold).")
             return

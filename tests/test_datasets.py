@@ -219,7 +219,13 @@ def test_faithbench_openai_candidates_need_the_detectors_or_exclusion_off():
     excluded = {(k, j) for j, k in det.self_family_pairs}
     assert {j for k, j in excluded if k == "openai/gpt-4o"} == {"gpt-3.5-turbo", "gpt-4-turbo", "gpt_4o"}
     assert {j for k, j in excluded if k == "google/gemini-1.5-flash-001"} == {"trueteacher", "true_nli"}
-    assert int((~count_tensor(det).included).sum()) == 3 * 2 + 2  # (judge, candidate) pairs left out
+    assert len(count_tensor(det).excluded_pairs) == 3 * 2 + 2  # (judge, candidate) pairs kept apart
+    dropped = count_tensor(det, self_exclusion="drop")
+    assert int((~dropped.included).sum()) == 3 * 2 + 2 and dropped.judges == det.judges  # left out
+    apart = count_tensor(det)
+    assert apart.judges[len(det.judges):] == tuple(f"{j} · own family" for j in det.judges
+                                                   if any(jj == j for jj, _ in count_tensor(det).excluded_pairs))
+    assert apart.N.sum() == dropped.N.sum()  # every judgment kept
 
 
 def test_resolve_data_accepts_names_and_files(tmp_path):

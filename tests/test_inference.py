@@ -164,7 +164,10 @@ def test_binary_fit_with_random_effects_and_exclusions(binary_fit, binary_counts
     assert set(binary_counts.excluded_pairs) == {("alpha-judge", "alpha-big"), ("alpha-judge", "alpha-small"),
                                                  ("beta-judge", "beta-big"), ("beta-judge", "beta-small")}
     included = binary_fit.idata.constant_data["included"].values
-    assert included.sum() == 2 * 5 - 4
+    # the four self-family pairs leave their judge's vertices and are the own-family raters' (kept apart)
+    assert list(post["judge"].values) == ["alpha-judge", "beta-judge", "alpha-judge · own family", "beta-judge · own family"]
+    assert included[:2].sum() == 2 * 5 - 4 and included[2:].sum() == 4
+    assert (~included[:2] == included[2:]).all()
     assert list(post["level"].values) == ["incorrect", "unsure", "correct"]
     assert list(post["true_level"].values) == ["incorrect", "correct"]
 

@@ -120,8 +120,10 @@ def test_chains_stuck_in_a_mode_without_mass_are_restarted_and_the_fit_converges
     from simplex_core.inference.fitting import fit_model
     from simplex_core.model.settings import FitSettings
 
-    counts = count_tensor(load_dataset("triviaqa-v2", criterion="correctness"), self_exclusion=True)
-    result = fit_model(counts, FitSettings(omega=1.0, beta_max=1.0))
+    # self-family judgments left out (the data view this case was measured on; kept apart, the default,
+    # the posterior has no such mode)
+    counts = count_tensor(load_dataset("triviaqa-v2", criterion="correctness"), self_exclusion="drop")
+    result = fit_model(counts, FitSettings(omega=1.0, beta_max=1.0, self_exclusion="drop"))
     assert result.timing["restarted_chains"] > 0
     d = result.diagnostics
     assert d.converged, d.message

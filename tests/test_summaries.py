@@ -227,7 +227,11 @@ def test_ppc_of_the_binary_fit_reports_excluded_pairs(binary_fit):
     ppc = summaries.posterior_predictive_check(binary_fit)
     excluded = ppc[~ppc["included"]]
     assert set(zip(excluded.judge, excluded.candidate)) == set(binary_fit.counts.excluded_pairs)
-    assert excluded["verdict"].str.startswith("excluded from the fit (self-family)").all()
+    # kept apart (the default): the judge's own-family judgments are a rater of their own, which the PPC checks
+    assert excluded["verdict"].str.startswith("self-family: kept apart, scored by the rater").all()
+    apart = ppc[ppc["judge"].str.endswith(" · own family")]
+    assert set(apart.candidate) == {k for _, k in binary_fit.counts.excluded_pairs}
+    assert apart["included"].all() and (apart["n"] > 0).all()
     assert (ppc["predicted_lo"] <= ppc["predicted_hi"]).all()
 
 

@@ -1,7 +1,7 @@
 """``fit`` and ``sensitivity``: the Bayesian model from the command line.
 
 ``python -m simplex_core fit DATA --out result.json [--idata posterior.nc] [--omega 0]
-[--beta-max 5] [--integrated] [--prior P] [--delta D] [--no-self-exclusion] [--chains 4]
+[--beta-max 5] [--integrated] [--prior P] [--delta D] [--no-self-exclusion | --drop-self-family] [--chains 4]
 [--draws 1000] [--tune 1000] [--seed 0]`` writes :func:`simplex_core.summaries.posterior_tables.result_json`;
 ``python -m simplex_core sensitivity DATA --out sens.json [--omegas 0,1,2,4,8]
 [--beta-maxes 0,1,5,10,20]`` writes :meth:`simplex_core.studies.sensitivity.SensitivityResult.to_dict`.
@@ -38,7 +38,10 @@ def add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--prior", choices=PRIORS, default=PRIORS[0], help="judge prior (default weight-propagation)")
     p.add_argument("--delta", default="inflation", metavar="|".join(DELTA_PRESETS) + "|V,V,...",
                    help="direction prior δ of the random effects (default inflation)")
-    p.add_argument("--no-self-exclusion", action="store_true", help="keep self-family (judge, candidate) pairs in the likelihood")
+    p.add_argument("--no-self-exclusion", action="store_true", help="pool self-family judgments with the judge's others")
+    p.add_argument("--drop-self-family", action="store_true",
+                   help="leave self-family judgments out of the likelihood (the paper's practice) instead of keeping them "
+                        "apart as a rater of their own, with vertices of their own (the default)")
     p.add_argument("--chains", type=int, default=4, help="MCMC chains (default 4)")
     p.add_argument("--draws", type=int, default=1000, help="kept draws per chain (default 1000)")
     p.add_argument("--tune", type=int, default=1000, help="warm-up iterations per chain (default 1000)")
@@ -133,7 +136,7 @@ def _prepare(args: argparse.Namespace, flags: dict[str, str] | None = None, **fi
     delta = priors.delta_setting(args.delta)
     try:
         settings = FitSettings(
-            likelihood=args.likelihood, prior=args.prior, delta=delta, self_exclusion=not args.no_self_exclusion, chains=args.chains,
+            likelihood=args.likelihood, prior=args.prior, delta=delta, self_exclusion=(False if args.no_self_exclusion else "drop" if getattr(args, "drop_self_family", False) else True), chains=args.chains,
             draws=args.draws, tune=args.tune, seed=args.seed, engine=args.engine, extra_rounds=args.extra_rounds,
             **fixed,
         )
@@ -230,6 +233,8 @@ def _command_line(args: argparse.Namespace, command: str, extra: list[str]) -> s
               f"--tune={args.tune}", f"--seed={args.seed}", f"--extra-rounds={args.extra_rounds}"]
     if args.no_self_exclusion:
         parts.append("--no-self-exclusion")
+    elif getattr(args, "drop_self_family", False):
+        parts.append("--drop-self-family")
     if args.engine != ENGINES[0]:
         parts.append(f"--engine={args.engine}")
     return " ".join(shlex.quote(p) for p in parts)
@@ -343,7 +348,7 @@ def _ordinal_doc(args: argparse.Namespace, table, settings: FitSettings) -> dict
     if not args.quiet:
         print("fitting the ordinal many-facet model (label-free competitor)", file=sys.stderr, flush=True)
     try:
-        method = ordinal_for_table(table, self_exclusion=settings.self_exclusion, chains=settings.chains,
+        method = ordinal_for_table(table, self_exclusion=bool(settings.self_exclusion), chains=settings.chains,
                                    draws=settings.draws, tune=settings.tune, seed=settings.seed)
         from simplex_core.data.views import item_view
 

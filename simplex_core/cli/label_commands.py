@@ -63,7 +63,7 @@ def run_suggest(args: argparse.Namespace) -> int:
     table, counts, settings = prepare_setting(args)
     fit = fit_model(counts, settings, progress_callback=progress_printer(args))
     draws = LabelDraws.from_fit(fit, seed=args.seed)
-    answers = answers_of(table, counts.included)
+    answers = answers_of(table, counts.included, counts.judges)
     if len(answers.frame) == 0:
         raise UsageError("every answer is already labelled (gold): nothing to suggest.")
     suggested = suggest_labels(draws, answers, args.budget, seed=args.seed, true_labels=table.scale.true_labels)

@@ -5,7 +5,7 @@ distributions."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -39,44 +39,101 @@ class Counts:
         return int(self.N.sum(axis=2).max()) if self.N.size else 0
 
 
-def count_tensor(table: JudgmentTable, self_exclusion: bool = True) -> Counts:
+#: A judge's own-family judgments, kept apart (see :func:`count_tensor`), are the rater of this name.
+OWN_FAMILY_SUFFIX = " · own family"
+
+
+def own_family_rater(judge: str) -> str:
+    """The name of the rater that holds ``judge``'s judgments of its own family's candidates."""
+    return f"{judge}{OWN_FAMILY_SUFFIX}"
+
+
+def kept_apart_frame(table: JudgmentTable, raters: Sequence[str]) -> pd.DataFrame:
+    """The table's rows with each self-family judgment under its own-family rater's name
+    (:func:`own_family_rater`) wherever ``raters`` (a :class:`Counts`'s judges) has that rater: the
+    judgments as the model saw them."""
+    apart = {r for r in raters if r.endswith(OWN_FAMILY_SUFFIX)}
+    frame = table.frame
+    if not apart:
+        return frame
+    own = np.array([table.is_self_family(j, k) and own_family_rater(j) in apart
+                    for j, k in zip(frame["judge"], frame["candidate"])], dtype=bool)
+    judge = frame["judge"].astype(object).where(~own, frame["judge"].astype(str) + OWN_FAMILY_SUFFIX)
+    return frame.assign(judge=judge)
+
+
+def count_tensor(table: JudgmentTable, self_exclusion: bool | str = True) -> Counts:
     """Count tensor N[j, k, m] of judge j giving observed level m to candidate k.
 
-    With ``self_exclusion`` (the default), (judge, candidate) pairs of the same family are marked
-    not included; the model leaves them out of the likelihood. A judge left with no included pair
-    is an error, since it would carry no information.
+    How self-family judgments (a judge scoring a candidate of its own model family) are treated:
+
+    - ``True`` (the default): **kept apart**. They leave the judge's own vertices and become a rater of
+      their own, ``"<judge> · own family"`` (:func:`own_family_rater`), with vertices of its own: the
+      paper's Moderate Constancy (one confusion matrix for every other candidate, a separate one when
+      the judge scores its own family). The shared-truth likelihood learns the separate vertices from
+      the same answers' other judges, so a self-preference is modelled rather than thrown away, and a
+      candidate keeps every judgment it has.
+    - ``"drop"``: left out of the likelihood (marked not included), the paper's practice.
+    - ``False``: pooled with the judge's other judgments.
+
+    With ``True`` or ``"drop"`` every candidate must keep at least one judge of another family (its
+    own family's judges alone cannot be told apart from a self-preference), and every judge some
+    judgment of another family: otherwise a :class:`ValidationError` says which.
     """
+    mode = "pool" if self_exclusion is False else "drop" if self_exclusion == "drop" else "apart"
+    if mode == "apart" and self_exclusion is not True:
+        raise ValueError(f"self_exclusion must be True, False or 'drop', not {self_exclusion!r}")
     J, K, M = len(table.judges), len(table.candidates), table.scale.n_levels
-    j_idx = pd.Categorical(table.frame["judge"], categories=table.judges).codes
-    k_idx = pd.Categorical(table.frame["candidate"], categories=table.candidates).codes
+    j_idx = pd.Categorical(table.frame["judge"], categories=table.judges).codes.astype(np.int64)
+    k_idx = pd.Categorical(table.frame["candidate"], categories=table.candidates).codes.astype(np.int64)
     m_idx = np.searchsorted(np.asarray(table.scale.values), table.frame["score"].to_numpy())
-    N = np.zeros((J, K, M), dtype=np.int64)
+    own = np.zeros((J, K), dtype=bool)
+    if mode != "pool":
+        own = np.array([[table.is_self_family(j, k) for k in table.candidates] for j in table.judges],
+                       dtype=bool).reshape(J, K)
+    judges = list(table.judges)
+    families = dict(table.families)
+    apart: list[int] = []
+    if mode == "apart" and own.any():
+        scored = np.zeros((J, K), dtype=bool)
+        scored[j_idx, k_idx] = True
+        apart = [a for a in range(J) if (own[a] & scored[a]).any()]
+        rater = {a: J + p for p, a in enumerate(apart)}
+        rows = own[j_idx, k_idx]
+        j_idx = j_idx.copy()
+        j_idx[rows] = [rater[a] for a in j_idx[rows]]
+        for a in apart:
+            judges.append(own_family_rater(table.judges[a]))
+            if table.judges[a] in families:
+                families[judges[-1]] = families[table.judges[a]]
+    N = np.zeros((len(judges), K, M), dtype=np.int64)
     np.add.at(N, (j_idx, k_idx, m_idx), 1)
-    included = np.ones((J, K), dtype=bool)
-    excluded: list[tuple[str, str]] = []
-    if self_exclusion:
-        for a, j in enumerate(table.judges):
-            for b, k in enumerate(table.candidates):
-                if table.is_self_family(j, k):
-                    included[a, b] = False
-                    excluded.append((j, k))
+    included = np.ones((len(judges), K), dtype=bool)
+    included[:J] = ~own
+    for p, a in enumerate(apart):
+        included[J + p] = own[a]
+    excluded = [(table.judges[a], table.candidates[b]) for a, b in zip(*np.nonzero(own))]
+    if mode != "pool":
         has_data = N.sum(axis=2) > 0
         dead = [j for a, j in enumerate(table.judges) if not (included[a] & has_data[a]).any()]
-        unseen = [k for b, k in enumerate(table.candidates) if not (included[:, b] & has_data[:, b]).any()]
+        # the judges of another family: a candidate only its own family scored has nothing to be
+        # compared with (kept apart, its raters' vertices could not be told from its quality)
+        outside = included[:J] & has_data[:J]
+        unseen = [k for b, k in enumerate(table.candidates) if not outside[:, b].any() and has_data[:, b].any()]
         problems = []
         if dead:
             problems.append(Problem("judge_family", f"every judgment of judge{'s' if len(dead) > 1 else ''} {values_text(dead)} is excluded as self-family.",
                                     value=tuple(dead), fix="switch self-family exclusion off, or remove that judge.", setting="self_exclusion"))
         if unseen:
-            # Its rank would come from the prior alone: say so rather than rank it silently.
+            # Its rank would come from its own family's judges alone: say so rather than rank it silently.
             problems.append(Problem("candidate_family", f"every judgment of candidate{'s' if len(unseen) > 1 else ''} {values_text(unseen)} is excluded as self-family "
                                     "(only judges of the same family scored it), so the data say nothing about it.",
                                     value=tuple(unseen), fix="switch self-family exclusion off, add a judge of another family, or remove that candidate.",
                                     setting="self_exclusion"))
         if problems:
             raise ValidationError(problems)
-    return Counts(N=N, included=included, judges=table.judges, candidates=table.candidates, scale=table.scale,
-                  excluded_pairs=tuple(excluded), families=dict(table.families), data_hash=table.data_hash(),
+    return Counts(N=N, included=included, judges=tuple(judges), candidates=table.candidates, scale=table.scale,
+                  excluded_pairs=tuple(excluded), families=families, data_hash=table.data_hash(),
                   patterns=_answer_patterns(table, j_idx, k_idx, m_idx, included))
 
 
@@ -87,7 +144,7 @@ def _answer_patterns(table: JudgmentTable, j_idx: np.ndarray, k_idx: np.ndarray,
     K = len(table.candidates)
     i_idx = pd.Categorical(table.frame["item"], categories=table.items).codes.astype(np.int64)
     answers, row_answer = np.unique(i_idx * K + k_idx, return_inverse=True)
-    scores = np.full((answers.size, len(table.judges)), NO_SCORE, dtype=np.int64)
+    scores = np.full((answers.size, included.shape[0]), NO_SCORE, dtype=np.int64)
     scores[row_answer, j_idx] = m_idx
     truth = np.full(answers.size, NO_SCORE, dtype=np.int64)
     if "gold" in table.frame.columns:

@@ -28,11 +28,13 @@ approximation (the CLI and the app fit shared-truth for this).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from simplex_core.data.patterns import NO_SCORE
+from simplex_core.data.views import kept_apart_frame
 from simplex_core.model.ranks import INTERVAL
 
 __all__ = ["LabelDraws", "Answers", "answers_of", "label_probabilities", "rank_uncertainty",
@@ -119,10 +121,12 @@ class Answers:
     judges: tuple[str, ...] = field(default=())
 
 
-def answers_of(table, included: np.ndarray | None = None) -> Answers:
-    """The unlabelled answers of a judgment table (not gold, at least one usable score)."""
-    frame = table.frame
-    judges, cands = list(table.judges), list(table.candidates)
+def answers_of(table, included: np.ndarray | None = None, raters: Sequence[str] | None = None) -> Answers:
+    """The unlabelled answers of a judgment table (not gold, at least one usable score), one column
+    per rater of ``raters`` (a fit's judges, with the own-family raters of kept-apart self-family
+    judgments: :func:`simplex_core.data.views.kept_apart_frame`; default the table's judges)."""
+    frame = table.frame if raters is None else kept_apart_frame(table, raters)
+    judges, cands = list(table.judges if raters is None else raters), list(table.candidates)
     view = frame.pivot(index=["item", "candidate"], columns="judge", values="score").reindex(columns=judges)
     if "gold" in frame.columns:
         gold = frame.groupby(["item", "candidate"])["gold"].any().reindex(view.index).fillna(False).to_numpy(bool)

@@ -242,9 +242,11 @@ class FitSettings(ModelSettings, SamplerSettings):
         ``'central'``, ``'uniform'``), a tuple of positive numbers (one per true level), or a string
         ``"V,V,..."``.
     self_exclusion
-        The data view, not the model: whether self-family pairs were excluded when the counts were
-        built (``data.count_tensor(table, self_exclusion=...)``; the counts carry the resulting
-        ``included`` mask, which the model reads). Recorded here for reproducibility and the fit
+        The data view, not the model: how self-family judgments entered the counts
+        (``data.count_tensor(table, self_exclusion=...)``): ``True`` kept apart, a rater of their own
+        with vertices of their own (the paper's Moderate Constancy; the default), ``"drop"`` left
+        out (the paper's practice), ``False`` pooled with the judge's other judgments. The counts
+        carry the resulting raters and ``included`` mask, which the model reads. Recorded here for reproducibility and the fit
         key; :func:`check_data_view` checks that counts and flag agree.
     chains, draws, tune
         MCMC chains, kept draws per chain and warm-up iterations per chain.
@@ -271,15 +273,16 @@ class FitSettings(ModelSettings, SamplerSettings):
         disagree are replaced by parallel tempering instead.)
     """
 
-    self_exclusion: bool = True
+    self_exclusion: bool | str = True
 
     def __post_init__(self) -> None:
         _settle(self, "fit", _model_values, _sampler_values)
-        object.__setattr__(self, "self_exclusion", bool(self.self_exclusion))
+        if self.self_exclusion != "drop":
+            object.__setattr__(self, "self_exclusion", bool(self.self_exclusion))
 
     @classmethod
     def from_parts(cls, model: ModelSettings = ModelSettings(), sampler: SamplerSettings = SamplerSettings(),
-                   self_exclusion: bool = True) -> "FitSettings":
+                   self_exclusion: bool | str = True) -> "FitSettings":
         """The settings of a fit of ``model`` sampled by ``sampler`` on counts built with
         ``self_exclusion``."""
         return cls(**asdict(model), **asdict(sampler), self_exclusion=self_exclusion)

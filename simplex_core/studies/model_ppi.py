@@ -80,7 +80,7 @@ def answer_predictions(draws, table: JudgmentTable, counts) -> pd.Series:
     """
     from simplex_core.methods.labelling import answers_of, label_probabilities
 
-    answers = answers_of(table, counts.included)
+    answers = answers_of(table, counts.included, counts.judges)
     levels = np.asarray(table.scale.true_values, dtype=float)
     mean = np.empty(len(answers.candidate_index))
     for start in range(0, len(mean), _PATTERN_CHUNK):

@@ -45,6 +45,8 @@ def fit_command_line(data: str, settings: FitSettings, criterion: str | None = N
         parts.append(f"--delta {delta if isinstance(delta, str) else ','.join(f'{x:g}' for x in delta)}")
     if not settings.self_exclusion:
         parts.append("--no-self-exclusion")
+    elif settings.self_exclusion == "drop":
+        parts.append("--drop-self-family")
     parts += [f"--chains {settings.chains}", f"--draws {settings.draws}", f"--tune {settings.tune}", f"--seed {settings.seed}"]
     if settings.extra_rounds != d.extra_rounds:
         parts.append(f"--extra-rounds {settings.extra_rounds}")

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from simplex_core.data.views import OWN_FAMILY_SUFFIX, own_family_rater
 from simplex_core.model.ranks import INTERVAL, INTERVAL_TAILS, rank_interval, rank_quantile
 from simplex_core.inference.fit_identity import counts_hash, data_hash
 from simplex_core.inference.rater_deviation import rater_deviation_record, score_distributions
@@ -73,7 +74,10 @@ def counts_of(fit: Any, counts: Any = None) -> Any:
 
     return Counts(
         N=np.asarray(cd["counts"].values, dtype=np.int64), included=included, judges=judges, candidates=cands,
-        scale=scale, excluded_pairs=tuple((judges[j], cands[k]) for j, k in zip(*np.nonzero(~included))),
+        # the pairs left out of a judge's vertices with judgments in them (an own-family rater is
+        # not included on the other candidates, which it never scored)
+        scale=scale, excluded_pairs=tuple((judges[j], cands[k]) for j, k in
+                                          zip(*np.nonzero(~included & (np.asarray(cd["counts"].values).sum(axis=-1) > 0)))),
         families=json.loads(attrs.get("families", "{}")), data_hash=attrs.get("data_hash", ""),
     )
 
@@ -256,9 +260,14 @@ def posterior_predictive_check(fit: Any, counts: Any = None, seed: int = 0, max_
     included = np.asarray(counts.included, dtype=bool)
     scale = counts.scale
     rows = []
+    apart = {judge for judge in counts.judges if judge.endswith(OWN_FAMILY_SUFFIX)}
     for j, judge in enumerate(counts.judges):
         for k, cand in enumerate(counts.candidates):
-            if n[j, k] == 0:
+            if judge in apart and n[j, k] == 0 and not included[j, k]:
+                continue  # an own-family rater exists only on its family's candidates
+            if n[j, k] == 0 and not included[j, k] and own_family_rater(judge) in apart:
+                agrees, verdict = True, f"self-family: kept apart, scored by the rater '{own_family_rater(judge)}'."
+            elif n[j, k] == 0:
                 agrees, verdict = True, "no judgments for this pair."
             else:
                 dev = np.abs(observed_share[j, k] - fitted_share[j, k])
