@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"# {pair} done ({uptime()})", flush=True)
     header = ("# Every method against the human truth on the built-in datasets\n\n"
               "Printed by `python -m bench.real_data_table` (do not edit by hand): point figures on the full data, "
-              "4 chains × 1000 + 1000 for every fit, self-family exclusion on unless said. Width = mean number of "
+              "4 chains × 1000 + 1000 for every fit, self-family judgments kept apart (the default: a rater of their own) unless said; `default, self-family dropped` leaves them out (the paper's practice); the baselines leave them out; `plain mean (all judgments)` is the mean of every judgment. Width = mean number of "
               "ranks a 95% interval admits (a point rank: 1); interval score = width + 40 per rank by which the "
               f"interval misses the true rank (lower is better). Run {time.strftime('%Y-%m-%d %H:%M')}, {uptime()}.")
     text = render(rows, header)

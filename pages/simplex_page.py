@@ -129,8 +129,9 @@ elif scale.n_levels == 2:
     note = ("Two levels: everything lies on a segment. Wherever the judge's two vertices sit, the ranking is the order "
             "along it, unless the judge flips labels (theorem 1).")
 if shown_table.self_family_pairs and ctx.self_exclusion:
-    note += (" A judge's own-family candidates are drawn too, although their judgments were left out of the fit: the gap "
-             "between their observed point and their posterior position is what self-preference looks like.")
+    note += (" A judge's own-family candidates are drawn too, although the fit kept those judgments apart (as the rater "
+             "'<judge> · own family', with vertices of its own): the gap between their observed point and "
+             "their posterior position here is what self-preference looks like.")
 if note:
     st.caption(md(note.strip()))
 

@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from simplex_core.data.views import OWN_FAMILY_SUFFIX
+
 #: τ_j ~ HalfNormal(PRIOR_SCALE_SHARE × (highest − lowest true level)): a judge's candidate-specific
 #: deviation is a priori about a tenth of the scale or less; chosen before looking at any dataset.
 PRIOR_SCALE_SHARE = 0.1
@@ -239,7 +241,9 @@ def rater_deviation_text(record: dict[str, Any] | None) -> str:
     if record.get("reason"):
         return f"ranks of E_k, without rater deviation ({record['reason']})."
     informed = [name for name, j in record["judges"].items() if j["pairs"]]
-    source = (f"learnt from how {len(informed)} judges disagree per candidate" if informed else
+    apart = sum(name.endswith(OWN_FAMILY_SUFFIX) for name in informed)
+    who = f"{len(informed)} judges" if not apart else f"{len(informed)} raters ({len(informed) - apart} judges, {apart} kept apart for their own family)"
+    source = (f"learnt from how {who} disagree per candidate" if informed else
               "from the prior alone: with one judge per candidate, disagreement cannot be measured")
     return (f"the truth is ranked as one more rater: each candidate's score may deviate from the judges' view by "
             f"SD ≈ {record['truth_tau']:.2g} (plus the panel's own deviation), {source}.")
