@@ -184,6 +184,28 @@ def test_candidate_scored_only_by_its_own_family():
         count_tensor(load_table(df))
 
 
+def test_self_family_judgments_are_kept_apart_left_out_or_pooled():
+    # j1 is of a's family: its two judgments of a become the rater "j1 · own family" (kept apart, the
+    # default), are left out ("drop"), or stay j1's (False); no judgment is lost except when dropped
+    table = load_table(SMALL, families={"a": "x", "j1": "x"})
+    apart = count_tensor(table)
+    assert apart.judges == ("j1", "j2", "j1 · own family")
+    np.testing.assert_array_equal(apart.included, [[False, True], [True, True], [True, False]])
+    np.testing.assert_array_equal(apart.N[0, 0], [0, 0, 0])  # j1's own vertices never see candidate a
+    np.testing.assert_array_equal(apart.N[2, 0], [1, 1, 0])  # a's scores from j1: 1 and 2
+    assert apart.N.sum() == len(SMALL) and apart.excluded_pairs == (("j1", "a"),)
+    # each answer is one pattern over the three raters: a's answers carry the own-family rater's score
+    assert apart.patterns.count_tensor(3, 2, 3).sum() == len(SMALL)
+    np.testing.assert_array_equal(apart.patterns.count_tensor(3, 2, 3), apart.N)
+    dropped = count_tensor(table, self_exclusion="drop")
+    assert dropped.judges == ("j1", "j2") and not dropped.included[0, 0] and dropped.N.sum() == len(SMALL)
+    pooled = count_tensor(table, self_exclusion=False)
+    assert pooled.judges == ("j1", "j2") and pooled.included.all()
+    np.testing.assert_array_equal(apart.N[0] + apart.N[2], pooled.N[0])
+    with pytest.raises(ValueError, match="True, False or 'drop'"):
+        count_tensor(table, self_exclusion="apart")
+
+
 def test_families_json_and_unknown_names_are_reported():
     table = load_table(SMALL, families={"a": "x", "j1": "x"})
     assert table.self_family_pairs == (("j1", "a"),)
