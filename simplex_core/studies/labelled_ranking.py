@@ -15,8 +15,10 @@ The evaluation's ``bayesian_ppi_<pct>`` labels whole items drawn at random; a us
 single answers (``gold`` column), any number per candidate. So here the labelled answers are each
 candidate's own, and the bootstrap of the intervals resamples them per candidate (an item need not
 be labelled for every candidate); the unlabelled answers are resampled by item, together for every
-candidate, as the evaluation's PPI does. Each candidate's deviations are widened by Hesterberg's
-expanded-percentile factor for its number of labels, as there.
+candidate, as the evaluation's PPI does. Each candidate's bootstrap variance is lifted to the moderated
+variance of its rectifiers, pooled over candidates, then its deviations are widened by Hesterberg's
+expanded-percentile factor for its number of labels, as there: a candidate with a few labels, all alike,
+would otherwise get a point for an interval.
 
 - :func:`gold_answers`: the table's labelled answers; :func:`without_labels`: the table without its
   gold column (the label-free fit's data).
@@ -38,7 +40,8 @@ from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import item_view
 from simplex_core.methods.method_base import (MethodResult, item_resample_weights, rank_draws_frame, candidate_series,
                                               score_array)
-from simplex_core.methods.ppi import expanded_percentile, power_tuning_lambda
+from simplex_core.methods.ppi import (alike_labels_note, expanded_percentile, moderated_rectifier_noise, point_lambda,
+                                     power_tuning_lambda)
 from simplex_core.model.ranks import rank_interval, rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
@@ -150,6 +153,8 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
     lab_w = _labelled_weights(n_lab, n_max, n_resamples, gen)
     unl_w = item_resample_weights(len(items), n_resamples, gen)
     boot = _estimates(y, yh, yu, lab_w, unl_w)
+    lam = point_lambda(y, yh, yu, power_tuning=True)
+    boot = boot + moderated_rectifier_noise(y - lam * yh, n_resamples, gen)
     boot = expanded_percentile(est, boot, n_lab, level)
     draws = rank_scores(boot, nan_last=True)
     lo, hi = rank_interval(draws, level)
@@ -161,6 +166,7 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
         details={"n_labelled_answers": float(n_lab.sum()), "n_labelled_items": float(labelled.any(axis=1).sum()),
                  "min_labels_per_candidate": float(n_lab.min()), "n_resamples": float(n_resamples),
                  **{f"labels:{c}": float(n) for c, n in zip(cands, n_lab)}},
+        notes=alike_labels_note(y, cands, method),
     )
 
 
