@@ -14,7 +14,9 @@ machinery's rule). Methods:
   alone buys;
 - ``bayesian_ppi_<pct>``: PPI++ (power-tuned λ) with the label-free shared-truth fit's posterior mean
   true score as predictor and expanded-percentile intervals (:mod:`simplex_core.studies.model_ppi`);
-- ``bayesian_ppi_<pct> plain``: the same without the expansion;
+- ``bayesian_ppi_<pct> unmoderated``: the same without the moderated rectifier variance (what a
+  candidate with a few labels, all alike, got before: a point for its bootstrap);
+- ``bayesian_ppi_<pct> plain``: the same without the expansion (moderated);
 - ``bayesian_ppi_<pct> λ=1``: the same predictor with λ = 1 (plain PPI), expanded;
 - ``bayesian_ppi_<pct> blend``: predictor = half the model's, half the judges' mean (PPI++, expanded);
 - ``bayesian_gold_<pct>``: the shared-truth fit with the labelled answers' true levels observed;
@@ -108,6 +110,7 @@ def main(argv: list[str] | None = None) -> None:
             tuned = model_ppi_methods(table, names, **opts)
             lam1 = model_ppi_methods(table, names, power_tuning=False, **opts)
             plain = model_ppi_methods(table, names, expanded=False, **opts)
+            unmoderated = model_ppi_methods(table, names, moderated=False, **opts)
             blend = model_ppi_methods(table, names, blend=True, **opts)
             row_name = pair if excl or args.no_self_exclusion else f"{pair} (exclusion off)"
             for f in fractions:
@@ -119,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{ppi_name} expanded": lambda v, rng, _f=f: ppi_mean_ranks(v, table.scale, _f, 300, rng,
                                                                                 excluded=excluded, expanded=True),
                     mppi_name: tuned[mppi_name],
+                    f"{mppi_name} unmoderated": unmoderated[mppi_name],
                     f"{mppi_name} plain": plain[mppi_name],
                     f"{mppi_name} λ=1": lam1[mppi_name],
                     f"{mppi_name} blend": blend[mppi_name],
