@@ -51,21 +51,25 @@ def ppi_mean_estimate(
     return float(lam * yu.mean() + (y - lam * yh).mean())
 
 
-def expanded_percentile(est: np.ndarray, boot: np.ndarray, n_labels: np.ndarray, level: float) -> np.ndarray:
+def expanded_percentile(est: np.ndarray, boot: np.ndarray, n_labels: np.ndarray, level: float,
+                        extra_df: float = 0.0) -> np.ndarray:
     """Hesterberg's expanded percentile bootstrap: the draws ``boot`` [B, K] spread around ``est`` [K] by
     sqrt(n / (n − 1)) · t_{n−1} / z per candidate (``n_labels`` labels each), so that intervals from few
-    labels have the width of a t interval rather than a normal one."""
+    labels have the width of a t interval rather than a normal one. ``extra_df``: degrees of freedom the
+    variance borrows elsewhere (the prior's d₀ of :func:`moderated_rectifier_noise`: the t is then
+    t_{n−1+d₀}, the moderated t's)."""
     n = np.asarray(n_labels, dtype=float)
     q = (1.0 + level) / 2.0
     df = np.maximum(n - 1.0, 1.0)
-    factor = np.sqrt(n / df) * stats.t.ppf(q, df) / stats.norm.ppf(q)
+    factor = np.sqrt(n / df) * stats.t.ppf(q, df + extra_df) / stats.norm.ppf(q)
     return est + factor * (boot - est)
 
 
 #: Prior degrees of freedom of the pooled rectifier variance in :func:`moderated_rectifier_noise`: a
 #: candidate with n labels weighs its own variance by n − 1 against this many pooled ones. On simulated
 #: binary labels, 4 per candidate (tests/test_model_ppi.py), any of 1–8 lifts rank coverage from 0.88 to
-#: 0.96–0.97; 4 costs 0.2 rank of width more than 1 and is outweighed from about 20 labels on.
+#: 0.96–0.97 (with the t on n − 1 degrees of freedom; 0.96 with the moderated t's n − 1 + 4, 0.4 rank
+#: narrower); 4 is outweighed by a candidate's own variance from about 20 labels on.
 RECTIFIER_PRIOR_DF = 4.0
 
 
@@ -80,7 +84,9 @@ def moderated_rectifier_noise(rectifiers: np.ndarray, n_resamples: int, rng: np.
     bootstrap has nothing to resample, so the interval is a point. The moderated variance
     s̃_k² = (d₀ s₀² + (n_k − 1) s_k²) / (d₀ + n_k − 1), s₀² the pooled within-candidate variance, borrows
     from the other candidates what a few labels cannot say. The noise has variance max(0, s̃_k² − s_k²) / n_k,
-    so it only ever widens, and less the more labels a candidate has.
+    so it only ever widens, and less the more labels a candidate has. Its intervals then take the moderated
+    t's d₀ + n_k − 1 degrees of freedom (``extra_df`` of :func:`expanded_percentile`): never narrower than
+    Smyth's moderated-t interval, as a candidate whose own variance is the larger keeps it.
     """
     r = np.asarray(rectifiers, dtype=float)
     ok = ~np.isnan(r)
@@ -271,7 +277,8 @@ def ppi_mean_ranks(
         lam = point_lambda(y_l, yh_l, yh_u, power_tuning)
         boot = boot + moderated_rectifier_noise(y_l - lam * yh_l, n_resamples, gen)
     if expanded:
-        boot = expanded_percentile(est, boot, (~np.isnan(y_l) & ~np.isnan(yh_l)).sum(axis=0), level)
+        boot = expanded_percentile(est, boot, (~np.isnan(y_l) & ~np.isnan(yh_l)).sum(axis=0), level,
+                                   extra_df=RECTIFIER_PRIOR_DF if moderated else 0.0)
     draws = rank_scores(boot, nan_last=True)
     lo, hi = rank_interval(draws, level)
     return MethodResult(

@@ -40,8 +40,8 @@ from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import item_view
 from simplex_core.methods.method_base import (MethodResult, item_resample_weights, rank_draws_frame, candidate_series,
                                               score_array)
-from simplex_core.methods.ppi import (alike_labels_note, expanded_percentile, moderated_rectifier_noise, point_lambda,
-                                     power_tuning_lambda)
+from simplex_core.methods.ppi import (RECTIFIER_PRIOR_DF, alike_labels_note, expanded_percentile,
+                                     moderated_rectifier_noise, point_lambda, power_tuning_lambda)
 from simplex_core.model.ranks import rank_interval, rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
@@ -155,7 +155,7 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
     boot = _estimates(y, yh, yu, lab_w, unl_w)
     lam = point_lambda(y, yh, yu, power_tuning=True)
     boot = boot + moderated_rectifier_noise(y - lam * yh, n_resamples, gen)
-    boot = expanded_percentile(est, boot, n_lab, level)
+    boot = expanded_percentile(est, boot, n_lab, level, extra_df=RECTIFIER_PRIOR_DF)
     draws = rank_scores(boot, nan_last=True)
     lo, hi = rank_interval(draws, level)
     return MethodResult(
