@@ -4,10 +4,10 @@ Which labelled method the product shows is decided here, not in a front end:
 :data:`LABELLED_METHOD` = ``bayesian_ppi``, prediction-powered ranking with the **label-free**
 shared-truth fit's posterior mean true score per answer as predictor
 (:mod:`simplex_core.studies.model_ppi`). Why this one, not the fit with the labels observed
-(``bayesian_gold_<pct>``): on the 12 built-in dataset-criteria with truth it kept coverage ≥ 0.90
-and ≥ PPI's with 5% and 10% labelled items on 12 of 12, where the gold fit fell to 0.76–0.78 on
-two and its coverage could drop as labels were added (``bench/labels_vs_ppi.py``,
-``bench/results/labels-vs-ppi.log``; docs/MODEL.md). The rectifier, a mean of (label − λ ŷ) over
+(``bayesian_gold_<pct>``): on the 15 built-in dataset-criteria with truth it kept coverage ≥ 0.90
+and ≥ PPI's with 5% and 10% labelled items on 15 of 15, where the gold fit fell below 0.90 on five
+(0.75–0.88) and its coverage could drop as labels were added (``bench/labels_vs_ppi.py``,
+``bench/results/labels-vs-ppi-all15.log``; docs/RESULTS-shared-truth.md). The rectifier, a mean of (label − λ ŷ) over
 the labelled answers, keeps each candidate's estimate unbiased whatever the model gets wrong,
 provided the labelled answers are a random sample of the candidate's answers.
 
