@@ -7,8 +7,8 @@ shared-truth fit's posterior mean true score per answer as predictor
 (``bayesian_gold_<pct>``): on the 15 built-in dataset-criteria with truth it kept coverage ≥ 0.90
 and ≥ PPI's with 5% and 10% labelled items on 15 of 15, where the gold fit fell below 0.90 on five
 (0.75–0.88) and its coverage could drop as labels were added (``bench/labels_vs_ppi.py``,
-``bench/results/labels-vs-ppi-all15.log``; docs/RESULTS-shared-truth.md). The rectifier, a mean of (label − λ ŷ) over
-the labelled answers, keeps each candidate's estimate unbiased whatever the model gets wrong,
+``bench/results/labels-vs-ppi-all15.log``; docs/RESULTS-shared-truth.md). The rectifier, a mean of
+(label − λ ŷ) over the labelled answers, keeps each candidate's estimate unbiased whatever the model gets wrong,
 provided the labelled answers are a random sample of the candidate's answers.
 
 The evaluation's ``bayesian_ppi_<pct>`` labels whole items drawn at random; a user's file marks
