@@ -55,6 +55,8 @@ def labelled_section(labelled: Any, why: str | None, label_free: Any, table: Any
                "when each candidate's labelled answers are a random sample of its answers. The Bayesian views below "
                "(summary, leaderboard, pairwise) are the label-free fit's; the labels enter this ranking, row "
                "bayesian_ppi of the figure.")
+    for note in labelled.notes:  # e.g. candidates whose labels are all alike
+        st.caption(md(note))
     if label_free is None:
         return
     moves = rank_moves(label_free, labelled)

@@ -1,6 +1,10 @@
 """Labels that pay: the model-as-predictor PPI ranking against PPI, the Bayesian gold fit and the
 label-free default, on every built-in dataset-criterion with truth, with 5% and 10% labelled items.
 
+The pairs are the 15 of :data:`bench.diagnose_real.PAIRS`. Self-family exclusion is on, except where
+every judge of some candidate shares its family (FaithBench ``consistency``): there it is off and the
+row says so, as in ``bench/real_data_table.py``.
+
 Per pair and labelled share F, ``--draws R`` label draws; in draw r every labelled method gets the
 generator ``method_generator(seed, "ppi_<pct>", r)``, so all label the same items (the evaluate
 machinery's rule). Methods:
@@ -10,7 +14,9 @@ machinery's rule). Methods:
   alone buys;
 - ``bayesian_ppi_<pct>``: PPI++ (power-tuned λ) with the label-free shared-truth fit's posterior mean
   true score as predictor and expanded-percentile intervals (:mod:`simplex_core.studies.model_ppi`);
-- ``bayesian_ppi_<pct> plain``: the same without the expansion;
+- ``bayesian_ppi_<pct> unmoderated``: the same without the moderated rectifier variance (what a
+  candidate with a few labels, all alike, got before: a point for its bootstrap);
+- ``bayesian_ppi_<pct> plain``: the same without the expansion (moderated);
 - ``bayesian_ppi_<pct> λ=1``: the same predictor with λ = 1 (plain PPI), expanded;
 - ``bayesian_ppi_<pct> blend``: predictor = half the model's, half the judges' mean (PPI++, expanded);
 - ``bayesian_gold_<pct>``: the shared-truth fit with the labelled answers' true levels observed;
@@ -36,7 +42,7 @@ import time
 
 import numpy as np
 
-from bench.real_data_likelihoods import PAIRS
+from bench.diagnose_real import PAIRS
 from bench.speed import uptime
 
 FIT = dict(chains=4, draws=500, tune=500)
@@ -48,6 +54,18 @@ def _figures(res, truth) -> tuple[float, float, float, float]:
     ev = evaluate_results({"m": res}, truth).iloc[0]
     width = float(np.mean(np.asarray(res.rank_hi) - np.asarray(res.rank_lo) + 1))
     return float(ev["coverage"]), float(ev["spearman"]), width, float(res.details.get("converged", -1.0))
+
+
+def _exclusion_possible(table) -> bool:
+    """Whether self-family exclusion leaves every candidate a judge (else the fit refuses the data)."""
+    from simplex_core.data.problems import ValidationError
+    from simplex_core.data.views import count_tensor
+
+    try:
+        count_tensor(table, self_exclusion=True)
+    except ValidationError:
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -67,7 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-gold", action="store_true", help="leave out bayesian_gold_<pct> (one fit per draw)")
     p.add_argument("--no-self-exclusion", action="store_true",
-                   help="keep self-family judgments (data whose candidates only same-family judges scored)")
+                   help="keep self-family judgments everywhere (by default only where every judge of some "
+                        "candidate shares its family)")
     args = p.parse_args(argv)
     fractions = [float(f) for f in args.fractions.split(",")]
     print(f"# bench.labels_vs_ppi  {time.strftime('%Y-%m-%d %H:%M:%S')}  draws={args.draws}  fits={FIT}")
@@ -80,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
         for pair in args.pairs.split(","):
             name, criterion = pair.split(":")
             table = load_dataset(name, criterion=criterion)
-            excl = not args.no_self_exclusion
+            excl = not args.no_self_exclusion and _exclusion_possible(table)
             excluded = frozenset(table.self_family_pairs) if excl else frozenset()
             view = item_view(table)
             truth = true_ranks(view)
@@ -91,7 +110,9 @@ def main(argv: list[str] | None = None) -> None:
             tuned = model_ppi_methods(table, names, **opts)
             lam1 = model_ppi_methods(table, names, power_tuning=False, **opts)
             plain = model_ppi_methods(table, names, expanded=False, **opts)
+            unmoderated = model_ppi_methods(table, names, moderated=False, **opts)
             blend = model_ppi_methods(table, names, blend=True, **opts)
+            row_name = pair if excl or args.no_self_exclusion else f"{pair} (exclusion off)"
             for f in fractions:
                 pct = int(round(f * 100))
                 ppi_name, gold_name, mppi_name = f"ppi_{pct}", gold_method_name(f), model_ppi_name(f)
@@ -101,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{ppi_name} expanded": lambda v, rng, _f=f: ppi_mean_ranks(v, table.scale, _f, 300, rng,
                                                                                 excluded=excluded, expanded=True),
                     mppi_name: tuned[mppi_name],
+                    f"{mppi_name} unmoderated": unmoderated[mppi_name],
                     f"{mppi_name} plain": plain[mppi_name],
                     f"{mppi_name} λ=1": lam1[mppi_name],
                     f"{mppi_name} blend": blend[mppi_name],
@@ -114,8 +136,8 @@ def main(argv: list[str] | None = None) -> None:
                 means = {m: np.nanmean(np.array(v), axis=0) for m, v in figs.items()}
                 for m, (cov, rho, width, conv) in means.items():
                     c = "" if conv < 0 else f"{conv:.2f}"
-                    print(f"| {pair} | {f:g} | {m} | {cov:.2f} | {rho:.3f} | {width:.2f} | {c} |", flush=True)
-                print(f"| {pair} | {f:g} | bayesian (no labels) | {d_cov:.2f} | {d_rho:.3f} | {d_w:.2f} | {d_conv:.2f} |",
+                    print(f"| {row_name} | {f:g} | {m} | {cov:.2f} | {rho:.3f} | {width:.2f} | {c} |", flush=True)
+                print(f"| {row_name} | {f:g} | bayesian (no labels) | {d_cov:.2f} | {d_rho:.3f} | {d_w:.2f} | {d_conv:.2f} |",
                       flush=True)
                 t = tally[f]
                 mc, mr, mw = means[mppi_name][:3]

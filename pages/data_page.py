@@ -15,6 +15,7 @@ from app_support.sidebar import context
 from app_support.state import UPLOAD, K
 from app_support.safe_text import md
 from simplex_core.data.scale import level_mapping_text, levels_text, parse_level_mapping
+from simplex_core.data.validation import WARNING_PREFIX
 
 #: Longer lists of families or self-family pairs are shown as tables, not as a line of text.
 LONG_LIST = 8
@@ -200,10 +201,15 @@ with guard("summarising the table"):
     elif raw.has_truth:
         st.caption("`true_score` is used only to evaluate the methods and by PPI (which uses labels); the model never sees it.")
     pairs = raw.self_family_pairs if raw.families else []
-    if raw.notes or ctx.notes:
+    all_notes = list(raw.notes) + ctx.notes
+    for note in all_notes:
+        if note.startswith(WARNING_PREFIX):
+            st.warning(md(note.removeprefix(WARNING_PREFIX)), icon=":material/warning:")
+    plain_notes = [n for n in all_notes if not n.startswith(WARNING_PREFIX)]
+    if plain_notes:
         with st.container(border=True):
             st.markdown("**What was excluded or normalised** (nothing is dropped silently)")
-            for note in list(raw.notes) + ctx.notes:
+            for note in plain_notes:
                 st.markdown(f"- {md(note)}")
     elif pairs and ctx.self_exclusion:
         left_out = int(raw.frame.set_index(["judge", "candidate"]).index.isin(pairs).sum())

@@ -229,6 +229,20 @@ def test_gold_answers_are_counted_and_said_to_be_left_out_of_the_fit():
     at.switch_page("pages/export_page.py").run()
     assert "2 gold answers (left out of the Bayesian fit, label-free on every page" in " ".join(plain(c.value) for c in at.caption)
 
+
+def test_gold_answers_that_all_share_one_true_score_are_warned_of_on_the_data_page():
+    rows = ["item,candidate,judge,score,true_score,gold"]
+    for item in range(6):
+        for cand in ("a", "b"):
+            gold = "true" if item in (0, 3) else ""  # true_score 1 on both items
+            rows += [f"q{item},{cand},{j},{1 + (item + n) % 3},{1 + item % 3},{gold}" for n, j in enumerate(("j1", "j2", "j3"))]
+    at = new_app()
+    at.switch_page("pages/data_page.py").run()
+    at.file_uploader(key="w_uploader").set_value(("alike.csv", "\n".join(rows).encode(), "text/csv")).run()
+    assert_clean(at)
+    warnings = " ".join(plain(w.value) for w in at.warning)
+    assert "all 4 gold answers have the same true score (1)" in warnings and "answers at other levels" in warnings
+
 def test_collapsing_levels_for_the_analysis_changes_the_scale():
     at = new_app({"data": "hanna"})
     at.switch_page("pages/data_page.py").run()

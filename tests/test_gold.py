@@ -198,3 +198,20 @@ def test_labelled_item_mask_is_ppis_draw():
     b = labelled_item_mask(50, 0.1, np.random.default_rng(3))
     np.testing.assert_array_equal(a, b)
     assert a.sum() == 5
+
+
+def test_gold_answers_that_all_share_one_true_score_get_a_warning_not_an_error():
+    from simplex_core.data.validation import WARNING_PREFIX
+
+    frame = _frame(n_items=4)
+    frame["gold"] = frame["item"].isin(["q0", "q1"])  # four gold answers, every true_score 1
+    table = load_table(frame)
+    assert table.n_gold == 4
+    (warning,) = [n for n in table.notes if n.startswith(WARNING_PREFIX)]
+    assert "all 4 gold answers have the same true score (1)" in warning
+    assert "cannot tell the candidates apart" in warning and "some false as well as true" in warning
+    frame.loc[(frame["item"] == "q1") & (frame["candidate"] == "b"), "true_score"] = 0  # one label of the other outcome
+    assert not any(n.startswith(WARNING_PREFIX) for n in load_table(frame).notes)
+    frame.loc[(frame["item"] == "q1") & (frame["candidate"] == "b"), "true_score"] = 1
+    frame["gold"] = frame["item"].eq("q0") & frame["candidate"].eq("a")  # a single label: nothing to compare
+    assert not any(n.startswith(WARNING_PREFIX) for n in load_table(frame).notes)

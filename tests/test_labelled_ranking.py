@@ -156,3 +156,13 @@ def test_the_label_free_fits_data_notes_do_not_propose_the_labels_the_file_has()
     # what the notes say of the fit stays: the judge prior's lean and the judges too few
     assert any("expected scores lean low, their order much less. " + told in n for n in notes)
     assert any(n.startswith("Fewer than 3 judges scored") for n in notes)
+
+
+def test_a_candidate_whose_labels_are_all_alike_is_named_in_the_notes():
+    # a's true score is always 1: its 4 labels cannot show how far its estimate may be off
+    table = _table(_frame(gold=lambda i, c: i < (4 if c == "a" else 20), means={**MEANS, "a": 1.0}))
+    truth = _truth_per_answer(table)
+    result = labelled_ranking(table, truth + 0.3)
+    (note,) = result.notes
+    assert note.startswith(f"{LABELLED_METHOD}: the labels of a are all alike, so they cannot say")
+    assert result.details["labels:a"] == 4

@@ -33,7 +33,7 @@ from simplex_core.data.scale import Scale, collapse_scale
 from simplex_core.data.text import shorten
 from simplex_core.data.problems import Problem, ValidationError, number_text
 from simplex_core.data.reading import read_source
-from simplex_core.data.validation import (check_gold, check_names, check_scores, check_truth, check_truth_agrees, contract_columns,
+from simplex_core.data.validation import (check_gold, gold_spread_note, check_names, check_scores, check_truth, check_truth_agrees, contract_columns,
                                           duplicate_rows, families_of_models, family_mapping, models_in_use, one_truth_per_answer,
                                           rows_of_criterion, scored_rows)
 
@@ -190,6 +190,8 @@ def _load_table(source: Any, label: str, *, scale: Scale | None, families: Mappi
         raise ValidationError(problems)
     if has_true:
         frame = one_truth_per_answer(frame, notes)
+        if scale is not None:  # None only with problems, raised above
+            gold_spread_note(frame, scale, notes)
     if fam:
         fam = families_of_models(fam, set(candidates) | set(judges), note_unused_families, notes)
 

@@ -488,6 +488,31 @@ def check_gold(raw: pd.DataFrame, scale: Scale | None, has_true: bool, problems:
     return has_gold
 
 
+#: How a table note that warns (the data is usable but buys less than it seems) begins; the Data page
+#: shows such notes as warnings, apart from what was excluded or normalised.
+WARNING_PREFIX = "Warning: "
+
+
+def gold_spread_note(frame: pd.DataFrame, scale: Scale, notes: list[str]) -> None:
+    """A warning when every gold answer of a table (two or more) has the same true score: such labels show
+    each candidate's labels saying the same thing, so on their own they cannot tell the candidates apart,
+    and the labelled ranking's rectifiers have no spread to size its intervals from. Not an error: the
+    file is usable, the labels only buy less than they seem to."""
+    if "gold" not in frame.columns or "true_score" not in frame.columns:
+        return
+    gold = frame.loc[frame["gold"].to_numpy(dtype=bool)].drop_duplicates(["item", "candidate"])
+    values = pd.unique(gold["true_score"].dropna())
+    if len(gold) < 2 or len(values) != 1:
+        return
+    binary = len(scale.true_values) == 2
+    other = ("answers of the other outcome as well (some false as well as true)" if binary
+             else "answers at other levels as well")
+    notes.append(f"{WARNING_PREFIX}all {len(gold)} gold answers have the same true score ({number_text(values[0])}). "
+                 "On their own these labels cannot tell the candidates apart (every candidate's labels say the "
+                 "same), and the ranking with labels cannot size its intervals from them. Label "
+                 f"{other}: answers drawn at random among each candidate's, whatever their outcome.")
+
+
 def duplicate_rows(raw: pd.DataFrame, has_true: bool, notes: list[str], problems: list[Problem]) -> np.ndarray:
     """Repeats of one (item, candidate, judge) judgment: exact ones counted once (their index returned, to
     drop), conflicting ones a problem."""

@@ -4,19 +4,21 @@ Which labelled method the product shows is decided here, not in a front end:
 :data:`LABELLED_METHOD` = ``bayesian_ppi``, prediction-powered ranking with the **label-free**
 shared-truth fit's posterior mean true score per answer as predictor
 (:mod:`simplex_core.studies.model_ppi`). Why this one, not the fit with the labels observed
-(``bayesian_gold_<pct>``): on the 12 built-in dataset-criteria with truth it kept coverage ≥ 0.90
-and ≥ PPI's with 5% and 10% labelled items on 12 of 12, where the gold fit fell to 0.76–0.78 on
-two and its coverage could drop as labels were added (``bench/labels_vs_ppi.py``,
-``bench/results/labels-vs-ppi.log``; docs/MODEL.md). The rectifier, a mean of (label − λ ŷ) over
-the labelled answers, keeps each candidate's estimate unbiased whatever the model gets wrong,
+(``bayesian_gold_<pct>``): on the 15 built-in dataset-criteria with truth it kept coverage ≥ 0.90
+and ≥ PPI's with 5% and 10% labelled items on 15 of 15, where the gold fit fell below 0.90 on five
+(0.75–0.88) and its coverage could drop as labels were added (``bench/labels_vs_ppi.py``,
+``bench/results/labels-vs-ppi-all15.log``; docs/RESULTS-shared-truth.md). The rectifier, a mean of
+(label − λ ŷ) over the labelled answers, keeps each candidate's estimate unbiased whatever the model gets wrong,
 provided the labelled answers are a random sample of the candidate's answers.
 
 The evaluation's ``bayesian_ppi_<pct>`` labels whole items drawn at random; a user's file marks
 single answers (``gold`` column), any number per candidate. So here the labelled answers are each
 candidate's own, and the bootstrap of the intervals resamples them per candidate (an item need not
 be labelled for every candidate); the unlabelled answers are resampled by item, together for every
-candidate, as the evaluation's PPI does. Each candidate's deviations are widened by Hesterberg's
-expanded-percentile factor for its number of labels, as there.
+candidate, as the evaluation's PPI does. Each candidate's bootstrap variance is lifted to the moderated
+variance of its rectifiers, pooled over candidates, then its deviations are widened by Hesterberg's
+expanded-percentile factor for its number of labels, as there: a candidate with a few labels, all alike,
+would otherwise get a point for an interval.
 
 - :func:`gold_answers`: the table's labelled answers; :func:`without_labels`: the table without its
   gold column (the label-free fit's data).
@@ -38,7 +40,8 @@ from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import item_view
 from simplex_core.methods.method_base import (MethodResult, item_resample_weights, rank_draws_frame, candidate_series,
                                               score_array)
-from simplex_core.methods.ppi import expanded_percentile, power_tuning_lambda
+from simplex_core.methods.ppi import (RECTIFIER_PRIOR_DF, alike_labels_note, expanded_percentile,
+                                     moderated_rectifier_noise, point_lambda, power_tuning_lambda)
 from simplex_core.model.ranks import rank_interval, rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
@@ -150,7 +153,9 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
     lab_w = _labelled_weights(n_lab, n_max, n_resamples, gen)
     unl_w = item_resample_weights(len(items), n_resamples, gen)
     boot = _estimates(y, yh, yu, lab_w, unl_w)
-    boot = expanded_percentile(est, boot, n_lab, level)
+    lam = point_lambda(y, yh, yu, power_tuning=True)
+    boot = boot + moderated_rectifier_noise(y - lam * yh, n_resamples, gen)
+    boot = expanded_percentile(est, boot, n_lab, level, extra_df=RECTIFIER_PRIOR_DF)
     draws = rank_scores(boot, nan_last=True)
     lo, hi = rank_interval(draws, level)
     return MethodResult(
@@ -161,6 +166,7 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
         details={"n_labelled_answers": float(n_lab.sum()), "n_labelled_items": float(labelled.any(axis=1).sum()),
                  "min_labels_per_candidate": float(n_lab.min()), "n_resamples": float(n_resamples),
                  **{f"labels:{c}": float(n) for c, n in zip(cands, n_lab)}},
+        notes=alike_labels_note(y, cands, method),
     )
 
 

@@ -20,7 +20,10 @@ generator of stream ``ppi_<pct>``, see :func:`simplex_core.summaries.evaluation.
 intervals: PPI's bootstrap over labelled and unlabelled items at a fixed partition, with the
 predictor held fixed, each candidate's deviations widened by Hesterberg's expanded-percentile
 factor for its number of labelled answers (``expanded``; a handful of labelled items makes the plain
-percentile bootstrap too narrow). One label-free fit serves every labelled share and every label draw of a view.
+percentile bootstrap too narrow), after each candidate's bootstrap variance is lifted to the moderated
+variance of its rectifiers, pooled over candidates (``moderated``,
+:func:`simplex_core.methods.ppi.moderated_rectifier_noise`: with about 4 labels per candidate, often all
+alike, PPI++ puts λ = 0 and the bootstrap alone gives a point; FaithBench at 5% had coverage 0.84). One label-free fit serves every labelled share and every label draw of a view.
 
 - :func:`model_ppi_name` / :func:`model_ppi_fraction`: ``bayesian_ppi_<pct>`` names.
 - :func:`answer_predictions`: ŷ per (item, candidate) from a fit's draws.
@@ -140,7 +143,7 @@ class BayesianPPIMethod(BayesianMethod):
     :class:`ModelPredictor` is kept in ``memo`` by fit key (a memo may be shared by the methods of
     several shares). The generator (stream ``ppi_<pct>``) draws the labelled items, then PPI's
     bootstrap. ``details`` carry the fit's convergence checks next to PPI's. ``power_tuning`` (PPI++ λ),
-    ``expanded`` (expanded-percentile intervals) and ``blend`` (predictor = half the model's, half
+    ``expanded`` (expanded-percentile intervals), ``moderated`` (moderated rectifier variance) and ``blend`` (predictor = half the model's, half
     the judges' mean; off by default: it did not help consistently in ``bench/labels_vs_ppi.py``)
     go to :func:`~simplex_core.methods.baselines.ppi_mean_ranks`.
     """
@@ -148,6 +151,7 @@ class BayesianPPIMethod(BayesianMethod):
     labelled_fraction: float = 0.10
     power_tuning: bool = True
     expanded: bool = True
+    moderated: bool = True
     blend: bool = False
     n_resamples: int = 300
     excluded: frozenset = field(default_factory=frozenset)
@@ -187,7 +191,8 @@ class BayesianPPIMethod(BayesianMethod):
             predictions = 0.5 * (predictions.reindex(full) + judges_mean)
         result = ppi_mean_ranks(view, self.scale, self.labelled_fraction, self.n_resamples, as_generator(rng),
                                 excluded=self.excluded, power_tuning=self.power_tuning,
-                                predictions=predictions, name=self.name, expanded=self.expanded)
+                                predictions=predictions, name=self.name, expanded=self.expanded,
+                                moderated=self.moderated)
         result = dataclasses.replace(result, details={**result.details, **pred.details},
                                      notes=tuple(result.notes) + tuple(pred.notes))
         self.history.append(result)
@@ -209,7 +214,8 @@ class BayesianPPIMethod(BayesianMethod):
 
 def model_ppi_methods(table: JudgmentTable, names: Iterable[str], *, self_exclusion: bool = True,
                       cache: object | None = None, progress=None, power_tuning: bool = True,
-                      expanded: bool = True, blend: bool = False, n_resamples: int = 300, **fit_options) -> dict[str, BayesianPPIMethod]:
+                      expanded: bool = True, moderated: bool = True, blend: bool = False, n_resamples: int = 300,
+                      **fit_options) -> dict[str, BayesianPPIMethod]:
     """``bayesian_ppi_<pct>`` methods for a table (name -> method). They share one memo, so one
     label-free fit per view serves every share. ``fit_options`` go to :class:`FitSettings` (chains,
     draws, tune, seed, prior, engine, ...); the setting is ``bayesian_gold_<pct>``'s without labels."""
@@ -226,6 +232,6 @@ def model_ppi_methods(table: JudgmentTable, names: Iterable[str], *, self_exclus
             scale=table.scale, families=dict(table.families), candidates=tuple(table.candidates),
             judges=tuple(table.judges), cache=cache, progress=progress, memo=memo,
             rng_stream=f"ppi_{int(round(fraction * 100))}", labelled_fraction=fraction,
-            power_tuning=power_tuning, expanded=expanded, blend=blend, n_resamples=n_resamples, excluded=excluded,
+            power_tuning=power_tuning, expanded=expanded, moderated=moderated, blend=blend, n_resamples=n_resamples, excluded=excluded,
         )
     return out
