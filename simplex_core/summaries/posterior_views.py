@@ -112,6 +112,9 @@ def judge_simplex_data(fit: Any, distribution: pd.DataFrame, max_draws: int = 40
     from simplex_core.figures import JudgeSimplex, judge_observed_table
 
     out = {}
+    if judges is None:  # the table's judges: an own-family rater (kept-apart judgments) has no row in it
+        scored = set(distribution["judge"].astype(str))
+        judges = [j for j in coordinate_names(fit, "judge") if j in scored]
     for judge, p in simplex_parts(fit, max_draws, judges).items():
         observed, counts = judge_observed_table(distribution, judge, p["candidates"])
         rows = [p["candidates"].index(c) for c in observed.index]
