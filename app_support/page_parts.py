@@ -55,10 +55,10 @@ def data_caption(ctx: AnalysisContext) -> None:
                   "every page; the Rankings page's ranking with labels uses them)" if t.n_gold else ""))
 
 
-def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool = True,
-               labels_left_out: int = 0) -> None:
+def fit_header(view: fits.FitView, *, stale_shown: bool = True, labels_left_out: int = 0) -> None:
     """Status of the fit on this page: progress/cancel while fitting, which fit is shown, the
-    convergence verdict; starts the background grid and shows its progress in the sidebar.
+    convergence verdict, the background grid's progress in the sidebar (the page starts the grid:
+    :func:`app_support.fits.start_grid`).
     ``stale_shown=False``: the page shows something else than the previous fit while the fit runs
     (the Rankings page's reweighted answer), so the previous fit is not announced.
     ``labels_left_out``: the file's gold answers, which this label-free fit leaves out."""
@@ -67,8 +67,6 @@ def fit_header(view: fits.FitView, *, start_grid: bool = True, stale_shown: bool
         fits.result_notice(view)
     if view.current:
         fits.remember_shown(view)
-        if start_grid:
-            fits.start_grid(view)
     with fit_slot():
         from .approximate import prefetch_sources
 

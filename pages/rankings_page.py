@@ -49,6 +49,7 @@ with guard("reweighting a fit already done"):  # the instant, approximate answer
     approx = approximate(view)
 if view is not None:
     with guard("preparing the fit"):
+        fits.start_grid(view)
         fit_header(view, stale_shown=approx is None, labels_left_out=n_labels)
     with guard("reweighting a fit already done"):
         approximate_notice(view, approx)

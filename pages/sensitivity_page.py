@@ -35,6 +35,7 @@ table, settings = ctx.fit_table, ctx.settings  # label-free, as on every page (t
 view = None
 with guard("preparing the fit"):
     view = fits.get_fit(table, settings)
+    fits.start_grid(view)
     fit_header(view, labels_left_out=ctx.table.n_gold)
 
 # -- the sweep -------------------------------------------------------------------------------------

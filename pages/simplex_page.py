@@ -73,7 +73,9 @@ scale = shown_table.scale
 view = None
 with guard("preparing the fit"):
     view = fits.get_fit(shown_table, settings, purpose="simplex" if shown_table is not table else "main")
-    fit_header(view, start_grid=shown_table is table, labels_left_out=ctx.table.n_gold)
+    if shown_table is table:  # a collapsed table's fit is a view of its own, not the grid's base
+        fits.start_grid(view)
+    fit_header(view, labels_left_out=ctx.table.n_gold)
 
 judges = list(shown_table.judges)
 c1, c2, c3 = st.columns([3, 1, 1])
