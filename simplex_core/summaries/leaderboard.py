@@ -30,7 +30,7 @@ import pandas as pd
 from simplex_core.model.ranks import INTERVAL, rank_interval, rank_quantile, ranks_from_scores
 from simplex_core.inference.reweighting import systematic_resample
 
-__all__ = ["CREDIBLE", "LEADERBOARD_COLUMNS", "credibly_ahead", "leaderboard", "leaderboard_from_fit",
+__all__ = ["CREDIBLE", "LEADERBOARD_COLUMNS", "credibly_ahead", "leaderboard", "leaderboard_from_fit", "summary_columns",
            "leaderboard_records", "share", "tiers", "weighted_pairwise", "systematic_resample"]
 
 #: P(E_a > E_b) at or above this makes ``a`` credibly ahead of ``b`` (95%, two-sided).
@@ -123,6 +123,29 @@ def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> np.ndarray:
     return xs[np.minimum(idx, x.shape[0] - 1), np.arange(x.shape[1])]
 
 
+def summary_columns(expected_score: np.ndarray, ranks: np.ndarray, weights: np.ndarray | None = None,
+                    seed: int = 0) -> dict[str, np.ndarray]:
+    """The columns every per-candidate table shares, from draws ``[S, K]`` of E and of the ranks
+    (optionally importance-weighted): ``expected_score_mean``, ``expected_score_lo``/``_hi`` (95%),
+    ``rank_median``, ``rank_lo``/``rank_hi`` (:func:`~simplex_core.model.ranks.rank_interval`) and
+    ``p_best``. The one owner of these figures: :func:`leaderboard` and
+    :func:`simplex_core.summaries.posterior_tables.candidate_summary` both read them here."""
+    e = np.asarray(expected_score, dtype=float)
+    S = e.shape[0]
+    w = _weights(weights, S)
+    alpha = (1 - INTERVAL) / 2
+    if weights is None:
+        e_lo, e_hi = np.quantile(e, alpha, axis=0), np.quantile(e, 1 - alpha, axis=0)
+        r_for_interval = ranks
+    else:
+        e_lo, e_hi = _weighted_quantile(e, w, alpha), _weighted_quantile(e, w, 1 - alpha)
+        r_for_interval = ranks[systematic_resample(w, S, seed)]
+    r_lo, r_hi = rank_interval(r_for_interval, INTERVAL)
+    return {"expected_score_mean": w @ e, "expected_score_lo": e_lo, "expected_score_hi": e_hi,
+            "rank_median": rank_quantile(r_for_interval, 0.5).astype(int), "rank_lo": r_lo.astype(int),
+            "rank_hi": r_hi.astype(int), "p_best": share(ranks == 1, weights)}
+
+
 def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: np.ndarray | None = None, *,
                 credible: float = CREDIBLE, top: int = 3, seed: int = 0,
                 rater_deviation: np.ndarray | None = None) -> pd.DataFrame:
@@ -156,27 +179,14 @@ def leaderboard(expected_score: np.ndarray, candidates: Sequence[str], weights: 
     if e.ndim != 2 or e.shape[1] != len(candidates):
         raise ValueError(f"expected_score has shape {e.shape}; expected (draws, {len(candidates)} candidates).")
     S, K = e.shape
-    w = _weights(weights, S)
     names = [str(c) for c in candidates]
     truth = e if rater_deviation is None else e + np.asarray(rater_deviation, dtype=float).reshape(e.shape)
     ranks = ranks_from_scores(truth)
-    mean = w @ e
-    alpha = (1 - INTERVAL) / 2
-    if weights is None:
-        e_lo, e_hi = np.quantile(e, alpha, axis=0), np.quantile(e, 1 - alpha, axis=0)
-        r_for_interval = ranks
-    else:
-        e_lo, e_hi = _weighted_quantile(e, w, alpha), _weighted_quantile(e, w, 1 - alpha)
-        r_for_interval = ranks[systematic_resample(w, S, seed)]
-    r_lo, r_hi = rank_interval(r_for_interval, INTERVAL)
-    r_med = rank_quantile(r_for_interval, 0.5)
+    columns = summary_columns(e, ranks, weights, seed)
+    mean = columns["expected_score_mean"]
     pair = weighted_pairwise(truth, weights)
     tier = tiers(pair, mean, names, credible)
-    table = pd.DataFrame({
-        "tier": tier, "candidate": names, "expected_score_mean": mean, "expected_score_lo": e_lo,
-        "expected_score_hi": e_hi, "rank_median": r_med.astype(int), "rank_lo": r_lo.astype(int),
-        "rank_hi": r_hi.astype(int), "p_best": share(ranks == 1, weights), "p_top3": share(ranks <= min(top, K), weights),
-    })
+    table = pd.DataFrame({"tier": tier, "candidate": names, **columns, "p_top3": share(ranks <= min(top, K), weights)})
     order = sorted(range(K), key=lambda k: (-mean[k], names[k]))
     table = table.iloc[order].reset_index(drop=True)
     nxt = [pair[a, b] for a, b in zip(order[:-1], order[1:])] + [np.nan]

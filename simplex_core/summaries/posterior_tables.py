@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from simplex_core.data.views import OWN_FAMILY_SUFFIX, own_family_rater
-from simplex_core.model.ranks import INTERVAL, INTERVAL_TAILS, rank_interval, rank_quantile
+from simplex_core.model.ranks import INTERVAL_TAILS, rank_quantile
 from simplex_core.inference.fit_identity import counts_hash, data_hash
+from simplex_core.summaries.leaderboard import summary_columns
 from simplex_core.inference.rater_deviation import rater_deviation_record, score_distributions
 
 CANDIDATE_COLUMNS = (
@@ -111,22 +112,9 @@ def candidate_summary(fit: Any, sort: bool = True) -> pd.DataFrame:
         rank interval of :func:`simplex_core.model.ranks.rank_interval` (the rule of every method;
         the interval includes both ends).
     """
-    e = flat_draws(fit, "expected_score")
-    r = flat_draws(fit, "rank")
-    lo_q, hi_q = INTERVAL_TAILS
-    mean = e.mean(axis=0)
-    rank_lo, rank_hi = rank_interval(r, INTERVAL)  # the one rule every method's intervals follow
-    table = pd.DataFrame({
-        "candidate": coordinate_names(fit, "candidate"),
-        "expected_score_mean": mean,
-        "expected_score_lo": np.quantile(e, lo_q, axis=0),
-        "expected_score_hi": np.quantile(e, hi_q, axis=0),
-        "rank_median": _rank_quantile(r, 0.5),
-        "rank_lo": rank_lo.astype(int),
-        "rank_hi": rank_hi.astype(int),
-        "p_best": (r == 1).mean(axis=0),
-        "point_rank": point_ranking(mean),
-    })
+    columns = summary_columns(flat_draws(fit, "expected_score"), flat_draws(fit, "rank"))
+    table = pd.DataFrame({"candidate": coordinate_names(fit, "candidate"), **columns,
+                          "point_rank": point_ranking(columns["expected_score_mean"])})
     if sort:
         table = table.sort_values(["point_rank", "candidate"], kind="stable").reset_index(drop=True)
     return table
