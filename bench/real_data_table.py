@@ -71,8 +71,9 @@ def run_pair(pair: str, cache, ordinal: bool) -> list[dict]:
         t0 = time.perf_counter()
         if not excl and "self_exclusion" in options:
             continue
-        view = counts if "self_exclusion" not in options else count_tensor(table, self_exclusion=options["self_exclusion"])
-        fit = fit_cached(view, FitSettings(**({"self_exclusion": excl} | options)), cache=cache)
+        settings = FitSettings(**({"self_exclusion": excl} | options))  # per-judge leaves self-family out
+        view = counts if settings.self_exclusion == excl else count_tensor(table, self_exclusion=settings.self_exclusion)
+        fit = fit_cached(view, settings, cache=cache)
         seconds[label] = time.perf_counter() - t0
         results[label] = bayesian_method_result(fit, max_draws=None)
         d = fit.diagnostics

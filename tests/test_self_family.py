@@ -45,3 +45,18 @@ def test_kept_apart_absorbs_a_self_preference_that_pooling_passes_on():
     # pooled, three of the five judges call family A's wrong answers right: its candidates' E_k inflated
     family_a = np.array([c.startswith("A") for c in table.candidates])
     assert errors[False][family_a].min() > 0.08, errors[False]
+
+
+def test_the_per_judge_likelihood_leaves_self_family_judgments_out_and_mismatched_counts_are_refused():
+    import pytest
+
+    from simplex_core.model.settings import check_data_view
+
+    # no shared truth to learn an own-family rater's vertices from: left out, as in the paper
+    assert FitSettings(likelihood="per-judge").self_exclusion == "drop"
+    assert FitSettings(likelihood="per-judge", self_exclusion=False).self_exclusion is False
+    assert FitSettings().self_exclusion is True
+    table = _self_preferring_table(n_items=20)
+    with pytest.raises(ValueError, match="keep self-family judgments apart"):
+        check_data_view(count_tensor(table), FitSettings(likelihood="per-judge"))
+    check_data_view(count_tensor(table, self_exclusion="drop"), FitSettings(likelihood="per-judge"))

@@ -279,6 +279,11 @@ class FitSettings(ModelSettings, SamplerSettings):
         _settle(self, "fit", _model_values, _sampler_values)
         if self.self_exclusion != "drop":
             object.__setattr__(self, "self_exclusion", bool(self.self_exclusion))
+        if self.self_exclusion is True and self.likelihood == "per-judge":
+            # Kept apart, an own-family rater's vertices are learnt through the shared truth; the per-judge
+            # likelihood has none to learn them from (measured: HANNA engagement did not converge, R-hat
+            # 1.03), so with it self-family judgments are left out, as in the paper.
+            object.__setattr__(self, "self_exclusion", "drop")
 
     @classmethod
     def from_parts(cls, model: ModelSettings = ModelSettings(), sampler: SamplerSettings = SamplerSettings(),
@@ -344,5 +349,13 @@ def check_data_view(counts: "CountsLike", settings: FitSettings) -> None:
         raise ValueError(
             "settings.self_exclusion is False but the counts exclude some pairs: rebuild the counts "
             "with count_tensor(table, self_exclusion=False)."
+        )
+    from simplex_core.data.views import OWN_FAMILY_SUFFIX
+
+    apart = any(str(j).endswith(OWN_FAMILY_SUFFIX) for j in counts.judges)
+    if apart and settings.self_exclusion is not True:
+        raise ValueError(
+            f"the counts keep self-family judgments apart (own-family raters) but settings.self_exclusion is "
+            f"{settings.self_exclusion!r}: rebuild the counts with count_tensor(table, self_exclusion=settings.self_exclusion)."
         )
 
