@@ -48,6 +48,18 @@ def own_family_rater(judge: str) -> str:
     return f"{judge}{OWN_FAMILY_SUFFIX}"
 
 
+def self_family_mask(table: JudgmentTable) -> np.ndarray:
+    """``[J, K]``: judge j and candidate k share a model family (the table's judges and candidates order)."""
+    return np.array([[table.is_self_family(j, k) for k in table.candidates] for j in table.judges],
+                    dtype=bool).reshape(len(table.judges), len(table.candidates))
+
+
+def _row_codes(table: JudgmentTable) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's judge and candidate index in the table's order."""
+    return (pd.Categorical(table.frame["judge"], categories=table.judges).codes.astype(np.int64),
+            pd.Categorical(table.frame["candidate"], categories=table.candidates).codes.astype(np.int64))
+
+
 def kept_apart_frame(table: JudgmentTable, raters: Sequence[str]) -> pd.DataFrame:
     """The table's rows with each self-family judgment under its own-family rater's name
     (:func:`own_family_rater`) wherever ``raters`` (a :class:`Counts`'s judges) has that rater: the
@@ -56,8 +68,9 @@ def kept_apart_frame(table: JudgmentTable, raters: Sequence[str]) -> pd.DataFram
     frame = table.frame
     if not apart:
         return frame
-    own = np.array([table.is_self_family(j, k) and own_family_rater(j) in apart
-                    for j, k in zip(frame["judge"], frame["candidate"])], dtype=bool)
+    has_rater = np.array([own_family_rater(j) in apart for j in table.judges], dtype=bool)
+    j_idx, k_idx = _row_codes(table)
+    own = (self_family_mask(table) & has_rater[:, None])[j_idx, k_idx]
     judge = frame["judge"].astype(object).where(~own, frame["judge"].astype(str) + OWN_FAMILY_SUFFIX)
     return frame.assign(judge=judge)
 
@@ -84,13 +97,9 @@ def count_tensor(table: JudgmentTable, self_exclusion: bool | str = True) -> Cou
     if mode == "apart" and self_exclusion is not True:
         raise ValueError(f"self_exclusion must be True, False or 'drop', not {self_exclusion!r}")
     J, K, M = len(table.judges), len(table.candidates), table.scale.n_levels
-    j_idx = pd.Categorical(table.frame["judge"], categories=table.judges).codes.astype(np.int64)
-    k_idx = pd.Categorical(table.frame["candidate"], categories=table.candidates).codes.astype(np.int64)
+    j_idx, k_idx = _row_codes(table)
     m_idx = np.searchsorted(np.asarray(table.scale.values), table.frame["score"].to_numpy())
-    own = np.zeros((J, K), dtype=bool)
-    if mode != "pool":
-        own = np.array([[table.is_self_family(j, k) for k in table.candidates] for j in table.judges],
-                       dtype=bool).reshape(J, K)
+    own = self_family_mask(table) if mode != "pool" else np.zeros((J, K), dtype=bool)
     judges = list(table.judges)
     families = dict(table.families)
     apart: list[int] = []
@@ -162,8 +171,8 @@ def item_view(table: JudgmentTable, self_exclusion: bool = False) -> pd.DataFram
     """
     frame = table.frame
     if self_exclusion and table.families:
-        mask = np.array([table.is_self_family(j, k) for j, k in zip(frame["judge"], frame["candidate"])], dtype=bool)
-        frame = frame.assign(score=frame["score"].where(~mask))
+        j_idx, k_idx = _row_codes(table)
+        frame = frame.assign(score=frame["score"].where(~self_family_mask(table)[j_idx, k_idx]))
     view = frame.pivot(index=["item", "candidate"], columns="judge", values="score")
     view = view.reindex(columns=list(table.judges))
     order = pd.MultiIndex.from_product([list(table.items), list(table.candidates)], names=["item", "candidate"])
