@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from simplex_core.model.ranks import INTERVAL, rank_interval, rank_scores
-from simplex_core.methods.method_base import MethodResult, RngLike, as_generator, item_resample_weights, rank_draws_frame, candidate_series, score_array
+from simplex_core.model.ranks import INTERVAL, rank_scores
+from simplex_core.methods.method_base import MethodResult, RngLike, as_generator, item_resample_weights, ranked_result, score_array
 
 
 # -- Bradley-Terry with ties (Rao & Kupper 1967) --------------------------------------------------
@@ -219,7 +219,7 @@ def bradley_terry(
     ``scipy.optimize.minimize``, trust-exact with the analytic gradient and Hessian, on the aggregated
     win / tie count matrices). Intervals: resample items with replacement
     (``rng.integers(0, n_items, size=(n_resamples, n_items))``), refit (warm-started at the full-data
-    fit), re-rank, and take :func:`rank_interval`. ``details["theta"]`` holds the fitted tie
+    fit), re-rank, and take :func:`~simplex_core.model.ranks.rank_interval`. ``details["theta"]`` holds the fitted tie
     parameter.
     """
     if n_resamples < 1:
@@ -248,16 +248,7 @@ def bradley_terry(
             flat_w[b].reshape(n_cand, n_cand), flat_t[b].reshape(n_cand, n_cand), ridge=ridge, start=start
         )
         draws[b] = rank_scores(beta_b, nan_last=True)
-    lo, hi = rank_interval(draws, level)
-    return MethodResult(
-        method="bradley_terry",
-        uses_labels=False,
-        scores=candidate_series(beta, arr.candidates, "log_ability"),
-        ranks=candidate_series(rank_scores(beta), arr.candidates, "rank"),
-        rank_lo=candidate_series(lo, arr.candidates, "rank_lo"),
-        rank_hi=candidate_series(hi, arr.candidates, "rank_hi"),
-        rank_draws=rank_draws_frame(draws, arr.candidates),
-        details={"theta": theta, "n_resamples": float(n_resamples)},
-    )
+    return ranked_result("bradley_terry", arr.candidates, beta, draws, score_name="log_ability", level=level,
+                         details={"theta": theta, "n_resamples": float(n_resamples)})
 
 

@@ -1,5 +1,6 @@
 """What every comparison method shares: :class:`MethodResult` (scores, ranks and resampled rank draws
-of one method on one view), the ``Method`` callable ``f(view, rng) -> MethodResult``, the item view as
+of one method on one view) and its one builder from scores and rank draws (:func:`ranked_result`),
+the ``Method`` callable ``f(view, rng) -> MethodResult``, the item view as
 an array of scores with the excluded pairs dropped (:func:`score_array`), and seeded generators and
 item-resampling weights (randomness only through a generator; the global numpy state is never touched)."""
 
@@ -11,6 +12,7 @@ from typing import Callable, Collection, Iterable, Mapping, Protocol, runtime_ch
 import numpy as np
 import pandas as pd
 
+from simplex_core.model.ranks import INTERVAL, rank_interval, rank_scores
 
 TRUE_SCORE = "true_score"
 """Name of the ground-truth column of the item view."""
@@ -203,6 +205,61 @@ def rank_draws_frame(draws: np.ndarray, candidates: tuple[str, ...]) -> pd.DataF
             "candidate": np.tile(np.array(candidates, dtype=object), n_rep),
             "rank": draws.reshape(-1).astype(float),
         }
+    )
+
+
+def ranked_result(
+    method: str,
+    candidates: tuple[str, ...],
+    scores: np.ndarray,
+    rank_draws: np.ndarray | None = None,
+    *,
+    uses_labels: bool = False,
+    score_name: str = "score",
+    level: float = INTERVAL,
+    unscored_without_interval: bool = False,
+    details: Mapping[str, float] | None = None,
+    notes: tuple[str, ...] = (),
+) -> MethodResult:
+    """A :class:`MethodResult` from point scores and replicate ranks, by the one rank rule.
+
+    Parameters
+    ----------
+    method, uses_labels, details, notes
+        As in :class:`MethodResult`.
+    candidates
+        The candidates, in the order of ``scores`` and of the columns of ``rank_draws``.
+    scores
+        ``[K]`` point scores; the point ranks are their :func:`~simplex_core.model.ranks.rank_scores`
+        (NaN score, NaN rank).
+    rank_draws
+        ``[B, K]`` replicate ranks, or ``None`` for a method without intervals. The interval is
+        their :func:`~simplex_core.model.ranks.rank_interval` at ``level``.
+    score_name
+        Name of the scores Series (e.g. ``"log_ability"``).
+    unscored_without_interval
+        When True, a candidate with a NaN score gets no interval and no replicate ranks (rather than
+        "last in every replicate").
+    """
+    lo = hi = long_draws = None
+    if rank_draws is not None:
+        lo, hi = rank_interval(rank_draws, level)
+        long_draws = rank_draws_frame(rank_draws, candidates)
+        if unscored_without_interval:
+            unscored = np.isnan(np.asarray(scores, dtype=float))
+            lo[unscored] = hi[unscored] = np.nan
+            dropped = np.asarray(candidates, dtype=object)[unscored]
+            long_draws = long_draws[~long_draws["candidate"].isin(dropped)].reset_index(drop=True)
+    return MethodResult(
+        method=method,
+        uses_labels=uses_labels,
+        scores=candidate_series(scores, candidates, score_name),
+        ranks=candidate_series(rank_scores(scores), candidates, "rank"),
+        rank_lo=None if lo is None else candidate_series(lo, candidates, "rank_lo"),
+        rank_hi=None if hi is None else candidate_series(hi, candidates, "rank_hi"),
+        rank_draws=long_draws,
+        details=dict(details or {}),
+        notes=notes,
     )
 
 

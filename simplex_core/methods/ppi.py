@@ -12,9 +12,9 @@ import pandas as pd
 from scipy import stats
 
 from simplex_core.data.scale import Scale
-from simplex_core.model.ranks import rank_interval, rank_scores
-from simplex_core.methods.method_base import (TRUE_SCORE, MethodResult, RngLike, as_generator, item_resample_weights, rank_draws_frame,
-                                             missing_note, nanmean_last, candidate_series, score_array)
+from simplex_core.model.ranks import rank_scores
+from simplex_core.methods.method_base import (TRUE_SCORE, MethodResult, RngLike, as_generator, item_resample_weights, missing_note,
+                                             nanmean_last, ranked_result, score_array)
 
 
 # -- prediction-powered inference -----------------------------------------------------------------
@@ -214,7 +214,7 @@ def ppi_mean_ranks(
        left out (and labelled answers without a true score).
     4. Rank intervals: ``n_resamples`` bootstrap replicates that resample the labelled items and the
        unlabelled items separately, with replacement (the partition stays fixed), recompute every
-       candidate's estimate and re-rank; :func:`rank_interval`.
+       candidate's estimate and re-rank; :func:`~simplex_core.model.ranks.rank_interval`.
 
     Parameters
     ----------
@@ -281,15 +281,10 @@ def ppi_mean_ranks(
         boot = expanded_percentile(est, boot, (~np.isnan(y_l) & ~np.isnan(yh_l)).sum(axis=0), level,
                                    extra_df=RECTIFIER_PRIOR_DF if moderated else 0.0)
     draws = rank_scores(boot, nan_last=True)
-    lo, hi = rank_interval(draws, level)
-    return MethodResult(
-        method=name,
+    return ranked_result(
+        name, arr.candidates, est, draws,
         uses_labels=True,
-        scores=candidate_series(est, arr.candidates, "score"),
-        ranks=candidate_series(rank_scores(est), arr.candidates, "rank"),
-        rank_lo=candidate_series(lo, arr.candidates, "rank_lo"),
-        rank_hi=candidate_series(hi, arr.candidates, "rank_hi"),
-        rank_draws=rank_draws_frame(draws, arr.candidates),
+        level=level,
         details={
             "labelled_fraction": float(labelled_fraction),
             "n_labelled_items": float(n_lab),

@@ -9,9 +9,9 @@ from typing import Collection
 import numpy as np
 import pandas as pd
 
-from simplex_core.model.ranks import INTERVAL, rank_interval, rank_scores
-from simplex_core.methods.method_base import (MethodResult, RngLike, ScoreArray, as_generator, item_resample_weights, rank_draws_frame,
-                                             missing_note, nanmean_last, candidate_series, judge_columns, score_array)
+from simplex_core.model.ranks import INTERVAL, rank_scores
+from simplex_core.methods.method_base import (MethodResult, RngLike, ScoreArray, as_generator, item_resample_weights, judge_columns,
+                                             missing_note, nanmean_last, ranked_result, score_array)
 
 
 # -- single judge and simple average --------------------------------------------------------------
@@ -55,13 +55,7 @@ def single_judge(view: pd.DataFrame, judge: str, *, excluded: Collection[tuple[s
     arr = score_array(view[[judge]], excluded)
     means = _per_judge_means(arr)[:, 0]
     name = f"single_judge:{judge}"
-    return MethodResult(
-        method=name,
-        uses_labels=False,
-        scores=candidate_series(means, arr.candidates, "score"),
-        ranks=candidate_series(rank_scores(means), arr.candidates, "rank"),
-        notes=missing_note(means, arr.candidates, name),
-    )
+    return ranked_result(name, arr.candidates, means, notes=missing_note(means, arr.candidates, name))
 
 
 def _simple_average_scores(arr: ScoreArray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -77,13 +71,7 @@ def simple_average(view: pd.DataFrame, *, excluded: Collection[tuple[str, str]] 
     """
     arr = score_array(view, excluded)
     avg = _simple_average_scores(arr)
-    return MethodResult(
-        method="simple_average",
-        uses_labels=False,
-        scores=candidate_series(avg, arr.candidates, "score"),
-        ranks=candidate_series(rank_scores(avg), arr.candidates, "rank"),
-        notes=missing_note(avg, arr.candidates, "simple_average"),
-    )
+    return ranked_result("simple_average", arr.candidates, avg, notes=missing_note(avg, arr.candidates, "simple_average"))
 
 
 def bootstrap_ranks(
@@ -100,7 +88,7 @@ def bootstrap_ranks(
     items with replacement -- replicate ``b`` uses the items
     ``rng.integers(0, n_items, size=(n_resamples, n_items))[b]`` -- recomputes the simple average
     and re-ranks (ties average; a candidate with no score in a replicate is ranked last there). The
-    interval is :func:`rank_interval` of the replicate ranks (inclusive integer order statistics at
+    interval is :func:`~simplex_core.model.ranks.rank_interval` of the replicate ranks (inclusive integer order statistics at
     2.5% / 97.5%). This plain percentile version (after Xie et al. 2009) is known to under-cover near
     ties. A candidate with no score on the full data has no interval and no replicate ranks.
 
@@ -124,21 +112,8 @@ def bootstrap_ranks(
     avg = _simple_average_scores(arr)
     weights = item_resample_weights(len(arr.items), n_resamples, gen)
     draws = rank_scores(_simple_average_scores(arr, weights), nan_last=True)
-    lo, hi = rank_interval(draws, level)
-    unscored = np.isnan(avg)  # no score on the full data: "last in every replicate" is no interval
-    lo[unscored] = hi[unscored] = np.nan
-    long_draws = rank_draws_frame(draws, arr.candidates)
-    long_draws = long_draws[~long_draws["candidate"].isin(np.asarray(arr.candidates, dtype=object)[unscored])]
-    return MethodResult(
-        method="bootstrap",
-        uses_labels=False,
-        scores=candidate_series(avg, arr.candidates, "score"),
-        ranks=candidate_series(rank_scores(avg), arr.candidates, "rank"),
-        rank_lo=candidate_series(lo, arr.candidates, "rank_lo"),
-        rank_hi=candidate_series(hi, arr.candidates, "rank_hi"),
-        rank_draws=long_draws.reset_index(drop=True),
-        details={"n_resamples": float(n_resamples)},
-        notes=missing_note(avg, arr.candidates, "bootstrap"),
-    )
+    # no score on the full data: "last in every replicate" is no interval
+    return ranked_result("bootstrap", arr.candidates, avg, draws, level=level, unscored_without_interval=True,
+                         details={"n_resamples": float(n_resamples)}, notes=missing_note(avg, arr.candidates, "bootstrap"))
 
 

@@ -38,11 +38,10 @@ import pandas as pd
 
 from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import item_view
-from simplex_core.methods.method_base import (MethodResult, item_resample_weights, rank_draws_frame, candidate_series,
-                                              score_array)
+from simplex_core.methods.method_base import MethodResult, item_resample_weights, ranked_result, score_array
 from simplex_core.methods.ppi import (RECTIFIER_PRIOR_DF, alike_labels_note, expanded_percentile,
                                      moderated_rectifier_noise, point_lambda, power_tuning_lambda)
-from simplex_core.model.ranks import rank_interval, rank_scores
+from simplex_core.model.ranks import rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
            "labelled_ranking_from_fit",
@@ -157,12 +156,8 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
     boot = boot + moderated_rectifier_noise(y - lam * yh, n_resamples, gen)
     boot = expanded_percentile(est, boot, n_lab, level, extra_df=RECTIFIER_PRIOR_DF)
     draws = rank_scores(boot, nan_last=True)
-    lo, hi = rank_interval(draws, level)
-    return MethodResult(
-        method=method, uses_labels=True,
-        scores=candidate_series(est, cands, "score"), ranks=candidate_series(rank_scores(est), cands, "rank"),
-        rank_lo=candidate_series(lo, cands, "rank_lo"), rank_hi=candidate_series(hi, cands, "rank_hi"),
-        rank_draws=rank_draws_frame(draws, cands),
+    return ranked_result(
+        method, cands, est, draws, uses_labels=True, level=level,
         details={"n_labelled_answers": float(n_lab.sum()), "n_labelled_items": float(labelled.any(axis=1).sum()),
                  "min_labels_per_candidate": float(n_lab.min()), "n_resamples": float(n_resamples),
                  **{f"labels:{c}": float(n) for c, n in zip(cands, n_lab)}},
