@@ -251,6 +251,33 @@ def _quadratic_area_coefficients(p: NDArray[np.float64], q: NDArray[np.float64],
     return np.array([cross_2d(p, r), cross_2d(p, s) + cross_2d(q, r), cross_2d(q, s)])
 
 
+def _moving_triangle(Theta: ArrayLike, values: ArrayLike | None, a: ArrayLike | None, Delta: ArrayLike | None,
+                     caller: str) -> tuple[NDArray[np.float64], ...]:
+    """The 3-level judge ``T``, level values ``v``, direction ``D`` and the triangle's Cartesian vertices
+    ``P`` and their velocities ``Q`` (vertex m at ``P[m] + h Q[m]``); ``caller`` names the refusal."""
+    T = _square(Theta)
+    if T.shape != (3, 3):
+        raise ValueError(f"{caller} is for 3 levels; got Theta of shape {T.shape}.")
+    v = _values_for(3, values)
+    D = _delta_for(T, v, a, Delta)
+    return T, v, D, T @ TERNARY_VERTICES, D @ TERNARY_VERTICES
+
+
+def _triangle_area_coefficients(P: NDArray[np.float64], Q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The moving triangle's (twice signed) area as a quadratic in ``h``."""
+    return _quadratic_area_coefficients(P[1] - P[0], Q[1] - Q[0], P[2] - P[0], Q[2] - Q[0])
+
+
+def _sub_triangle_area_coefficients(P: NDArray[np.float64], Q: NDArray[np.float64],
+                                    x: NDArray[np.float64]) -> list[NDArray[np.float64]]:
+    """For each vertex m, the area of the triangle (x, the two other vertices) as a quadratic in ``h``."""
+    polys = []
+    for m in range(3):
+        b, c = [i for i in range(3) if i != m]
+        polys.append(_quadratic_area_coefficients(P[b] - x, Q[b], P[c] - x, Q[c]))
+    return polys
+
+
 def _nearest_roots(coeffs: NDArray[np.float64]) -> tuple[float, float]:
     """Largest negative and smallest positive real root of c0 + c1 h + c2 h^2 (±inf if none)."""
     c0, c1, c2 = coeffs
@@ -291,11 +318,7 @@ def flip_h_range(Theta: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike, values:
         If at ``h = 0`` a candidate is not strictly inside the triangle or a vertex is on the
         simplex's edge (the construction needs interior points, as in the proof).
     """
-    T = _square(Theta)
-    if T.shape != (3, 3):
-        raise ValueError(f"flip_h_range is for 3 levels; got Theta of shape {T.shape}.")
-    v = _values_for(3, values)
-    D = _delta_for(T, v, a, Delta)
+    T, _, D, P, Q = _moving_triangle(Theta, values, a, Delta, "flip_h_range")
     lo, hi = -np.inf, np.inf
     if np.any(T <= 0):
         raise ValueError(f"every entry of Theta must be > 0 (vertices strictly inside the simplex); got {T.tolist()}.")
@@ -303,19 +326,14 @@ def flip_h_range(Theta: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike, values:
         ratio = -T / D  # the h at which each entry reaches 0
     lo = max(lo, float(np.max(ratio[D > 0], initial=-np.inf)))
     hi = min(hi, float(np.min(ratio[D < 0], initial=np.inf)))
-    P = T @ TERNARY_VERTICES
-    Q = D @ TERNARY_VERTICES
-    polys = [_quadratic_area_coefficients(P[1] - P[0], Q[1] - Q[0], P[2] - P[0], Q[2] - Q[0])]
+    polys = [_triangle_area_coefficients(P, Q)]
     for k, g in enumerate((gamma1, gamma2), start=1):
         pi0 = barycentric_coordinates(float_array(g, f"gamma{k}"), T)
         if np.any(pi0 <= 1e-12):
             raise ValueError(
                 f"candidate {k} must be strictly inside the judge triangle at h = 0; its coordinates are {pi0.round(6).tolist()}."
             )
-        x = float_array(g, f"gamma{k}") @ TERNARY_VERTICES
-        for m in range(3):
-            b, c = [i for i in range(3) if i != m]
-            polys.append(_quadratic_area_coefficients(P[b] - x, Q[b], P[c] - x, Q[c]))
+        polys.extend(_sub_triangle_area_coefficients(P, Q, float_array(g, f"gamma{k}") @ TERNARY_VERTICES))
     for coeffs in polys:
         neg, pos = _nearest_roots(coeffs)
         lo, hi = max(lo, neg), min(hi, pos)
@@ -330,32 +348,20 @@ def expected_score_tie_h(Theta: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike,
     ``h`` (sub-triangle areas over the triangle's area), so the ties are the real roots of the
     numerator where the triangle is not degenerate.
 
-    Parameters
-    ----------
-    Theta : array_like, shape (3, 3)
-    gamma1, gamma2 : array_like, shape (3,)
-    values, a, Delta
-        As in :func:`flip_configuration`.
+    Parameters as in :func:`flip_h_range`.
 
     Returns
     -------
     ndarray
         Sorted real roots (empty when the order never changes; the canonical example ties at 0).
     """
-    T = _square(Theta)
-    if T.shape != (3, 3):
-        raise ValueError(f"expected_score_tie_h is for 3 levels; got Theta of shape {T.shape}.")
-    v = _values_for(3, values)
-    D = _delta_for(T, v, a, Delta)
-    P = T @ TERNARY_VERTICES
-    Q = D @ TERNARY_VERTICES
+    _, v, _, P, Q = _moving_triangle(Theta, values, a, Delta, "expected_score_tie_h")
     num = np.zeros(3)
     for sign, g in ((1.0, gamma1), (-1.0, gamma2)):
         x = float_array(g, "gamma") @ TERNARY_VERTICES
-        for m in range(3):
-            b, c = [i for i in range(3) if i != m]
-            coeffs = _quadratic_area_coefficients(P[b] - x, Q[b], P[c] - x, Q[c])
-            # orientation of (x, P[b], P[c]) matches (P[0], P[1], P[2]) for m=0,2 and is reversed for m=1
+        for m, coeffs in enumerate(_sub_triangle_area_coefficients(P, Q, x)):
+            # orientation of (x, the other two vertices in order) matches (P[0], P[1], P[2]) for m=0,2
+            # and is reversed for m=1
             num += sign * v[m] * coeffs * (-1.0 if m == 1 else 1.0)
     scale = np.max(np.abs(num))
     if scale == 0:
@@ -365,7 +371,7 @@ def expected_score_tie_h(Theta: ArrayLike, gamma1: ArrayLike, gamma2: ArrayLike,
         poly = poly[1:]
     roots = np.roots(poly) if len(poly) > 1 else np.array([])
     real = roots[np.abs(roots.imag) <= 1e-9 * np.maximum(1.0, np.abs(roots.real))].real
-    total = _quadratic_area_coefficients(P[1] - P[0], Q[1] - Q[0], P[2] - P[0], Q[2] - Q[0])
+    total = _triangle_area_coefficients(P, Q)
     keep = [r for r in real if abs(total[0] + total[1] * r + total[2] * r * r) > 1e-12]
     return np.sort(np.array(keep, dtype=float))
 
