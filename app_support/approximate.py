@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from simplex_core.inference.fit_identity import data_key, fit_key, model_fields
-from simplex_core.studies.sensitivity import base_settings, grid_settings
+from simplex_core.studies.sensitivity import grid_settings
 from simplex_core.model.settings import FitSettings
 
 from . import fits
@@ -79,7 +79,7 @@ class _DrawsMemo(Lru):
         return draws
 
     def get_stored(self, key: str, counts: Any, settings: FitSettings) -> Any | None:
-        """The PriorDraws of the finished fit of ``counts`` at ``settings``, read from its cache
+        """The PriorDraws of the finished fit of ``counts`` at ``settings`` (``key``: its fit key), read from its cache
         entry's file alone where it can be (0.02 s instead of 0.3 s for the whole fit), else from
         the whole fit (in memory, shipped, or a file that does not read: that path quarantines it)."""
         from simplex_core.inference.reweighting import ReweightError, prior_draws_from_file
@@ -97,7 +97,7 @@ class _DrawsMemo(Lru):
             if draws is not None:
                 self.store(key, draws)
                 return draws
-        return self.get(key, fits.cached_result(counts, settings))
+        return self.get(key, fits.cached_result(counts, settings, key))
 
 
 @st.cache_resource(show_spinner=False)
@@ -117,8 +117,7 @@ class _AskedSettings:
         self._by_data = Lru(16)
         self._lock = threading.Lock()
 
-    def note(self, counts: Any, settings: FitSettings) -> None:
-        key = data_key(counts)
+    def note(self, key: str, settings: FitSettings) -> None:
         with self._lock:
             asked = [s for s in self._by_data.lookup(key, ()) if s != settings] + [settings]
             self._by_data.store(key, tuple(asked[-ASKED_PER_DATA:]))
@@ -132,11 +131,12 @@ def _asked() -> _AskedSettings:
     return _AskedSettings()
 
 
-def note_asked(counts: Any, settings: FitSettings) -> None:
-    """Remember that a session asked for the fit of ``counts`` at ``settings``: once it has landed
+def note_asked(data: str, settings: FitSettings) -> None:
+    """Remember that a session asked for the fit at ``settings`` of the data whose ``data_key`` is
+    ``data``: once it has landed
     (in this session or another, interactive or background), it is a reweighting source for every
     later move on these data, not only for the session that shows it."""
-    _asked().note(counts, settings)
+    _asked().note(data, settings)
 
 
 def source_draws(counts: Any, settings: FitSettings, shown: list[tuple[FitSettings, Any]] | None = None,
@@ -189,13 +189,13 @@ _PREFETCHING: set[str] = set()
 _PREFETCH_LOCK = threading.Lock()
 
 
-def prefetch_sources(counts: Any, settings: FitSettings) -> None:
-    """Read the draws of every grid fit of these data already in the cache (and of every setting asked
+def prefetch_sources(view: fits.FitView) -> None:
+    """Read the draws of every grid fit of the view's data already in the cache (and of every setting asked
     for lately, :func:`note_asked`) on a background thread,
     so that later moves find their sources in memory (0.02 s each from its file, more where the whole
     fit must be read; grid fits land one by one while the user works). One thread per data at a
     time; a no-op when all are read."""
-    key = fit_key(counts, base_settings(settings))
+    counts, settings, key = view.counts, view.requested, view.grid_group
     with _PREFETCH_LOCK:
         if key in _PREFETCHING:
             return
@@ -228,7 +228,7 @@ def approximate(view: fits.FitView | None) -> Approximate | None:
     if view is None:
         return None
     if not view.requested.integrated:
-        note_asked(view.counts, view.requested)
+        note_asked(view.data_key, view.requested)
     if view.current or view.requested.integrated:
         return None
     target = view.requested
@@ -237,7 +237,7 @@ def approximate(view: fits.FitView | None) -> Approximate | None:
     if not sources:
         return None
     # the sources' keys tell a thinned shipped fit (":pre") from the real fit of the same settings
-    memo_key = (fit_key(view.counts, target), tuple(key for _, _, key in sources))
+    memo_key = (view.key, tuple(key for _, _, key in sources))
     answers = _answers()
     found = answers.lookup(memo_key)
     if found is not None:
@@ -303,9 +303,9 @@ def fine_sweep_figure(ready: list[fits.FitView], base_view: fits.FitView, fitted
     from simplex_core.studies.sensitivity import reweighted_sweep
 
     base = base_view.requested
-    keys = tuple(fit_key(v.counts, v.requested) for v in ready)
+    keys = tuple(v.key for v in ready)
     sweeps = _fine_sweeps()
-    memo_key = (keys, fit_key(base_view.counts, base))
+    memo_key = (keys, base_view.key)
     fine = sweeps.lookup(memo_key)
     if fine is None:  # ~1 s of reweighting: once per set of fits, not on every rerun of the page
         memo = _draws_memo()

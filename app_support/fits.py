@@ -194,6 +194,10 @@ class FitView:
         ``"none"``.
     job
         The job fitting ``requested`` when it is not available yet (or failed / was cancelled).
+    key
+        ``fit_key(counts, requested)``, hashed once by :func:`get_fit`; the view's other keys
+        (:attr:`result_key`, :attr:`data_key`, :attr:`grid_group`) reuse it or are hashed once per view,
+        so one page run hashes its settings and data once.
     """
 
     requested: FitSettings
@@ -209,7 +213,18 @@ class FitView:
         """A cache key naming the result shown (not the one requested: they differ while stale)."""
         if self.result_settings is None:
             return ""
-        return f"{fit_key(self.counts, self.result_settings)}:{'pre' if self.origin == 'precomputed' else 'fit'}"
+        key = self.key if self.result_settings == self.requested else fit_key(self.counts, self.result_settings)
+        return f"{key}:{'pre' if self.origin == 'precomputed' else 'fit'}"
+
+    @functools.cached_property
+    def data_key(self) -> str:
+        """:func:`~simplex_core.inference.fit_identity.data_key` of the counts (every fit of these data)."""
+        return data_key(self.counts)
+
+    @functools.cached_property
+    def grid_group(self) -> str:
+        """Name of the background-grid group of these data and the requested non-grid settings."""
+        return f"grid:{self.data_key}:{base_settings(self.requested).key()}"
 
     @property
     def current(self) -> bool:
@@ -261,9 +276,10 @@ def download_stem(source_label: str, settings: FitSettings | None, approximate: 
     return f"{stem}-approximate" if approximate else stem
 
 
-def cached_result(counts: Counts, settings: FitSettings) -> Any | None:
-    """A finished fit from memory or the disk cache, never starting a worker."""
-    key = fit_key(counts, settings)
+def cached_result(counts: Counts, settings: FitSettings, key: str | None = None) -> Any | None:
+    """A finished fit from memory or the disk cache, never starting a worker (``key``: its
+    ``fit_key``, when the caller has it)."""
+    key = key or fit_key(counts, settings)
     memo = _memo()
     hit = memo.lookup(key)
     if hit is not None:
@@ -290,7 +306,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
         view.job = JobStatus(job_id="", key=key, state="failed", priority=priority, label=settings_label(settings),
                              message=str(exc))
         return view
-    result = cached_result(counts, settings)
+    result = cached_result(counts, settings, key)
     if result is not None:
         _note_delivery(counts, settings, key)
         view.result, view.result_settings, view.origin = result, settings, origin_of(result)
@@ -309,7 +325,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
                                  owner=fit_owner())
     view.job = job
     if job is not None and job.state == "done":
-        result = cached_result(counts, settings)
+        result = cached_result(counts, settings, key)
         if result is not None:
             _note_delivery(counts, settings, key)
             view.result, view.result_settings, view.origin = result, settings, "cache"
@@ -329,7 +345,7 @@ def get_fit(table: JudgmentTable, settings: FitSettings, *, purpose: str = "main
                                      "back from the fit cache, twice. Check that the cache folder is writable and "
                                      "has free space, then try again.")
     # the last result shown for this data, while the new one is fitted
-    shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((data_key(counts), purpose))
+    shown = st.session_state.setdefault(K.SHOWN_FITS, {}).get((view.data_key, purpose))
     if shown is not None:
         old_settings = FitSettings.from_dict(shown)
         old = cached_result(counts, old_settings)
@@ -363,7 +379,7 @@ def _note_delivery(counts: Counts, settings: FitSettings, key: str) -> None:
 def remember_shown(view: FitView, purpose: str = "main") -> None:
     """Remember the fit a page showed (the fallback while the next one is fitted)."""
     if view.current:
-        st.session_state.setdefault(K.SHOWN_FITS, {})[(data_key(view.counts), purpose)] = view.requested.to_dict()
+        st.session_state.setdefault(K.SHOWN_FITS, {})[(view.data_key, purpose)] = view.requested.to_dict()
 
 
 def retry(view: FitView) -> None:
@@ -376,25 +392,21 @@ def retry(view: FitView) -> None:
 
 # -- background grid ----------------------------------------------------------------------------------
 
-def grid_group(counts: Counts, settings: FitSettings) -> str:
-    """Name of the background-grid group of this data and these non-grid settings."""
-    return f"grid:{data_key(counts)}:{base_settings(settings).key()}"
-
-
 def start_grid(view: FitView) -> str | None:
     """After a dataset's first fit is shown, queue the rest of the ω × β_max grid in the background."""
     if not background_grid_enabled() or not view.current or view.requested.integrated:
         return None
     base = view.requested
-    group = grid_group(view.counts, base)
+    group = view.grid_group
     started = st.session_state.setdefault(K.GRIDS_STARTED, set())
     if group in started:
         return group
     manager = fit_manager()
     owner = fit_owner()  # the grid is this session's: cancelled when it leaves, bounded per session
     # Submitting is idempotent: fits already queued, running or cached are shared, not repeated.
+    base_key = base.key()
     for s in grid_settings(base.replace(integrated=False)):
-        if s.key() != base.key():
+        if s.key() != base_key:
             manager.submit(view.counts, s, priority=BACKGROUND, label=settings_label(s), group=group, owner=owner)
     started.add(group)
     return group
@@ -476,7 +488,7 @@ def grid_status_panel(view: FitView, on_landed: Callable[[], None] | None = None
     if not background_grid_enabled() or view.requested.integrated:
         return
     manager = fit_manager()
-    group = grid_group(view.counts, view.requested)
+    group = view.grid_group
     progress = manager.group_progress(group)
     if progress.total and progress.finished:  # nothing more will end: drawn once, no poll
         if on_landed is not None:

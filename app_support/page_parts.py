@@ -72,7 +72,7 @@ def fit_header(view: fits.FitView, *, stale_shown: bool = True, labels_left_out:
 
         # the grid's fits in the cache, and those that land later, are read on a background thread: the
         # next slider move finds its reweighting sources in memory
-        fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view.counts, view.requested))
+        fits.grid_status_panel(view, on_landed=lambda: prefetch_sources(view))
     if view.result is not None and (view.current or stale_shown):
         diagnostics_banner(view.result)
     # what the data settle: said while the first fit runs too

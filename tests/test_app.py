@@ -654,6 +654,35 @@ def test_opening_the_app_shows_the_precomputed_fit_without_fitting():
     assert _bayes_boxes(at)  # the Bayesian rank distributions are on the first page
 
 
+def test_one_rankings_page_run_hashes_its_fit_key_once(monkeypatch):
+    """The fit key (settings and data) is hashed once per page run and reused: ``FitView.key`` for the
+    memo, the fit shown and the reweighting memo; ``FitView.data_key`` for the data's own key."""
+    import threading
+
+    from simplex_core.inference import fit_identity
+    from simplex_core.model.settings import FitSettings
+
+    at = new_app()
+    at.switch_page("pages/rankings_page.py").run()
+    assert_clean(at)
+    calls: dict[str, int] = {"key": 0, "counts_hash": 0}
+
+    def counting(name, real):
+        def wrapper(*args, **kwargs):
+            if threading.current_thread().name.startswith("ScriptRunner"):  # the page run, not a worker
+                calls[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(FitSettings, "key", counting("key", FitSettings.key))
+    monkeypatch.setattr(fit_identity, "counts_hash", counting("counts_hash", fit_identity.counts_hash))
+    at.run()
+    assert_clean(at)
+    assert _bayes_boxes(at)  # the page did show the fit
+    # one fit_key (settings and counts hashed once) and one data_key (counts hashed once more)
+    assert calls == {"key": 1, "counts_hash": 2}
+
+
 def test_label_suggestions_are_computed_only_when_their_panel_is_opened():
     at = new_app()
     assert "Open to compute the suggestions." in texts(at)
@@ -843,9 +872,9 @@ def test_a_grid_fit_in_the_cache_is_a_source_read_from_its_file_alone(monkeypatc
     whole_reads = []
     real_cached_result = fits.cached_result
 
-    def spy(c, s):
+    def spy(c, s, key=None):
         whole_reads.append((s.omega, s.beta_max))
-        return real_cached_result(c, s)
+        return real_cached_result(c, s, key)
 
     monkeypatch.setattr(fits, "cached_result", spy)
     at = new_app({"omega": "2.25"})
