@@ -180,8 +180,17 @@ def test_candidate_scored_only_by_its_own_family():
     df = SMALL.copy()
     df["candidate_family"] = df["candidate"].map({"a": "fa", "b": "fb"})
     df["judge_family"] = "fa"
-    with pytest.raises(ValidationError, match=r"every judgment of candidate 'a' is excluded as self-family .*data say nothing about it"):
-        count_tensor(load_table(df))
+    table = load_table(df)
+    # kept apart (the default) its judgments stay, as own-family raters: the message says what is missing
+    with pytest.raises(ValidationError, match=r"candidate 'a' has no judge of another family: only judges of its own "
+                       r"family scored it, and those judgments, kept apart as own-family raters, .*data say nothing "
+                       r"about it\. Fix: add a judge of another family, pool self-family judgments"):
+        count_tensor(table)
+    # left out, its judgments are excluded
+    with pytest.raises(ValidationError, match=r"every judgment of candidate 'a' is excluded as self-family .*data say "
+                       r"nothing about it\. Fix: switch self-family exclusion off"):
+        count_tensor(table, self_exclusion="drop")
+    assert count_tensor(table, self_exclusion=False).included.all()
 
 
 def test_self_family_judgments_are_kept_apart_left_out_or_pooled():

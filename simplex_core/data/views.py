@@ -135,15 +135,33 @@ def count_tensor(table: JudgmentTable, self_exclusion: bool | str = True) -> Cou
                                     value=tuple(dead), fix="switch self-family exclusion off, or remove that judge.", setting="self_exclusion"))
         if unseen:
             # Its rank would come from its own family's judges alone: say so rather than rank it silently.
-            problems.append(Problem("candidate_family", f"every judgment of candidate{'s' if len(unseen) > 1 else ''} {values_text(unseen)} is excluded as self-family "
-                                    "(only judges of the same family scored it), so the data say nothing about it.",
-                                    value=tuple(unseen), fix="switch self-family exclusion off, add a judge of another family, or remove that candidate.",
-                                    setting="self_exclusion"))
+            problems.append(_own_family_only(unseen, mode))
         if problems:
             raise ValidationError(problems)
     return Counts(N=N, included=included, judges=tuple(judges), candidates=table.candidates, scale=table.scale,
                   excluded_pairs=tuple(excluded), families=families, data_hash=table.data_hash(),
                   patterns=_answer_patterns(table, j_idx, k_idx, m_idx, included))
+
+
+def _own_family_only(candidates: Sequence[str], mode: str) -> Problem:
+    """The problem of candidates that only judges of their own family scored, in the words of ``mode``
+    (``"apart"``: their judgments are kept, as own-family raters; ``"drop"``: they are left out)."""
+    many = len(candidates) > 1
+    names = f"candidate{'s' if many else ''} {values_text(candidates)}"
+    if mode == "apart":
+        message = (f"{names} {'have' if many else 'has'} no judge of another family: only judges of "
+                   f"{'their' if many else 'its'} own family scored {'them' if many else 'it'}, and those "
+                   "judgments, kept apart as own-family raters, cannot tell a self-preference from "
+                   f"{'their' if many else 'its'} quality, so the data say nothing about "
+                   f"{'them' if many else 'it'}.")
+        fix = (f"add a judge of another family, pool self-family judgments with the judges' other judgments, "
+               f"or remove {'those candidates' if many else 'that candidate'}.")
+    else:
+        message = (f"every judgment of {names} is excluded as self-family (only judges of the same family "
+                   f"scored {'them' if many else 'it'}), so the data say nothing about {'them' if many else 'it'}.")
+        fix = (f"switch self-family exclusion off, add a judge of another family, or remove "
+               f"{'those candidates' if many else 'that candidate'}.")
+    return Problem("candidate_family", message, value=tuple(candidates), fix=fix, setting="self_exclusion")
 
 
 def _answer_patterns(table: JudgmentTable, j_idx: np.ndarray, k_idx: np.ndarray, m_idx: np.ndarray,
