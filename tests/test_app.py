@@ -82,9 +82,12 @@ def test_pages_run_on_the_other_builtin_datasets(dataset, page):
     at.switch_page(f"pages/{page}_page.py").run()
     if dataset in ("wildbench-v2", "faithbench") and page != "data":
         # WildBench's gpt-3.5 answers (FaithBench's OpenAI summaries) are judged only by OpenAI judges: with
-        # self-family exclusion on (the default) the model has nothing to go on, and the page says so and what to do.
+        # self-family judgments kept apart (the default) the model has nothing to go on, and the page says so and
+        # what to do (pool them with the judges' others: the sidebar's switch).
         assert not at.exception
-        assert len(at.error) == 1 and "switch self-family exclusion off" in plain(at.error[0].value)
+        error = plain(at.error[0].value) if len(at.error) == 1 else ""
+        assert re.search(r"ha(s|ve) no judge of another family", error) and "pool self-family judgments" in error, error
+        assert "Keep self-family judgments apart' switch" in error, error
     else:
         assert_clean(at)
 
