@@ -12,13 +12,17 @@ machinery's rule). Methods:
 - ``ppi_<pct>``: PPI with the judges' mean as predictor (λ = 1, the baseline);
 - ``ppi_<pct> expanded``: the same with the expanded-percentile intervals, to show what the expansion
   alone buys;
-- ``bayesian_ppi_<pct>``: PPI++ (power-tuned λ) with the label-free shared-truth fit's posterior mean
-  true score as predictor and expanded-percentile intervals (:mod:`simplex_core.studies.model_ppi`);
-- ``bayesian_ppi_<pct> unmoderated``: the same without the moderated rectifier variance (what a
+- ``bayesian_ppi_<pct>`` (the product's): the label-free shared-truth fit's posterior mean true score
+  as predictor, the candidates' rectifiers pooled (hierarchical normal posterior with the fit's own
+  sd of E_k + δ_k as each one's prior spread, :func:`simplex_core.methods.ppi.pooled_rectifier_draws`,
+  λ = 1; :mod:`simplex_core.studies.model_ppi`);
+- ``bayesian_ppi_<pct> unpooled``: each candidate's own rectifier, PPI++ (power-tuned λ), moderated
+  variance and expanded-percentile intervals (the product's before pooling);
+- ``bayesian_ppi_<pct> unmoderated``: unpooled without the moderated rectifier variance (what a
   candidate with a few labels, all alike, got before: a point for its bootstrap);
-- ``bayesian_ppi_<pct> plain``: the same without the expansion (moderated);
-- ``bayesian_ppi_<pct> λ=1``: the same predictor with λ = 1 (plain PPI), expanded;
-- ``bayesian_ppi_<pct> blend``: predictor = half the model's, half the judges' mean (PPI++, expanded);
+- ``bayesian_ppi_<pct> plain``: unpooled without the expansion (moderated);
+- ``bayesian_ppi_<pct> λ=1``: unpooled with λ = 1 (plain PPI), expanded;
+- ``bayesian_ppi_<pct> blend``: unpooled, predictor = half the model's, half the judges' mean;
 - ``bayesian_gold_<pct>``: the shared-truth fit with the labelled answers' true levels observed;
 - ``bayesian``: the label-free default (ω = 0, β_max = 5, shared-truth; no labels, one fit, no draws).
 
@@ -108,10 +112,11 @@ def main(argv: list[str] | None = None) -> None:
             names = [model_ppi_name(f) for f in fractions]
             opts = dict(cache=cache, self_exclusion=excl, **FIT)
             tuned = model_ppi_methods(table, names, **opts)
-            lam1 = model_ppi_methods(table, names, power_tuning=False, **opts)
-            plain = model_ppi_methods(table, names, expanded=False, **opts)
-            unmoderated = model_ppi_methods(table, names, moderated=False, **opts)
-            blend = model_ppi_methods(table, names, blend=True, **opts)
+            lam1 = model_ppi_methods(table, names, power_tuning=False, pooled=False, **opts)
+            plain = model_ppi_methods(table, names, expanded=False, pooled=False, **opts)
+            unmoderated = model_ppi_methods(table, names, moderated=False, pooled=False, **opts)
+            blend = model_ppi_methods(table, names, blend=True, pooled=False, **opts)
+            unpooled = model_ppi_methods(table, names, pooled=False, **opts)
             row_name = pair if excl or args.no_self_exclusion else f"{pair} (exclusion off)"
             for f in fractions:
                 pct = int(round(f * 100))
@@ -126,6 +131,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{mppi_name} plain": plain[mppi_name],
                     f"{mppi_name} λ=1": lam1[mppi_name],
                     f"{mppi_name} blend": blend[mppi_name],
+                    f"{mppi_name} unpooled": unpooled[mppi_name],
                 }
                 if not args.no_gold:
                     methods[gold_name] = bayesian_methods(table, [gold_name], **opts)[gold_name]

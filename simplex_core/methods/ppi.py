@@ -103,6 +103,72 @@ def moderated_rectifier_noise(rectifiers: np.ndarray, n_resamples: int, rng: np.
     return rng.standard_normal((n_resamples, len(n))) * np.sqrt(extra)
 
 
+#: Grid points of the between-candidate spread τ in :func:`pooled_rectifier_draws` (its posterior is
+#: computed exactly on the grid, as for the hierarchical normal model of Gelman et al., BDA3 §5.4).
+POOLED_TAU_GRID = 200
+
+
+def pooled_rectifier_draws(rectifiers: np.ndarray, n_draws: int, rng: np.random.Generator,
+                           prior_df: float = RECTIFIER_PRIOR_DF, prior_var: np.ndarray | None = None) -> np.ndarray:
+    """``[n_draws, K]`` posterior draws of each candidate's mean rectifier when the candidates' rectifiers
+    are pooled: the predictor's bias on candidate k is μ + η_k, η_k ~ N(0, τ²), one μ and τ for all.
+
+    Why: with a few labels per candidate (5% of 100 items: 5), each candidate's rectifier mean is mostly
+    noise, and adding it to every candidate's estimate, as PPI does, can leave the ranking worse than the
+    label-free one (on the built-ins, Spearman 0.90 → 0.37 on SummHay at 5%). Whether the predictor's
+    bias differs between candidates is itself learnt from the labels: when the rectifiers spread no more
+    than their noise, τ is near 0 and they shrink to their common mean (the label-free ranking,
+    re-centred); when they spread more (judges biased on some candidates), τ is large and each candidate
+    keeps its own (PPI's estimate). This is the normal hierarchical model of BDA3 §5.4 (eight schools):
+    uniform prior on μ and on τ ∈ [0, τ_max], τ's posterior exact on a grid, then μ | τ and η | μ, τ.
+
+    ``rectifiers`` ``[n, K]``: each candidate's labelled (label − ŷ), NaN where it has no label. Each
+    candidate's sampling variance of its rectifier mean is its moderated variance over n_k
+    (:func:`moderated_rectifier_noise`'s s̃_k²), drawn per replicate from its scaled inverse-χ² with
+    n_k − 1 + ``prior_df`` degrees of freedom, so a few labels give t-like tails.
+
+    ``prior_var`` ``[K]`` (default zeros): what the predictor itself says of how far the truth's mean of
+    candidate k may lie from its prediction (the label-free posterior variance of E_k + δ_k), added to
+    τ²: η_k ~ N(0, τ² + prior_var_k). A candidate the predictor knows little about (one judge) then keeps
+    its own labels' word; τ is what the labels show beyond it.
+    """
+    r = np.asarray(rectifiers, dtype=float)
+    ok = ~np.isnan(r)
+    n = ok.sum(axis=0).astype(float)
+    extra = np.zeros(len(n)) if prior_var is None else np.nan_to_num(np.asarray(prior_var, dtype=float))
+    if np.any(n < 1):
+        raise ValueError("pooled rectifiers need at least one label per candidate.")
+    mean = np.where(ok, r, 0.0).sum(axis=0) / n
+    df = np.maximum(n - 1.0, 0.0)
+    ss = (np.where(ok, r - mean, 0.0) ** 2).sum(axis=0)
+    own = np.where(df > 0, ss / np.maximum(df, 1.0), 0.0)
+    pooled = ss.sum() / df.sum() if df.sum() > 0 else 0.0
+    dof = prior_df + df
+    moderated = np.maximum((prior_df * pooled + df * own) / dof, 1e-12)
+    # noise variance of each rectifier mean, one draw per replicate: s̃² · dof / χ²_dof / n  [B, K]
+    v = moderated * dof / rng.chisquare(dof, size=(n_draws, len(n))) / n
+    spread = float(np.ptp(mean)) + 4.0 * float(np.sqrt(moderated / n).max())
+    tau = np.linspace(0.0, max(spread, 1e-6), POOLED_TAU_GRID)  # [G]
+    total = v[:, :, None] + extra[None, :, None] + tau[None, None, :] ** 2  # [B, K, G]
+    w = 1.0 / total
+    mu_hat = (w * mean[None, :, None]).sum(axis=1) / w.sum(axis=1)  # [B, G]
+    v_mu = 1.0 / w.sum(axis=1)
+    log_post = (0.5 * np.log(v_mu) - 0.5 * np.log(total).sum(axis=1)
+                - 0.5 * (w * (mean[None, :, None] - mu_hat[:, None, :]) ** 2).sum(axis=1))  # [B, G]
+    prob = np.exp(log_post - log_post.max(axis=1, keepdims=True))
+    cum = np.cumsum(prob, axis=1)
+    pick = (cum < rng.uniform(size=(n_draws, 1)) * cum[:, -1:]).sum(axis=1)  # one τ per replicate
+    rows = np.arange(n_draws)
+    spread2 = tau[pick][:, None] ** 2 + extra[None, :]  # [B, K]: the prior variance of η_k
+    mu = mu_hat[rows, pick] + np.sqrt(v_mu[rows, pick]) * rng.standard_normal(n_draws)
+    free = spread2 > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = 1.0 / v + np.where(free, 1.0 / spread2, 0.0)  # [B, K]
+        centre = np.where(free, (mean[None, :] / v + mu[:, None] / spread2) / prec, mu[:, None])
+        sd = np.where(free, np.sqrt(1.0 / prec), 0.0)
+    return centre + sd * rng.standard_normal((n_draws, len(n)))
+
+
 def alike_labels_note(y: np.ndarray, candidates, name: str) -> tuple[str, ...]:
     """The note for candidates whose labelled answers (``y`` ``[n, K]``, NaN = none) all carry the same
     label: their own labels show no spread, so their interval's width comes from the other candidates'."""
@@ -187,6 +253,21 @@ def _ppi_estimates(
     return np.where((n > 0) & (big_n > 0), est, np.nan)
 
 
+def pooled_ppi_estimates(y: np.ndarray, yh: np.ndarray, yu: np.ndarray, unl_w: np.ndarray,
+                         gen: np.random.Generator, prior_var: np.ndarray | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Point estimates ``[K]`` and replicates ``[B, K]`` of :func:`ppi_mean_ranks` with ``pooled``: mean
+    unlabelled prediction (bootstrapped by item with ``unl_w`` ``[B, N]``) plus the pooled rectifier
+    (``prior_var``: :func:`pooled_rectifier_draws`'s)."""
+    ok = (~np.isnan(yu)).astype(float)
+    yu0 = np.where(np.isnan(yu), 0.0, yu)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = (yu0 * ok).sum(axis=0) / ok.sum(axis=0)
+        boot_centre = (unl_w @ (yu0 * ok)) / (unl_w @ ok)
+    draws = pooled_rectifier_draws(y - yh, unl_w.shape[0], gen, prior_var=prior_var)
+    return centre + draws.mean(axis=0), boot_centre + draws
+
+
 def ppi_mean_ranks(
     view: pd.DataFrame,
     scale: Scale,
@@ -201,6 +282,8 @@ def ppi_mean_ranks(
     name: str | None = None,
     expanded: bool = False,
     moderated: bool = False,
+    pooled: bool = False,
+    prediction_sd: pd.Series | None = None,
 ) -> MethodResult:
     """Prediction-powered ranking (methods ``ppi_5``, ``ppi_10``; uses gold labels).
 
@@ -240,6 +323,16 @@ def ppi_mean_ranks(
         Before the expansion, lift each candidate's bootstrap variance of its labelled mean to the
         moderated variance of its rectifiers (:func:`moderated_rectifier_noise`): with a handful of
         labels per candidate, all alike more often than not, the bootstrap alone can be a point.
+    pooled
+        Pool the candidates' rectifiers (:func:`pooled_rectifier_draws`, λ = 1): each candidate's
+        estimate is the mean prediction over its unlabelled answers (bootstrapped by item) plus a draw of
+        its rectifier from the hierarchical posterior, which shrinks the rectifiers to their common mean
+        as far as the labels show no real difference between candidates. Replaces ``power_tuning``,
+        ``moderated`` and ``expanded`` (the posterior carries the few labels' uncertainty itself).
+    prediction_sd
+        With ``pooled``: per candidate, how far the predictor says the truth's mean may lie from its
+        prediction (on the scale of ``true_score``; the label-free posterior sd of E_k + δ_k), the
+        rectifiers' prior spread beyond the learnt τ. None: τ alone.
     """
     if TRUE_SCORE not in view.columns:
         raise ValueError(
@@ -273,7 +366,15 @@ def ppi_mean_ranks(
         )
     lab_w = item_resample_weights(n_lab, n_resamples, gen)
     unl_w = item_resample_weights(n_unl, n_resamples, gen)
-    boot = _ppi_estimates(y_l, yh_l, yh_u, lab_w, unl_w, power_tuning)
+    if pooled:
+        prior_var = None
+        if prediction_sd is not None:
+            prior_var = (prediction_sd.reindex(list(arr.candidates)).to_numpy(dtype=float)
+                         / (scale.values[-1] - scale.values[0])) ** 2
+        est, boot = pooled_ppi_estimates(y_l, yh_l, yh_u, unl_w, gen, prior_var=prior_var)
+        power_tuning = moderated = expanded = False
+    else:
+        boot = _ppi_estimates(y_l, yh_l, yh_u, lab_w, unl_w, power_tuning)
     if moderated:
         lam = point_lambda(y_l, yh_l, yh_u, power_tuning)
         boot = boot + moderated_rectifier_noise(y_l - lam * yh_l, n_resamples, gen)
@@ -292,6 +393,7 @@ def ppi_mean_ranks(
             "n_resamples": float(n_resamples),
             "expanded": float(expanded),
             "moderated": float(moderated),
+            "pooled": float(pooled),
         },
         notes=missing_note(est, arr.candidates, name) + (alike_labels_note(y_l, arr.candidates, name)
                                                          if moderated else ()),

@@ -40,7 +40,8 @@ from simplex_core.data.table import JudgmentTable
 from simplex_core.data.views import item_view
 from simplex_core.methods.method_base import MethodResult, item_resample_weights, ranked_result, score_array
 from simplex_core.methods.ppi import (RECTIFIER_PRIOR_DF, alike_labels_note, expanded_percentile,
-                                     moderated_rectifier_noise, point_lambda, power_tuning_lambda)
+                                     moderated_rectifier_noise, point_lambda, pooled_ppi_estimates,
+                                     power_tuning_lambda)
 from simplex_core.model.ranks import rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
@@ -78,7 +79,7 @@ def without_labels(table: JudgmentTable) -> JudgmentTable:
 
 def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclusion: bool = True,
                      n_resamples: int = 1000, seed: int = 0, level: float = 0.95,
-                     method: str = LABELLED_METHOD) -> MethodResult:
+                     method: str = LABELLED_METHOD, pooled: bool = True) -> MethodResult:
     """Prediction-powered ranking (PPI++) of the table's candidates from its gold answers.
 
     Per candidate k, with labelled answers A_k (gold, with a true score and a prediction) and
@@ -101,6 +102,10 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
         no prediction).
     n_resamples
         Bootstrap replicates: labelled answers resampled per candidate, unlabelled ones by item.
+    pooled
+        Pool the candidates' rectifiers (λ = 1; :func:`~simplex_core.methods.ppi.pooled_rectifier_draws`):
+        the default, as in the evaluation's ``bayesian_ppi``. False: each candidate's own PPI++ rectifier,
+        bootstrapped, with the moderated variance and the expanded percentile.
     seed
         Seed of the bootstrap.
 
@@ -147,19 +152,23 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
         y[: len(rows), k], yh[: len(rows), k] = truth[rows, k], pred[rows, k]
     yu = np.where(unlabelled, pred, np.nan)  # [I, K]
     gen = np.random.default_rng(seed)
-    once_lab = np.where(np.isnan(y), 0.0, 1.0)[None]  # [1, n_max, K]
-    est = _estimates(y, yh, yu, once_lab, np.ones((1, len(items))))[0]
-    lab_w = _labelled_weights(n_lab, n_max, n_resamples, gen)
-    unl_w = item_resample_weights(len(items), n_resamples, gen)
-    boot = _estimates(y, yh, yu, lab_w, unl_w)
-    lam = point_lambda(y, yh, yu, power_tuning=True)
-    boot = boot + moderated_rectifier_noise(y - lam * yh, n_resamples, gen)
-    boot = expanded_percentile(est, boot, n_lab, level, extra_df=RECTIFIER_PRIOR_DF)
+    if pooled:
+        est, boot = pooled_ppi_estimates(y, yh, yu, item_resample_weights(len(items), n_resamples, gen), gen)
+    else:
+        once_lab = np.where(np.isnan(y), 0.0, 1.0)[None]  # [1, n_max, K]
+        est = _estimates(y, yh, yu, once_lab, np.ones((1, len(items))))[0]
+        lab_w = _labelled_weights(n_lab, n_max, n_resamples, gen)
+        unl_w = item_resample_weights(len(items), n_resamples, gen)
+        boot = _estimates(y, yh, yu, lab_w, unl_w)
+        lam = point_lambda(y, yh, yu, power_tuning=True)
+        boot = boot + moderated_rectifier_noise(y - lam * yh, n_resamples, gen)
+        boot = expanded_percentile(est, boot, n_lab, level, extra_df=RECTIFIER_PRIOR_DF)
     draws = rank_scores(boot, nan_last=True)
     return ranked_result(
         method, cands, est, draws, uses_labels=True, level=level,
         details={"n_labelled_answers": float(n_lab.sum()), "n_labelled_items": float(labelled.any(axis=1).sum()),
                  "min_labels_per_candidate": float(n_lab.min()), "n_resamples": float(n_resamples),
+                 "pooled": float(pooled),
                  **{f"labels:{c}": float(n) for c, n in zip(cands, n_lab)}},
         notes=alike_labels_note(y, cands, method),
     )

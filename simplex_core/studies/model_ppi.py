@@ -50,7 +50,8 @@ from simplex_core.data.views import count_tensor
 from simplex_core.studies.experiments import BayesianMethod, bayesian_settings, table_from_view
 from simplex_core.inference.fit_identity import fit_key
 
-__all__ = ["MODEL_PPI_PREFIX", "model_ppi_name", "model_ppi_fraction", "answer_predictions", "ModelPredictor",
+__all__ = ["MODEL_PPI_PREFIX", "model_ppi_name", "model_ppi_fraction", "answer_predictions", "truth_mean_sd",
+           "ModelPredictor",
            "predictor_task", "BayesianPPIMethod", "model_ppi_methods"]
 
 MODEL_PPI_PREFIX = "bayesian_ppi_"
@@ -96,13 +97,27 @@ def answer_predictions(draws, table: JudgmentTable, counts) -> pd.Series:
     return pd.Series(mean[frame["pattern"].to_numpy()], index=index, name="prediction")
 
 
+def truth_mean_sd(fit) -> pd.Series:
+    """Per candidate, the label-free posterior sd of E_k + δ_k (δ_k the truth's deviation as one more
+    rater, when the fit has it): how far the fit says the truth's mean may lie from its own view. The
+    pooled rectifiers' prior spread (:func:`simplex_core.methods.ppi.pooled_rectifier_draws`)."""
+    post = fit.idata.posterior
+    draws = np.asarray(post["expected_score"].values, dtype=float)
+    if "rater_deviation" in post:
+        draws = draws + np.asarray(post["rater_deviation"].values, dtype=float)
+    flat = draws.reshape(-1, draws.shape[-1])
+    return pd.Series(flat.std(axis=0), index=[str(c) for c in post["candidate"].values], name="truth_mean_sd")
+
+
 @dataclass(frozen=True)
 class ModelPredictor:
-    """The label-free fit of one view reduced to what PPI needs: ŷ per answer and the fit's checks."""
+    """The label-free fit of one view reduced to what PPI needs: ŷ per answer, how far the fit says each
+    candidate's true mean may lie from it (``sd``), and the fit's checks."""
 
     predictions: pd.Series
     details: Mapping[str, float]
     notes: tuple[str, ...] = ()
+    sd: pd.Series | None = None
 
 
 def predictor_task(task: tuple) -> ModelPredictor:
@@ -131,7 +146,7 @@ def predictor_task(task: tuple) -> ModelPredictor:
         "from_cache": float(bool(fit.timing.get("from_cache", False))),
     }
     notes = () if diag.converged else (f"{name}: the label-free fit behind the predictor: {diag.message}",)
-    return ModelPredictor(predictions, details, notes)
+    return ModelPredictor(predictions, details, notes, sd=truth_mean_sd(fit))
 
 
 @dataclass
@@ -143,7 +158,7 @@ class BayesianPPIMethod(BayesianMethod):
     :class:`ModelPredictor` is kept in ``memo`` by fit key (a memo may be shared by the methods of
     several shares). The generator (stream ``ppi_<pct>``) draws the labelled items, then PPI's
     bootstrap. ``details`` carry the fit's convergence checks next to PPI's. ``power_tuning`` (PPI++ λ),
-    ``expanded`` (expanded-percentile intervals), ``moderated`` (moderated rectifier variance) and ``blend`` (predictor = half the model's, half
+    ``expanded`` (expanded-percentile intervals), ``moderated`` (moderated rectifier variance), ``pooled`` (rectifiers pooled over candidates) and ``blend`` (predictor = half the model's, half
     the judges' mean; off by default: it did not help consistently in ``bench/labels_vs_ppi.py``)
     go to :func:`~simplex_core.methods.baselines.ppi_mean_ranks`.
     """
@@ -153,6 +168,7 @@ class BayesianPPIMethod(BayesianMethod):
     expanded: bool = True
     moderated: bool = True
     blend: bool = False
+    pooled: bool = True
     n_resamples: int = 300
     excluded: frozenset = field(default_factory=frozenset)
 
@@ -192,7 +208,8 @@ class BayesianPPIMethod(BayesianMethod):
         result = ppi_mean_ranks(view, self.scale, self.labelled_fraction, self.n_resamples, as_generator(rng),
                                 excluded=self.excluded, power_tuning=self.power_tuning,
                                 predictions=predictions, name=self.name, expanded=self.expanded,
-                                moderated=self.moderated)
+                                moderated=self.moderated, pooled=self.pooled,
+                                prediction_sd=pred.sd if self.pooled else None)
         result = dataclasses.replace(result, details={**result.details, **pred.details},
                                      notes=tuple(result.notes) + tuple(pred.notes))
         self.history.append(result)
@@ -214,7 +231,8 @@ class BayesianPPIMethod(BayesianMethod):
 
 def model_ppi_methods(table: JudgmentTable, names: Iterable[str], *, self_exclusion: bool = True,
                       cache: object | None = None, progress=None, power_tuning: bool = True,
-                      expanded: bool = True, moderated: bool = True, blend: bool = False, n_resamples: int = 300,
+                      expanded: bool = True, moderated: bool = True, blend: bool = False, pooled: bool = True,
+                      n_resamples: int = 300,
                       **fit_options) -> dict[str, BayesianPPIMethod]:
     """``bayesian_ppi_<pct>`` methods for a table (name -> method). They share one memo, so one
     label-free fit per view serves every share. ``fit_options`` go to :class:`FitSettings` (chains,
@@ -232,6 +250,7 @@ def model_ppi_methods(table: JudgmentTable, names: Iterable[str], *, self_exclus
             scale=table.scale, families=dict(table.families), candidates=tuple(table.candidates),
             judges=tuple(table.judges), cache=cache, progress=progress, memo=memo,
             rng_stream=f"ppi_{int(round(fraction * 100))}", labelled_fraction=fraction,
-            power_tuning=power_tuning, expanded=expanded, moderated=moderated, blend=blend, n_resamples=n_resamples, excluded=excluded,
+            power_tuning=power_tuning, expanded=expanded, moderated=moderated, blend=blend, pooled=pooled,
+            n_resamples=n_resamples, excluded=excluded,
         )
     return out
