@@ -2,11 +2,21 @@
 :mod:`simplex_core.methods.ordinal`), compiled once per machine and cached on disk.
 
 The unconstrained vector holds, in this order (PyMC's order of creation in
-:func:`simplex_core.methods.ordinal.build_ordinal_model`): ``quality_raw`` [K]; when there are item effects,
-``log sigma_item`` and ``z_item`` [I]; when there are answer effects, ``log sigma_answer`` and
-``z_answer`` [K, I] (row-major); ``severity`` [J] (each judge's lowest cutpoint); ``log_gap``
-[rows, M - 2] with rows = J (per-judge cutpoints) or 1 (shared). The density equals the PyMC
-model's up to a constant (HalfStudentT priors with the log transform's Jacobian).
+:func:`simplex_core.methods.ordinal.build_ordinal_model`): ``quality`` [K - 1] (PyMC's zero-sum
+transform of a ``ZeroSumNormal``); when there are item effects, ``log sigma_item`` and the item
+effects [I - 1] (zero-sum coordinates: centred, ``u = extend(z)``, or non-centred,
+``u = sigma_item * extend(z)``); when there are answer effects, ``log sigma_answer`` and
+``z_answer`` [K, I - 1] (row-major, non-centred); ``severity`` [J] (each judge's lowest cutpoint);
+``log_gap`` [rows, M - 2] with rows = J (per-judge cutpoints) or 1 (shared). The density equals the
+PyMC model's up to a constant (HalfStudentT priors with the log transform's Jacobian).
+
+The likelihood runs over *groups* of judgments: the distinct (answer, judge, level) triples with
+their counts (:func:`pack`), so repeated judgments cost one term. Where the linear predictors and
+cutpoints are moderate (every ``|eta| + |c| <= FAST_BOUND``) it is computed from exponentials made
+once per answer and per cutpoint: ``exp(eta - c) = exp(eta) * exp(-c)``; the ``log(1 + e)`` terms
+are multiplied together and logged once per many judgments, so a judgment costs a few
+multiplications and one division instead of several ``exp``/``log`` calls. Elsewhere (far in the
+tails, e.g. early warm-up) each group takes the numerically stable per-term form.
 """
 
 from __future__ import annotations
@@ -19,6 +29,10 @@ from numba import njit
 
 PRIOR_SD = 2.5
 NU = 3.0
+FAST_BOUND = 100.0  # |eta| + |c| <= 100: each factor 1 + exp(eta - c) < 3e43, products stay finite
+_PROD_FLUSH = 1e200  # log the running product before it can overflow (two factors < 1e87 each step)
+
+ITEM_NONE, ITEM_NONCENTRED, ITEM_CENTRED = 0, 1, 2
 
 
 @njit(cache=True, error_model="numpy")
@@ -40,32 +54,74 @@ def half_t(x, grad, pos, lp):
     return lp - 0.5 * (NU + 1.0) * math.log1p(t) + x[pos], sig
 
 
+@njit(cache=True, error_model="numpy")
+def zero_sum_extend(z, out):
+    """PyMC's ``ZeroSumTransform.extend_axis``: n - 1 free coordinates -> n values summing to zero
+    (an isometry: ``sum(out**2) == sum(z**2)``)."""
+    m = z.shape[0]
+    n = m + 1.0
+    s = 0.0
+    for t in range(m):
+        s += z[t]
+    norm = s / (math.sqrt(n) + n)
+    for t in range(m):
+        out[t] = z[t] - norm
+    out[m] = -s / math.sqrt(n)
+
+
+@njit(cache=True, error_model="numpy")
+def zero_sum_pullback(g, grad, o, scale):
+    """Add ``scale *`` the transpose of :func:`zero_sum_extend`'s Jacobian times ``g`` [n] to
+    ``grad[o:o + n - 1]``."""
+    m = g.shape[0] - 1
+    n = m + 1.0
+    head = 0.0
+    for t in range(m):
+        head += g[t]
+    a = head / (math.sqrt(n) + n) + g[m] / math.sqrt(n)
+    for t in range(m):
+        grad[o + t] += scale * (g[t] - a)
+
+
 # nogil: nutpie runs the chains in threads of this process, so each chain's gradient runs beside the others
 @njit(cache=True, error_model="numpy", nogil=True)
-def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_rows):
+def logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, K, I, J, M, item_mode, answer_fx, gap_rows):
+    """Log density and gradient at ``x``. ``ans_k``, ``ans_i`` [A]: each answer's candidate and item;
+    ``g_a``, ``g_j``, ``g_y``, ``g_w`` [G]: each group's answer, judge, level and count; ``w_jy``
+    [J * M]: the count of each (judge, level). Codes may arrive as doubles (the C callback's buffer)."""
     grad = np.zeros_like(x)
     lp = 0.0
     o = 0
-    q_raw = x[o:o + K]
+    var0 = PRIOR_SD * PRIOR_SD
     oq = o
-    o += K
-    q = q_raw - q_raw.mean()
-    for k in range(K):
-        lp -= 0.5 * (q_raw[k] / PRIOR_SD) ** 2
-        grad[oq + k] -= q_raw[k] / (PRIOR_SD * PRIOR_SD)
+    q = np.empty(K)
+    zero_sum_extend(x[o:o + K - 1], q)
+    for t in range(K - 1):
+        lp -= 0.5 * x[o + t] * x[o + t] / var0
+        grad[o + t] -= x[o + t] / var0
+    o += K - 1
     u = np.zeros(I)
     s_i = 0.0
     osi = -1
-    if item_fx:
+    if item_mode != ITEM_NONE:
         osi = o
         lp, s_i = half_t(x, grad, o, lp)
         o += 1
-        z = x[o:o + I]
-        for i in range(I):
-            lp -= 0.5 * z[i] * z[i]
-            grad[o + i] -= z[i]
-        u = s_i * (z - z.mean())
-        o += I
+        zero_sum_extend(x[o:o + I - 1], u)
+        if item_mode == ITEM_CENTRED:  # u ~ ZeroSumNormal(sigma_item): I - 1 degrees of freedom
+            ss = 0.0
+            for t in range(I - 1):
+                ss += x[o + t] * x[o + t]
+                grad[o + t] -= x[o + t] / (s_i * s_i)
+            lp -= 0.5 * ss / (s_i * s_i) + (I - 1) * x[osi]
+            grad[osi] += ss / (s_i * s_i) - (I - 1)
+        else:
+            for t in range(I - 1):
+                lp -= 0.5 * x[o + t] * x[o + t]
+                grad[o + t] -= x[o + t]
+            for i in range(I):
+                u[i] *= s_i
+        o += I - 1
     e = np.zeros((K, I))
     s_e = 0.0
     ose = -1
@@ -74,20 +130,21 @@ def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_r
         lp, s_e = half_t(x, grad, o, lp)
         o += 1
         for k in range(K):
-            zk = x[o + k * I:o + (k + 1) * I]
-            zbar = zk.mean()
+            zk = x[o + k * (I - 1):o + (k + 1) * (I - 1)]
+            zero_sum_extend(zk, e[k])
+            for t in range(I - 1):
+                lp -= 0.5 * zk[t] * zk[t]
+                grad[o + k * (I - 1) + t] -= zk[t]
             for i in range(I):
-                lp -= 0.5 * zk[i] * zk[i]
-                grad[o + k * I + i] -= zk[i]
-                e[k, i] = s_e * (zk[i] - zbar)
-        o += K * I
+                e[k, i] *= s_e
+        o += K * (I - 1)
     ofirst = o
     n_cut = M - 1
     cut = np.empty((J, n_cut))
     for j in range(J):
         cut[j, 0] = x[o + j]
-        lp -= 0.5 * (x[o + j] / PRIOR_SD) ** 2
-        grad[o + j] -= x[o + j] / (PRIOR_SD * PRIOR_SD)
+        lp -= 0.5 * x[o + j] * x[o + j] / var0
+        grad[o + j] -= x[o + j] / var0
     o += J
     og = o
     n_gap = M - 2
@@ -98,59 +155,50 @@ def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_r
         row = j if gap_rows > 1 else 0
         for m in range(1, n_cut):
             cut[j, m] = cut[j, m - 1] + math.exp(x[og + row * n_gap + m - 1])
-    g_ans = np.zeros((K, I))
+
+    A = ans_k.shape[0]
+    eta = np.empty(A)
+    big_eta = 0.0
+    for a in range(A):
+        k = int(ans_k[a])
+        i = int(ans_i[a])
+        eta[a] = q[k] + u[i] + e[k, i]
+        big_eta = max(big_eta, abs(eta[a]))
+    big_cut = 0.0
+    for j in range(J):
+        for m in range(n_cut):
+            big_cut = max(big_cut, abs(cut[j, m]))
+    g_eta = np.zeros(A)
     g_cut = np.zeros((J, n_cut))
-    for n in range(level.shape[0]):
-        k = int(cand[n])  # int(): the C callback passes the codes as doubles in its data buffer
-        i = int(item[n])
-        j = int(judge[n])
-        y = int(level[n])
-        eta = q[k] + u[i] + e[k, i]
-        if y == 0:
-            lsa, sna = log_sigmoid_pair(cut[j, 0] - eta)
-            lp += lsa
-            g_cut[j, 0] += sna
-            g_ans[k, i] -= sna
-        elif y == n_cut:
-            # log sigmoid(-b), b = c - eta, and its derivative in b, -sigmoid(b)
-            lsb, sb = log_sigmoid_pair(eta - cut[j, n_cut - 1])
-            lp += lsb
-            g_cut[j, n_cut - 1] -= sb
-            g_ans[k, i] += sb
-        else:
-            a = cut[j, y] - eta
-            b = cut[j, y - 1] - eta
-            # log(sigmoid(a) - sigmoid(b)) = log sigmoid(a) + log sigmoid(-b) + log(1 - exp(-(a - b)))
-            lsa, sna = log_sigmoid_pair(a)
-            lsb, sb = log_sigmoid_pair(-b)
-            t = -math.expm1(b - a)  # 1 - exp(-(a - b)), in (0, 1]
-            lp += lsa + lsb + math.log(t)
-            # derivative of log(1 - exp(b - a)) in a; a float named like the int gap index above, which numba allows
-            r = (1.0 - t) / t  # type: ignore[assignment]
-            da = sna + r
-            db = -sb - r
-            g_cut[j, y] += da
-            g_cut[j, y - 1] += db
-            g_ans[k, i] -= da + db
-    g_q = g_ans.sum(axis=1)
-    gq_bar = g_q.mean()
-    for k in range(K):
-        grad[oq + k] += g_q[k] - gq_bar
-    if item_fx:
-        g_u = g_ans.sum(axis=0)
-        gu_bar = g_u.mean()
+    if big_eta + big_cut <= FAST_BOUND:
+        lp += _groups_fast(eta, cut, g_a, g_j, g_y, g_w, w_jy, n_cut, g_eta, g_cut)
+    else:
+        lp += _groups_stable(eta, cut, g_a, g_j, g_y, g_w, n_cut, g_eta, g_cut)
+
+    g_q = np.zeros(K)
+    g_u = np.zeros(I)
+    g_e = np.zeros((K, I))
+    for a in range(A):
+        k = int(ans_k[a])
+        i = int(ans_i[a])
+        g_q[k] += g_eta[a]
+        g_u[i] += g_eta[a]
+        g_e[k, i] += g_eta[a]
+    zero_sum_pullback(g_q, grad, oq, 1.0)
+    if item_mode == ITEM_CENTRED:
+        zero_sum_pullback(g_u, grad, osi + 1, 1.0)
+    elif item_mode == ITEM_NONCENTRED:
+        zero_sum_pullback(g_u, grad, osi + 1, s_i)
         acc = 0.0
         for i in range(I):
-            grad[osi + 1 + i] += s_i * (g_u[i] - gu_bar)
             acc += g_u[i] * u[i]
         grad[osi] += acc
     if answer_fx:
         acc = 0.0
         for k in range(K):
-            gbar = g_ans[k].mean()
+            zero_sum_pullback(g_e[k], grad, ose + 1 + k * (I - 1), s_e)
             for i in range(I):
-                grad[ose + 1 + k * I + i] += s_e * (g_ans[k, i] - gbar)
-                acc += g_ans[k, i] * e[k, i]
+                acc += g_e[k, i] * e[k, i]
         grad[ose] += acc
     for j in range(J):
         row = j if gap_rows > 1 else 0
@@ -162,17 +210,152 @@ def logp_grad(x, item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_r
     return lp, grad
 
 
+@njit(cache=True, error_model="numpy", nogil=True)
+def _groups_fast(eta, cut, g_a, g_j, g_y, g_w, w_jy, n_cut, g_eta, g_cut):
+    """The likelihood of the groups from exponentials made once per answer and cutpoint (every
+    ``|eta| + |c| <= FAST_BOUND``). With e_m = exp(eta - c_m) = P * C_m:
+    lowest level: -log(1 + e_0); highest: -log(1 + 1 / e_top); level y between: log(sigmoid(c_y - eta)
+    - sigmoid(c_(y-1) - eta)) = eta + log D_y - log(1 + e_y) - log(1 + e_(y-1)) with
+    D_y = exp(-c_(y-1)) - exp(-c_y) = exp(-c_(y-1)) * (1 - exp(-gap_y))."""
+    J = cut.shape[0]
+    M = n_cut + 1
+    A = eta.shape[0]
+    P = np.empty(A)
+    P_inv = np.empty(A)
+    for a in range(A):
+        P[a] = math.exp(eta[a])
+        P_inv[a] = 1.0 / P[a]
+    C = np.empty((J, n_cut))
+    C_inv = np.empty((J, n_cut))
+    lp = 0.0
+    for j in range(J):
+        for m in range(n_cut):
+            C[j, m] = math.exp(-cut[j, m])
+            C_inv[j, m] = 1.0 / C[j, m]
+        for y in range(1, n_cut):  # log D of the levels between two cutpoints, once per (judge, level)
+            w = w_jy[j * M + y]
+            if w == 0.0:
+                continue
+            gap = cut[j, y] - cut[j, y - 1]
+            one_minus = -math.expm1(-gap)
+            r = math.exp(-gap) / one_minus  # d log(1 - exp(-gap)) / d gap
+            lp += w * (math.log(one_minus) - cut[j, y - 1])
+            g_cut[j, y] += w * r
+            g_cut[j, y - 1] -= w * (1.0 + r)
+    prod = 1.0
+    lin = 0.0
+    for n in range(g_a.shape[0]):
+        a = int(g_a[n])
+        j = int(g_j[n])
+        y = int(g_y[n])
+        w = g_w[n]
+        if y == 0:
+            ev = P[a] * C[j, 0]
+            f = 1.0 + ev
+            s = ev / f
+            g_eta[a] -= w * s
+            g_cut[j, 0] += w * s
+        elif y == n_cut:
+            ev = P_inv[a] * C_inv[j, n_cut - 1]
+            f = 1.0 + ev
+            s = ev / f
+            g_eta[a] += w * s
+            g_cut[j, n_cut - 1] -= w * s
+        else:
+            e1 = P[a] * C[j, y]
+            e0 = P[a] * C[j, y - 1]
+            f1 = 1.0 + e1
+            f0 = 1.0 + e0
+            s1 = e1 / f1
+            s0 = e0 / f0
+            f = f1 * f0
+            lin += w * eta[a]
+            g_eta[a] += w * (1.0 - s1 - s0)
+            g_cut[j, y] += w * s1
+            g_cut[j, y - 1] += w * s0
+        if w == 1.0:
+            prod *= f
+            if prod > _PROD_FLUSH:
+                lp -= math.log(prod)
+                prod = 1.0
+        else:
+            lp -= w * math.log(f)
+    return lp + lin - math.log(prod)
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _groups_stable(eta, cut, g_a, g_j, g_y, g_w, n_cut, g_eta, g_cut):
+    """The same likelihood term by term in the numerically stable form (any eta and cutpoints)."""
+    lp = 0.0
+    for n in range(g_a.shape[0]):
+        a = int(g_a[n])
+        j = int(g_j[n])
+        y = int(g_y[n])
+        w = g_w[n]
+        if y == 0:
+            lsa, sna = log_sigmoid_pair(cut[j, 0] - eta[a])
+            lp += w * lsa
+            g_cut[j, 0] += w * sna
+            g_eta[a] -= w * sna
+        elif y == n_cut:
+            # log sigmoid(-b), b = c - eta, and its derivative in b, -sigmoid(b)
+            lsb, sb = log_sigmoid_pair(eta[a] - cut[j, n_cut - 1])
+            lp += w * lsb
+            g_cut[j, n_cut - 1] -= w * sb
+            g_eta[a] += w * sb
+        else:
+            hi = cut[j, y] - eta[a]
+            lo = cut[j, y - 1] - eta[a]
+            # log(sigmoid(hi) - sigmoid(lo)) = log sigmoid(hi) + log sigmoid(-lo) + log(1 - exp(-(hi - lo)))
+            lsa, sna = log_sigmoid_pair(hi)
+            lsb, sb = log_sigmoid_pair(-lo)
+            t = -math.expm1(lo - hi)  # in (0, 1]
+            lp += w * (lsa + lsb + math.log(t))
+            r = (1.0 - t) / t  # derivative of log(1 - exp(lo - hi)) in hi
+            d_hi = sna + r
+            d_lo = -sb - r
+            g_cut[j, y] += w * d_hi
+            g_cut[j, y - 1] += w * d_lo
+            g_eta[a] -= w * (d_hi + d_lo)
+    return lp
+
+
+def pack(item, cand, judge, level, K, J, M):
+    """The judgments as groups: ``(ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy)`` (see :func:`logp_grad`),
+    groups sorted by level, then answer, then judge."""
+    item = np.asarray(item, dtype=np.int64)
+    cand = np.asarray(cand, dtype=np.int64)
+    judge = np.asarray(judge, dtype=np.int64)
+    level = np.asarray(level, dtype=np.int64)
+    answer_key = item * K + cand
+    answers, ans_code = np.unique(answer_key, return_inverse=True)
+    ans_code = ans_code.ravel()
+    # level first: the kernel branches on the level, and a sorted run of levels predicts each branch
+    group_key = (level * len(answers) + ans_code) * J + judge
+    groups, counts = np.unique(group_key, return_counts=True)
+    g_j = groups % J
+    g_a = (groups // J) % len(answers)
+    g_y = groups // (J * len(answers))
+    w_jy = np.bincount(judge * M + level, minlength=J * M).astype(np.float64)
+    return (answers % K, answers // K, g_a, g_j, g_y, counts.astype(np.float64), w_jy)
+
+
 # -- the C callbacks nutpie calls (as the simplex model's fast engine: no Python per gradient) ------
 
-HEADER = 9  # buffer: [HEADER, K, I, J, M, item effects, answer effects, gap rows, N], then item, candidate, judge, level
+HEADER = 10  # buffer: [HEADER, K, I, J, M, item mode, answer effects, gap rows, A, G], then the packed arrays
 
 
-def build_buffer(item, cand, judge, level, K, I, J, M, item_fx, answer_fx, gap_rows) -> np.ndarray:
+def build_buffer(item, cand, judge, level, K, I, J, M, item_mode, answer_fx, gap_rows) -> np.ndarray:
     """Every input of :func:`logp_grad` but the point, in one float64 buffer (nutpie's user data)."""
-    n = len(level)
-    head = np.array([HEADER, K, I, J, M, float(item_fx), float(answer_fx), gap_rows, n], dtype=np.float64)
-    return np.concatenate([head, np.asarray(item, float), np.asarray(cand, float), np.asarray(judge, float),
-                           np.asarray(level, float)])
+    ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy = pack(item, cand, judge, level, K, J, M)
+    head = np.array([HEADER, K, I, J, M, float(item_mode), float(answer_fx), gap_rows, len(ans_k), len(g_a)],
+                    dtype=np.float64)
+    return np.concatenate([head, *(np.asarray(v, dtype=np.float64) for v in (ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy))])
+
+
+@njit(cache=True, error_model="numpy")
+def _buffer_size(head):
+    return int(head[0]) + 2 * int(head[8]) + 4 * int(head[9]) + int(head[3]) * int(head[4])
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
@@ -181,10 +364,15 @@ def logp_grad_buffer(x, buf):
     I = int(buf[2])
     J = int(buf[3])
     M = int(buf[4])
-    n = int(buf[8])
+    A = int(buf[8])
+    G = int(buf[9])
     o = HEADER
-    return logp_grad(x, buf[o:o + n], buf[o + n:o + 2 * n], buf[o + 2 * n:o + 3 * n], buf[o + 3 * n:o + 4 * n],
-                     K, I, J, M, buf[5] > 0.5, buf[6] > 0.5, int(buf[7]))
+    ans_k = buf[o:o + A]
+    ans_i = buf[o + A:o + 2 * A]
+    o += 2 * A
+    return logp_grad(x, ans_k, ans_i, buf[o:o + G], buf[o + G:o + 2 * G], buf[o + 2 * G:o + 3 * G],
+                     buf[o + 3 * G:o + 4 * G], buf[o + 4 * G:o + 4 * G + J * M], K, I, J, M, int(buf[5]),
+                     buf[6] > 0.5, int(buf[7]))
 
 
 _C_SIG = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.double),
@@ -195,8 +383,7 @@ _C_SIG = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.
 @numba.cfunc(_C_SIG, cache=True, error_model="numpy")
 def logp_c(dim, x_, out_, logp_, ud_):
     head = numba.carray(ud_, (HEADER,))
-    n_buf = HEADER + 4 * int(head[8])
-    buf = numba.carray(ud_, (n_buf,))
+    buf = numba.carray(ud_, (_buffer_size(head),))
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
     lp, grad = logp_grad_buffer(x, buf)
@@ -212,33 +399,28 @@ def logp_c(dim, x_, out_, logp_, ud_):
 
 @njit(cache=True, error_model="numpy")
 def expand(x, out, buf):
-    """The stored values of a point: quality [K] (centred), severity [J], then sigma_item and
+    """The stored values of a point: quality [K] (sum to zero), severity [J], then sigma_item and
     sigma_answer when the model has them."""
     K = int(buf[1])
     I = int(buf[2])
     J = int(buf[3])
-    item_fx = buf[5] > 0.5
+    item_mode = int(buf[5])
     answer_fx = buf[6] > 0.5
-    mean = 0.0
-    for k in range(K):
-        mean += x[k]
-    mean /= K
-    for k in range(K):
-        out[k] = x[k] - mean
-    o = K
+    zero_sum_extend(x[0:K - 1], out[0:K])
+    o = K - 1
     w = K
     s_item = 0.0
     s_answer = 0.0
-    if item_fx:
+    if item_mode != ITEM_NONE:
         s_item = math.exp(x[o])
-        o += 1 + I
+        o += I
     if answer_fx:
         s_answer = math.exp(x[o])
-        o += 1 + K * I
+        o += 1 + K * (I - 1)
     for j in range(J):
         out[w + j] = x[o + j]
     w += J
-    if item_fx:
+    if item_mode != ITEM_NONE:
         out[w] = s_item
         w += 1
     if answer_fx:
@@ -254,7 +436,7 @@ _E_SIG = numba.types.int64(numba.types.uint64, numba.types.uint64, numba.types.C
 @numba.cfunc(_E_SIG, cache=True, error_model="numpy")
 def expand_c(dim, n_exp, x_, out_, ud_):
     head = numba.carray(ud_, (HEADER,))
-    buf = numba.carray(ud_, (HEADER + 4 * int(head[8]),))
+    buf = numba.carray(ud_, (_buffer_size(head),))
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (n_exp,))
     expand(x, out, buf)
