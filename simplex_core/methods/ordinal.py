@@ -12,15 +12,16 @@ Model, for the score ``y`` (observed level index 0..M-1) judge ``j`` gave the an
     y ~ OrderedLogistic(eta_ikj, c_j)                          (PyMC's ordinal likelihood)
 
 - ``q_k``: the candidate's latent quality, sum to zero over candidates (identifies the location),
-  prior Normal(0, 2.5) before centring (a weakly informative fixed effect on the logit scale);
-- ``u_i``: item effect (items differ in difficulty), sum to zero over items, scale ``sigma_item``,
-  non-centred;
+  ``ZeroSumNormal(2.5)`` (the law of iid Normal(0, 2.5) minus their mean: a weakly informative
+  fixed effect on the logit scale);
+- ``u_i``: item effect (items differ in difficulty), ``ZeroSumNormal(sigma_item)``; sampled centred
+  when items have many judgments (``CENTRED_MIN_PER_ITEM``), non-centred otherwise (the same model);
 - ``e_ik``: optional answer effect (``answer_effects=True``; off by default, as in the issue's
   and ``brms``' formula ``score ~ candidate + (1|judge) + (1|item)``), non-centred, sum to zero
   over the items of each candidate, scale ``sigma_answer``. It makes judgments of the same answer
   dependent (wider intervals) at the cost of one parameter per answer: measured on TriviaQA V1
-  (3,600 answers) it made the fit 46 times as long as the simplex model's, with Spearman 0.850 and
-  coverage 0.44 there (``bench/results/ordinal-compare-answer-effects-20261207.log``);
+  (3,600 answers), before the faster kernel, it made the fit 46 times as long as the simplex model's, with
+  Spearman 0.850 and coverage 0.44 there (``bench/results/ordinal-compare-answer-effects-20261207.log``);
 - ``c_j``: judge ``j``'s ordered cutpoints (its severity and its use of the scale).
   ``cutpoints="judge"`` (default; Linacre's partial-credit form): ``c_j0 ~ Normal(0, 2.5)`` (the
   judge's severity) and ``c_jm - c_j(m-1) = exp(g_jm)``, ``g_jm ~ Normal(0, 1)``, per judge;
@@ -38,7 +39,8 @@ last in the draws, as the bootstrap does.
 
 Engines: ``'numba'`` (default): nutpie's NUTS over a hand-written numba log density and gradient,
 equal to the PyMC model's up to a constant (PyTensor's graph of ``OrderedLogistic`` took 2.6 ms per
-gradient on HANNA, the numba loop a small fraction of that); ``'pymc'``: PyMC's own NUTS on
+gradient on HANNA, the numba kernel 0.05 ms: it sums over (answer, judge, level) groups with one
+exponential per answer and per cutpoint, see :mod:`~simplex_core.methods.ordinal_density`); ``'pymc'``: PyMC's own NUTS on
 :func:`build_ordinal_model`. Convergence is judged like the simplex model's, on the ranked
 quantity: R-hat ≤ 1.01 and bulk ESS ≥ 400 on every ``q_k``, no divergent transitions.
 """
@@ -692,6 +694,7 @@ def ordinal_json(result: MethodResult, settings: OrdinalSettings) -> dict:
                         "fit_seconds": clean(d["fit_seconds"])},
         "settings": {"chains": settings.chains, "draws": settings.draws, "tune": settings.tune, "seed": settings.seed,
                      "engine": settings.engine, "cutpoints": settings.cutpoints,
+                     "item_parametrisation": settings.item_parametrisation,
                      "answer_effects": bool(d["answer_effects"])},
         "notes": list(result.notes),
     }
