@@ -78,20 +78,24 @@ def test_numba_density_equals_the_pymc_model(n_levels, cutpoints, answers, items
 def test_fast_and_stable_likelihoods_agree(n_levels):
     """The kernel's two forms of the likelihood (exponentials made once per answer and cutpoint; the
     stable per-term form) give the same value and gradients, repeated judgments counted once each."""
-    from simplex_core.methods.ordinal_density import _groups_fast, _groups_stable, pack
+    from simplex_core.methods.ordinal_density import _events_fast, _groups_stable, pack
 
     rng = np.random.default_rng(n_levels)
     K, I, J, n = 4, 7, 3, 300
     item, cand, judge = rng.integers(0, I, n), rng.integers(0, K, n), rng.integers(0, J, n)
     level = rng.integers(0, n_levels, n)
-    ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy = pack(item, cand, judge, level, K, J, n_levels)
-    assert g_w.sum() == n and g_w.max() > 1  # some (answer, judge, level) repeated: one group, a count
-    eta = rng.normal(0, 3, len(ans_k))
+    p = pack(item, cand, judge, level, K, J, n_levels)
+    assert p.g_w.sum() == n and p.g_w.max() > 1  # some (answer, judge, level) repeated: one group, a count
+    assert p.ev_w.sum() == (level < n_levels - 1).sum() + (level > 0).sum()
+    eta = rng.normal(0, 3, len(p.ans_k))
     cut = np.sort(rng.normal(0, 3, (J, n_levels - 1)), axis=1)
     out = []
-    for kernel, extra in ((_groups_fast, (w_jy,)), (_groups_stable, ())):
-        g_eta, g_cut = np.zeros(len(ans_k)), np.zeros((J, n_levels - 1))
-        lp = kernel(eta, cut, g_a, g_j, g_y, g_w, *extra, n_levels - 1, g_eta, g_cut)
+    for fast in (True, False):
+        g_eta, g_cut = np.zeros(len(p.ans_k)), np.zeros((J, n_levels - 1))
+        if fast:
+            lp = _events_fast(eta, np.exp(eta), cut, p.ev_ptr, p.ev_jm, p.ev_w, p.n_pos, p.w_jy, g_eta, g_cut)
+        else:
+            lp = _groups_stable(eta, cut, p.g_a, p.g_j, p.g_y, p.g_w, n_levels - 1, g_eta, g_cut)
         out.append((lp, g_eta, g_cut))
     assert out[0][0] == pytest.approx(out[1][0], rel=1e-12)
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-9, atol=1e-12)

@@ -14,14 +14,15 @@ The likelihood runs over *groups* of judgments: the distinct (answer, judge, lev
 their counts (:func:`pack`), so repeated judgments cost one term. Where the linear predictors and
 cutpoints are moderate (every ``|eta| + |c| <= FAST_BOUND``) it is computed from exponentials made
 once per answer and per cutpoint: ``exp(eta - c) = exp(eta) * exp(-c)``; the ``log(1 + e)`` terms
-are multiplied together and logged once per many judgments, so a judgment costs a few
-multiplications and one division instead of several ``exp``/``log`` calls. Elsewhere (far in the
+are multiplied together and logged once per many judgments, and the linear parts come from counts,
+so a judgment costs a few multiplications and a division instead of several ``exp``/``log`` calls. Elsewhere (far in the
 tails, e.g. early warm-up) each group takes the numerically stable per-term form.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import numba
@@ -30,7 +31,7 @@ from numba import njit
 PRIOR_SD = 2.5
 NU = 3.0
 FAST_BOUND = 100.0  # |eta| + |c| <= 100: each factor 1 + exp(eta - c) < 3e43, products stay finite
-_PROD_FLUSH = 1e200  # log the running product before it can overflow (two factors < 1e87 each step)
+_PROD_FLUSH = 1e200  # log the running product before it can overflow
 
 ITEM_NONE, ITEM_NONCENTRED, ITEM_CENTRED = 0, 1, 2
 
@@ -85,10 +86,10 @@ def zero_sum_pullback(g, grad, o, scale):
 
 # nogil: nutpie runs the chains in threads of this process, so each chain's gradient runs beside the others
 @njit(cache=True, error_model="numpy", nogil=True)
-def logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, K, I, J, M, item_mode, answer_fx, gap_rows):
-    """Log density and gradient at ``x``. ``ans_k``, ``ans_i`` [A]: each answer's candidate and item;
-    ``g_a``, ``g_j``, ``g_y``, ``g_w`` [G]: each group's answer, judge, level and count; ``w_jy``
-    [J * M]: the count of each (judge, level). Codes may arrive as doubles (the C callback's buffer)."""
+def logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, ev_ptr, ev_jm, ev_w, n_pos, K, I, J, M, item_mode,
+              answer_fx, gap_rows):
+    """Log density and gradient at ``x``, over the judgments as :func:`pack` gives them. Codes may
+    arrive as doubles (the C callback's buffer)."""
     grad = np.zeros_like(x)
     lp = 0.0
     o = 0
@@ -158,20 +159,27 @@ def logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, K, I, J, M, item_mode, 
 
     A = ans_k.shape[0]
     eta = np.empty(A)
-    big_eta = 0.0
     for a in range(A):
         k = int(ans_k[a])
         i = int(ans_i[a])
         eta[a] = q[k] + u[i] + e[k, i]
-        big_eta = max(big_eta, abs(eta[a]))
-    big_cut = 0.0
-    for j in range(J):
-        for m in range(n_cut):
-            big_cut = max(big_cut, abs(cut[j, m]))
+    # a bound on every |eta| + |c| from the parts, so that exp(eta) can be made from K + I exponentials
+    big = np.abs(q).max() + np.abs(u).max() + np.abs(cut).max()
+    if answer_fx:
+        big += np.abs(e).max()
     g_eta = np.zeros(A)
     g_cut = np.zeros((J, n_cut))
-    if big_eta + big_cut <= FAST_BOUND:
-        lp += _groups_fast(eta, cut, g_a, g_j, g_y, g_w, w_jy, n_cut, g_eta, g_cut)
+    if big <= FAST_BOUND:
+        P = np.empty(A)
+        exp_q = np.exp(q)
+        exp_u = np.exp(u)
+        for a in range(A):
+            k = int(ans_k[a])
+            i = int(ans_i[a])
+            P[a] = exp_q[k] * exp_u[i]
+            if answer_fx:
+                P[a] *= math.exp(e[k, i])
+        lp += _events_fast(eta, P, cut, ev_ptr, ev_jm, ev_w, n_pos, w_jy, g_eta, g_cut)
     else:
         lp += _groups_stable(eta, cut, g_a, g_j, g_y, g_w, n_cut, g_eta, g_cut)
 
@@ -211,27 +219,20 @@ def logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, K, I, J, M, item_mode, 
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def _groups_fast(eta, cut, g_a, g_j, g_y, g_w, w_jy, n_cut, g_eta, g_cut):
-    """The likelihood of the groups from exponentials made once per answer and cutpoint (every
-    ``|eta| + |c| <= FAST_BOUND``). With e_m = exp(eta - c_m) = P * C_m:
-    lowest level: -log(1 + e_0); highest: -log(1 + 1 / e_top); level y between: log(sigmoid(c_y - eta)
-    - sigmoid(c_(y-1) - eta)) = eta + log D_y - log(1 + e_y) - log(1 + e_(y-1)) with
-    D_y = exp(-c_(y-1)) - exp(-c_y) = exp(-c_(y-1)) * (1 - exp(-gap_y))."""
+def _events_fast(eta, P, cut, ev_ptr, ev_jm, ev_w, n_pos, w_jy, g_eta, g_cut):
+    """The likelihood from exponentials made once per answer and cutpoint (every
+    ``|eta| + |c| <= FAST_BOUND``; ``P = exp(eta)``). With e_m = exp(eta - c_m) = P * C_m, a judgment at level y is
+    -log(1 + e_y) (y below the top) - log(1 + e_(y-1)) (y above the lowest) + a linear part: eta when
+    y > 0, plus log D_y = log(exp(-c_(y-1)) - exp(-c_y)) between two cutpoints, or -c_top at the top.
+    The softplus terms are the *events* (answer, cutpoint, count); the linear parts need only counts."""
     J = cut.shape[0]
+    n_cut = cut.shape[1]
     M = n_cut + 1
-    A = eta.shape[0]
-    P = np.empty(A)
-    P_inv = np.empty(A)
-    for a in range(A):
-        P[a] = math.exp(eta[a])
-        P_inv[a] = 1.0 / P[a]
-    C = np.empty((J, n_cut))
-    C_inv = np.empty((J, n_cut))
+    C = np.empty(J * n_cut)
     lp = 0.0
     for j in range(J):
         for m in range(n_cut):
-            C[j, m] = math.exp(-cut[j, m])
-            C_inv[j, m] = 1.0 / C[j, m]
+            C[j * n_cut + m] = math.exp(-cut[j, m])
         for y in range(1, n_cut):  # log D of the levels between two cutpoints, once per (judge, level)
             w = w_jy[j * M + y]
             if w == 0.0:
@@ -242,45 +243,34 @@ def _groups_fast(eta, cut, g_a, g_j, g_y, g_w, w_jy, n_cut, g_eta, g_cut):
             lp += w * (math.log(one_minus) - cut[j, y - 1])
             g_cut[j, y] += w * r
             g_cut[j, y - 1] -= w * (1.0 + r)
+        w_top = w_jy[j * M + n_cut]
+        lp -= w_top * cut[j, n_cut - 1]
+        g_cut[j, n_cut - 1] -= w_top
+    g_c = np.zeros(J * n_cut)
     prod = 1.0
-    lin = 0.0
-    for n in range(g_a.shape[0]):
-        a = int(g_a[n])
-        j = int(g_j[n])
-        y = int(g_y[n])
-        w = g_w[n]
-        if y == 0:
-            ev = P[a] * C[j, 0]
+    for a in range(eta.shape[0]):
+        lp += n_pos[a] * eta[a]
+        acc = 0.0
+        for t in range(int(ev_ptr[a]), int(ev_ptr[a + 1])):
+            jm = int(ev_jm[t])
+            w = ev_w[t]
+            ev = P[a] * C[jm]
             f = 1.0 + ev
-            s = ev / f
-            g_eta[a] -= w * s
-            g_cut[j, 0] += w * s
-        elif y == n_cut:
-            ev = P_inv[a] * C_inv[j, n_cut - 1]
-            f = 1.0 + ev
-            s = ev / f
-            g_eta[a] += w * s
-            g_cut[j, n_cut - 1] -= w * s
-        else:
-            e1 = P[a] * C[j, y]
-            e0 = P[a] * C[j, y - 1]
-            f1 = 1.0 + e1
-            f0 = 1.0 + e0
-            s1 = e1 / f1
-            s0 = e0 / f0
-            f = f1 * f0
-            lin += w * eta[a]
-            g_eta[a] += w * (1.0 - s1 - s0)
-            g_cut[j, y] += w * s1
-            g_cut[j, y - 1] += w * s0
-        if w == 1.0:
-            prod *= f
-            if prod > _PROD_FLUSH:
-                lp -= math.log(prod)
-                prod = 1.0
-        else:
-            lp -= w * math.log(f)
-    return lp + lin - math.log(prod)
+            s = w * ev / f
+            acc += s
+            g_c[jm] += s
+            if w == 1.0:
+                prod *= f
+                if prod > _PROD_FLUSH:
+                    lp -= math.log(prod)
+                    prod = 1.0
+            else:
+                lp -= w * math.log(f)
+        g_eta[a] += n_pos[a] - acc
+    for j in range(J):
+        for m in range(n_cut):
+            g_cut[j, m] += g_c[j * n_cut + m]
+    return lp - math.log(prod)
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
@@ -320,9 +310,24 @@ def _groups_stable(eta, cut, g_a, g_j, g_y, g_w, n_cut, g_eta, g_cut):
     return lp
 
 
-def pack(item, cand, judge, level, K, J, M):
-    """The judgments as groups: ``(ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy)`` (see :func:`logp_grad`),
-    groups sorted by level, then answer, then judge."""
+class Packed(NamedTuple):
+    """The judgments as :func:`logp_grad` reads them."""
+
+    ans_k: np.ndarray  # [A] each answer's candidate
+    ans_i: np.ndarray  # [A] each answer's item
+    g_a: np.ndarray  # [G] each group's answer (groups: distinct (answer, judge, level), by level then answer)
+    g_j: np.ndarray  # [G] its judge
+    g_y: np.ndarray  # [G] its level
+    g_w: np.ndarray  # [G] its count of judgments
+    w_jy: np.ndarray  # [J * M] judgments per (judge, level)
+    ev_ptr: np.ndarray  # [A + 1] answer a's events are ev_ptr[a]:ev_ptr[a + 1]
+    ev_jm: np.ndarray  # [E] each event's cutpoint, j * (M - 1) + m
+    ev_w: np.ndarray  # [E] its count
+    n_pos: np.ndarray  # [A] judgments of each answer above the lowest level
+
+
+def pack(item, cand, judge, level, K, J, M) -> Packed:
+    """The judgments as groups (the stable form's terms) and as events (the fast form's): see :class:`Packed`."""
     item = np.asarray(item, dtype=np.int64)
     cand = np.asarray(cand, dtype=np.int64)
     judge = np.asarray(judge, dtype=np.int64)
@@ -330,49 +335,69 @@ def pack(item, cand, judge, level, K, J, M):
     answer_key = item * K + cand
     answers, ans_code = np.unique(answer_key, return_inverse=True)
     ans_code = ans_code.ravel()
-    # level first: the kernel branches on the level, and a sorted run of levels predicts each branch
-    group_key = (level * len(answers) + ans_code) * J + judge
+    A = len(answers)
+    # level first: the stable form branches on the level, and a sorted run of levels predicts each branch
+    group_key = (level * A + ans_code) * J + judge
     groups, counts = np.unique(group_key, return_counts=True)
     g_j = groups % J
-    g_a = (groups // J) % len(answers)
-    g_y = groups // (J * len(answers))
+    g_a = (groups // J) % A
+    g_y = groups // (J * A)
     w_jy = np.bincount(judge * M + level, minlength=J * M).astype(np.float64)
-    return (answers % K, answers // K, g_a, g_j, g_y, counts.astype(np.float64), w_jy)
+    n_cut = M - 1
+    below_top, above_low = level < n_cut, level > 0
+    ev_a = np.concatenate([ans_code[below_top], ans_code[above_low]])
+    ev_cut = np.concatenate([judge[below_top] * n_cut + level[below_top], judge[above_low] * n_cut + level[above_low] - 1])
+    events, ev_w = np.unique(ev_a * (J * n_cut) + ev_cut, return_counts=True)
+    ev_ptr = np.searchsorted(events // (J * n_cut), np.arange(A + 1))
+    n_pos = np.bincount(ans_code[above_low], minlength=A).astype(np.float64)
+    return Packed(answers % K, answers // K, g_a, g_j, g_y, counts.astype(np.float64), w_jy, ev_ptr,
+                  events % (J * n_cut), ev_w.astype(np.float64), n_pos)
 
 
 # -- the C callbacks nutpie calls (as the simplex model's fast engine: no Python per gradient) ------
 
-HEADER = 10  # buffer: [HEADER, K, I, J, M, item mode, answer effects, gap rows, A, G], then the packed arrays
+# the buffer: a header (positions named here), then the arrays of :class:`Packed` in its order
+H_LEN, H_K, H_I, H_J, H_M, H_ITEM_MODE, H_ANSWER_FX, H_GAP_ROWS, H_A, H_G, H_E = range(11)
+HEADER = 11
 
 
 def build_buffer(item, cand, judge, level, K, I, J, M, item_mode, answer_fx, gap_rows) -> np.ndarray:
     """Every input of :func:`logp_grad` but the point, in one float64 buffer (nutpie's user data)."""
-    ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy = pack(item, cand, judge, level, K, J, M)
-    head = np.array([HEADER, K, I, J, M, float(item_mode), float(answer_fx), gap_rows, len(ans_k), len(g_a)],
-                    dtype=np.float64)
-    return np.concatenate([head, *(np.asarray(v, dtype=np.float64) for v in (ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy))])
+    packed = pack(item, cand, judge, level, K, J, M)
+    head = np.zeros(HEADER)
+    head[[H_LEN, H_K, H_I, H_J, H_M, H_ITEM_MODE, H_ANSWER_FX, H_GAP_ROWS, H_A, H_G, H_E]] = (
+        HEADER, K, I, J, M, item_mode, float(answer_fx), gap_rows, len(packed.ans_k), len(packed.g_a), len(packed.ev_jm))
+    return np.concatenate([head, *(np.asarray(v, dtype=np.float64) for v in packed)])
 
 
 @njit(cache=True, error_model="numpy")
 def _buffer_size(head):
-    return int(head[0]) + 2 * int(head[8]) + 4 * int(head[9]) + int(head[3]) * int(head[4])
+    A = int(head[H_A])
+    return HEADER + 4 * A + 1 + 4 * int(head[H_G]) + 2 * int(head[H_E]) + int(head[H_J]) * int(head[H_M])
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def logp_grad_buffer(x, buf):
-    K = int(buf[1])
-    I = int(buf[2])
-    J = int(buf[3])
-    M = int(buf[4])
-    A = int(buf[8])
-    G = int(buf[9])
+    J = int(buf[H_J])
+    M = int(buf[H_M])
+    A = int(buf[H_A])
+    G = int(buf[H_G])
+    E = int(buf[H_E])
     o = HEADER
     ans_k = buf[o:o + A]
     ans_i = buf[o + A:o + 2 * A]
     o += 2 * A
-    return logp_grad(x, ans_k, ans_i, buf[o:o + G], buf[o + G:o + 2 * G], buf[o + 2 * G:o + 3 * G],
-                     buf[o + 3 * G:o + 4 * G], buf[o + 4 * G:o + 4 * G + J * M], K, I, J, M, int(buf[5]),
-                     buf[6] > 0.5, int(buf[7]))
+    g_a, g_j, g_y, g_w = buf[o:o + G], buf[o + G:o + 2 * G], buf[o + 2 * G:o + 3 * G], buf[o + 3 * G:o + 4 * G]
+    o += 4 * G
+    w_jy = buf[o:o + J * M]
+    o += J * M
+    ev_ptr = buf[o:o + A + 1]
+    o += A + 1
+    ev_jm, ev_w = buf[o:o + E], buf[o + E:o + 2 * E]
+    o += 2 * E
+    n_pos = buf[o:o + A]
+    return logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, ev_ptr, ev_jm, ev_w, n_pos, int(buf[H_K]),
+                     int(buf[H_I]), J, M, int(buf[H_ITEM_MODE]), buf[H_ANSWER_FX] > 0.5, int(buf[H_GAP_ROWS]))
 
 
 _C_SIG = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.double),
@@ -401,11 +426,11 @@ def logp_c(dim, x_, out_, logp_, ud_):
 def expand(x, out, buf):
     """The stored values of a point: quality [K] (sum to zero), severity [J], then sigma_item and
     sigma_answer when the model has them."""
-    K = int(buf[1])
-    I = int(buf[2])
-    J = int(buf[3])
-    item_mode = int(buf[5])
-    answer_fx = buf[6] > 0.5
+    K = int(buf[H_K])
+    I = int(buf[H_I])
+    J = int(buf[H_J])
+    item_mode = int(buf[H_ITEM_MODE])
+    answer_fx = buf[H_ANSWER_FX] > 0.5
     zero_sum_extend(x[0:K - 1], out[0:K])
     o = K - 1
     w = K
