@@ -123,7 +123,7 @@ def logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, ev_ptr, ev_jm, ev_w, n_
             for i in range(I):
                 u[i] *= s_i
         o += I - 1
-    e = np.zeros((K, I))
+    e = np.zeros((K if answer_fx else 1, I if answer_fx else 1))  # no K x I work without answer effects
     s_e = 0.0
     ose = -1
     if answer_fx:
@@ -162,7 +162,9 @@ def logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, ev_ptr, ev_jm, ev_w, n_
     for a in range(A):
         k = int(ans_k[a])
         i = int(ans_i[a])
-        eta[a] = q[k] + u[i] + e[k, i]
+        eta[a] = q[k] + u[i]
+        if answer_fx:
+            eta[a] += e[k, i]
     # a bound on every |eta| + |c| from the parts, so that exp(eta) can be made from K + I exponentials
     big = np.abs(q).max() + np.abs(u).max() + np.abs(cut).max()
     if answer_fx:
@@ -185,13 +187,14 @@ def logp_grad(x, ans_k, ans_i, g_a, g_j, g_y, g_w, w_jy, ev_ptr, ev_jm, ev_w, n_
 
     g_q = np.zeros(K)
     g_u = np.zeros(I)
-    g_e = np.zeros((K, I))
+    g_e = np.zeros((K if answer_fx else 1, I if answer_fx else 1))
     for a in range(A):
         k = int(ans_k[a])
         i = int(ans_i[a])
         g_q[k] += g_eta[a]
         g_u[i] += g_eta[a]
-        g_e[k, i] += g_eta[a]
+        if answer_fx:
+            g_e[k, i] += g_eta[a]
     zero_sum_pullback(g_q, grad, oq, 1.0)
     if item_mode == ITEM_CENTRED:
         zero_sum_pullback(g_u, grad, osi + 1, 1.0)
