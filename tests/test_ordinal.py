@@ -44,25 +44,78 @@ def _pymc_point(model, rng):
     return {v.name: rng.normal(size=np.shape(model.initial_point()[v.name])) * 0.7 for v in model.value_vars}
 
 
-@pytest.mark.parametrize("n_levels,cutpoints,answers", [(5, "judge", True), (4, "shared", True), (2, "judge", False)])
-def test_numba_density_equals_the_pymc_model(n_levels, cutpoints, answers):
+@pytest.mark.parametrize("n_levels,cutpoints,answers,items", [
+    (5, "judge", True, "centred"), (5, "judge", False, "non-centred"), (4, "shared", True, "non-centred"),
+    (2, "judge", False, "centred"), (2, "judge", True, "non-centred")])
+@pytest.mark.parametrize("far", [False, True])
+def test_numba_density_equals_the_pymc_model(n_levels, cutpoints, answers, items, far):
+    """Equal gradients and log densities up to a constant, at ordinary points and (``far``) where every
+    cutpoint is near -103, beyond the kernel's fast bound, so that its stable per-term form answers."""
     view, _ = simulate_view([0.5, 0.0, -0.5], 6, n_levels, seed=3)
+    view.iloc[1, 0] = np.nan  # an answer one judge did not score
     scale = Scale(tuple(range(1, n_levels + 1)) if n_levels > 2 else (0, 1))
-    settings = OrdinalSettings(cutpoints=cutpoints, answer_effects=answers)
+    settings = OrdinalSettings(cutpoints=cutpoints, answer_effects=answers, item_parametrisation=items)
     data = ordinal_data(view, scale)
     model = build_ordinal_model(data, settings)
-    # FAST_COMPILE: no C compilation of three model variants (minutes on a busy machine)
+    assert ("item_effect" in model.named_vars) == (items == "centred")
+    # FAST_COMPILE: no C compilation of the model variants (minutes on a busy machine)
     logp, dlogp = model.compile_logp(mode="FAST_COMPILE"), model.compile_dlogp(mode="FAST_COMPILE")
     rng = np.random.default_rng(0)
     values = []
     for _ in range(2):
         point = _pymc_point(model, rng)
+        if far:
+            point["severity"] = point["severity"] - 103.0
         x = np.concatenate([np.ravel(point[v.name]) for v in model.value_vars])
         lp, grad = ordinal_logp_grad(x, data, settings)
         np.testing.assert_allclose(grad, dlogp(point), rtol=1e-8, atol=1e-8)
         values.append((float(logp(point)), lp))
     # equal up to a constant: the difference between two points agrees
     assert values[0][0] - values[1][0] == pytest.approx(values[0][1] - values[1][1], abs=1e-8)
+
+
+@pytest.mark.parametrize("n_levels", [2, 5])
+def test_fast_and_stable_likelihoods_agree(n_levels):
+    """The kernel's two forms of the likelihood (exponentials made once per answer and cutpoint; the
+    stable per-term form) give the same value and gradients, repeated judgments counted once each."""
+    from simplex_core.methods.ordinal_density import _events_fast, _groups_stable, pack
+
+    rng = np.random.default_rng(n_levels)
+    K, I, J, n = 4, 7, 3, 300
+    item, cand, judge = rng.integers(0, I, n), rng.integers(0, K, n), rng.integers(0, J, n)
+    level = rng.integers(0, n_levels, n)
+    p = pack(item, cand, judge, level, K, J, n_levels)
+    assert p.g_w.sum() == n and p.g_w.max() > 1  # some (answer, judge, level) repeated: one group, a count
+    assert p.ev_w.sum() == (level < n_levels - 1).sum() + (level > 0).sum()
+    eta = rng.normal(0, 3, len(p.ans_k))
+    cut = np.sort(rng.normal(0, 3, (J, n_levels - 1)), axis=1)
+    out = []
+    for fast in (True, False):
+        g_eta, g_cut = np.zeros(len(p.ans_k)), np.zeros((J, n_levels - 1))
+        if fast:
+            lp = _events_fast(eta, np.exp(eta), cut, p.ev_ptr, p.ev_jm, p.ev_w, p.n_pos, p.w_jy, g_eta, g_cut)
+        else:
+            lp = _groups_stable(eta, cut, p.g_a, p.g_j, p.g_y, p.g_w, n_levels - 1, g_eta, g_cut)
+        out.append((lp, g_eta, g_cut))
+    assert out[0][0] == pytest.approx(out[1][0], rel=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(out[0][2], out[1][2], rtol=1e-9, atol=1e-12)
+
+
+def test_item_effects_are_centred_when_items_have_many_judgments():
+    from simplex_core.methods.ordinal import CENTRED_MIN_PER_ITEM, _layout
+
+    many, _ = simulate_view([0.5, 0.0, -0.5], 8, 3, n_judges=4, seed=1)  # 12 judgments per item
+    few = many.copy()
+    few.iloc[:, 1:] = np.nan  # 3 per item
+    auto = OrdinalSettings()
+    assert 3 < CENTRED_MIN_PER_ITEM <= 12
+    assert _layout(ordinal_data(many, Scale((1, 2, 3))), auto).item_centred
+    assert not _layout(ordinal_data(few, Scale((1, 2, 3))), auto).item_centred
+    forced = OrdinalSettings(item_parametrisation="non-centred")
+    assert not _layout(ordinal_data(many, Scale((1, 2, 3))), forced).item_centred
+    with pytest.raises(ValueError, match="item_parametrisation must be one of auto, centred, non-centred"):
+        OrdinalSettings(item_parametrisation="centered")
 
 
 def test_recovers_simulated_qualities_and_its_intervals_cover():

@@ -12,15 +12,16 @@ Model, for the score ``y`` (observed level index 0..M-1) judge ``j`` gave the an
     y ~ OrderedLogistic(eta_ikj, c_j)                          (PyMC's ordinal likelihood)
 
 - ``q_k``: the candidate's latent quality, sum to zero over candidates (identifies the location),
-  prior Normal(0, 2.5) before centring (a weakly informative fixed effect on the logit scale);
-- ``u_i``: item effect (items differ in difficulty), sum to zero over items, scale ``sigma_item``,
-  non-centred;
+  ``ZeroSumNormal(2.5)`` (the law of iid Normal(0, 2.5) minus their mean: a weakly informative
+  fixed effect on the logit scale);
+- ``u_i``: item effect (items differ in difficulty), ``ZeroSumNormal(sigma_item)``; sampled centred
+  when items have many judgments (``CENTRED_MIN_PER_ITEM``), non-centred otherwise (the same model);
 - ``e_ik``: optional answer effect (``answer_effects=True``; off by default, as in the issue's
   and ``brms``' formula ``score ~ candidate + (1|judge) + (1|item)``), non-centred, sum to zero
   over the items of each candidate, scale ``sigma_answer``. It makes judgments of the same answer
   dependent (wider intervals) at the cost of one parameter per answer: measured on TriviaQA V1
-  (3,600 answers) it made the fit 46 times as long as the simplex model's, with Spearman 0.850 and
-  coverage 0.44 there (``bench/results/ordinal-compare-answer-effects-20261207.log``);
+  (3,600 answers), before the faster kernel, it made the fit 46 times as long as the simplex model's, with
+  Spearman 0.850 and coverage 0.44 there (``bench/results/ordinal-compare-answer-effects-20261207.log``);
 - ``c_j``: judge ``j``'s ordered cutpoints (its severity and its use of the scale).
   ``cutpoints="judge"`` (default; Linacre's partial-credit form): ``c_j0 ~ Normal(0, 2.5)`` (the
   judge's severity) and ``c_jm - c_j(m-1) = exp(g_jm)``, ``g_jm ~ Normal(0, 1)``, per judge;
@@ -38,7 +39,8 @@ last in the draws, as the bootstrap does.
 
 Engines: ``'numba'`` (default): nutpie's NUTS over a hand-written numba log density and gradient,
 equal to the PyMC model's up to a constant (PyTensor's graph of ``OrderedLogistic`` took 2.6 ms per
-gradient on HANNA, the numba loop a small fraction of that); ``'pymc'``: PyMC's own NUTS on
+gradient on HANNA, the numba kernel 0.05 ms: it sums over (answer, judge, level) groups with one
+exponential per answer and per cutpoint, see :mod:`~simplex_core.methods.ordinal_density`); ``'pymc'``: PyMC's own NUTS on
 :func:`build_ordinal_model`. Convergence is judged like the simplex model's, on the ranked
 quantity: R-hat ≤ 1.01 and bulk ESS ≥ 400 on every ``q_k``, no divergent transitions.
 """
@@ -68,6 +70,8 @@ __all__ = [
     "OrdinalFit",
     "ordinal_data",
     "ENGINES",
+    "ITEM_PARAMETRISATIONS",
+    "CENTRED_MIN_PER_ITEM",
     "build_ordinal_model",
     "ordinal_logp_grad",
     "fit_ordinal",
@@ -89,6 +93,13 @@ shifted by a severity per judge."""
 
 ENGINES: tuple[str, ...] = ("numba", "pymc")
 
+ITEM_PARAMETRISATIONS: tuple[str, ...] = ("auto", "centred", "non-centred")
+
+CENTRED_MIN_PER_ITEM = 10
+"""Judgments per item (on average) from which ``item_parametrisation='auto'`` samples the item effects
+centred: with many judgments an item's effect is pinned by its data rather than by ``sigma_item``,
+and the non-centred form then ties ``z_item`` to ``sigma_item`` in a narrow ridge."""
+
 _PRIOR_SD = 2.5  # logit scale: weakly informative, as brms' defaults
 
 
@@ -107,6 +118,11 @@ class OrdinalSettings:
     answer_effects
         ``False`` (default, the issue's model), ``True``, or ``'auto'`` (when some answer has ≥ 2
         judgments: one judge cannot tell an answer's own quality from its noise).
+    item_parametrisation
+        How the item effects are sampled (the model is the same): ``'centred'`` (``u ~
+        ZeroSumNormal(sigma_item)``, the better geometry when each item has many judgments),
+        ``'non-centred'`` (``u = sigma_item * z``, better when items have few), or ``'auto'``
+        (default): centred when there are at least :data:`CENTRED_MIN_PER_ITEM` judgments per item.
     target_accept
         NUTS target acceptance.
     extra_rounds
@@ -123,6 +139,7 @@ class OrdinalSettings:
     engine: str = "numba"
     cutpoints: str = "judge"
     answer_effects: bool | str = False
+    item_parametrisation: str = "auto"
     target_accept: float = 0.9
     extra_rounds: int = 2
 
@@ -142,6 +159,9 @@ class OrdinalSettings:
             problems.append(f"cutpoints must be one of {', '.join(CUTPOINT_FORMS)}; got {self.cutpoints!r}")
         if self.answer_effects not in ("auto", True, False):
             problems.append(f"answer_effects must be 'auto', True or False; got {self.answer_effects!r}")
+        if self.item_parametrisation not in ITEM_PARAMETRISATIONS:
+            problems.append(f"item_parametrisation must be one of {', '.join(ITEM_PARAMETRISATIONS)}; "
+                            f"got {self.item_parametrisation!r}")
         if not 0.5 <= float(self.target_accept) < 1.0:
             problems.append(f"target_accept must be in [0.5, 1); got {self.target_accept!r}")
         if problems:
@@ -223,9 +243,10 @@ def build_ordinal_model(data: OrdinalData, settings: OrdinalSettings = OrdinalSe
     reference of engine ``'numba'`` (same free variables in the same order, equal log density up to
     a constant; ``tests/test_ordinal.py`` checks it) and the model engine ``'pymc'`` samples.
 
-    The sum-to-zero effects are centred raw normals (``quality = quality_raw - mean``, item and answer
-    effects likewise): the mean directions only meet the prior, which NUTS crosses easily, and the
-    numba density needs no transform."""
+    The sum-to-zero effects are ``ZeroSumNormal`` (the same law as ``raw - mean(raw)`` of iid normals),
+    sampled in PyMC's orthonormal zero-sum coordinates: no direction that only the prior sees, so a
+    diagonal mass matrix fits the posterior. Item effects are centred or non-centred by
+    :data:`CENTRED_MIN_PER_ITEM` (see :class:`OrdinalSettings`)."""
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -233,18 +254,19 @@ def build_ordinal_model(data: OrdinalData, settings: OrdinalSettings = OrdinalSe
     lay = _layout(data, settings)
     coords = {"candidate": list(data.fitted), "item": list(data.items), "judge": list(data.judges)}
     with pm.Model(coords=coords) as model:
-        q_raw = pm.Normal("quality_raw", 0.0, _PRIOR_SD, dims="candidate")
-        quality = pm.Deterministic("quality", q_raw - q_raw.mean(), dims="candidate")
+        quality = pm.ZeroSumNormal("quality", sigma=_PRIOR_SD, dims="candidate")
         eta = quality[data.candidate]
         if lay.item_effects:
             sigma_item = pm.HalfStudentT("sigma_item", nu=_NU, sigma=_PRIOR_SD)
-            z_item = pm.Normal("z_item", 0.0, 1.0, dims="item")
-            eta = eta + (sigma_item * (z_item - z_item.mean()))[data.item]
+            if lay.item_centred:
+                u = pm.ZeroSumNormal("item_effect", sigma=sigma_item, dims="item")
+            else:
+                u = sigma_item * pm.ZeroSumNormal("z_item", sigma=1.0, dims="item")
+            eta = eta + u[data.item]
         if lay.answer_effects:
             sigma_answer = pm.HalfStudentT("sigma_answer", nu=_NU, sigma=_PRIOR_SD)
-            z_answer = pm.Normal("z_answer", 0.0, 1.0, dims=("candidate", "item"))
-            e = sigma_answer * (z_answer - z_answer.mean(axis=1, keepdims=True))
-            eta = eta + e[data.candidate, data.item]
+            z_answer = pm.ZeroSumNormal("z_answer", sigma=1.0, dims=("candidate", "item"))
+            eta = eta + (sigma_answer * z_answer)[data.candidate, data.item]
         first = pm.Normal("severity", 0.0, _PRIOR_SD, dims="judge")  # each judge's lowest cutpoint
         if lay.n_gaps:
             log_gap = pm.Normal("log_gap", 0.0, 1.0, shape=(lay.gap_rows, lay.n_gaps))
@@ -272,6 +294,7 @@ class _Layout:
     J: int
     M: int
     item_effects: bool
+    item_centred: bool
     answer_effects: bool
     gap_rows: int  # J (judge cutpoints) or 1 (shared)
 
@@ -280,30 +303,44 @@ class _Layout:
         return self.M - 2
 
     @property
+    def item_mode(self) -> int:
+        from simplex_core.methods.ordinal_density import ITEM_CENTRED, ITEM_NONCENTRED, ITEM_NONE
+
+        if not self.item_effects:
+            return ITEM_NONE
+        return ITEM_CENTRED if self.item_centred else ITEM_NONCENTRED
+
+    @property
     def size(self) -> int:
-        return (self.K + (1 + self.I if self.item_effects else 0) + (1 + self.K * self.I if self.answer_effects else 0)
-                + self.J + self.gap_rows * self.n_gaps)
+        return (self.K - 1 + (self.I if self.item_effects else 0)
+                + (1 + self.K * (self.I - 1) if self.answer_effects else 0) + self.J + self.gap_rows * self.n_gaps)
+
+
+def _item_centred(data: OrdinalData, settings: OrdinalSettings) -> bool:
+    if settings.item_parametrisation == "auto":
+        return data.n_judgments >= CENTRED_MIN_PER_ITEM * max(1, len(data.items))
+    return settings.item_parametrisation == "centred"
 
 
 def _layout(data: OrdinalData, settings: OrdinalSettings) -> _Layout:
     return _Layout(K=len(data.fitted), I=len(data.items), J=len(data.judges), M=data.n_levels,
-                   item_effects=len(data.items) >= 2, answer_effects=_use_answer_effects(data, settings),
+                   item_effects=len(data.items) >= 2, item_centred=_item_centred(data, settings),
+                   answer_effects=_use_answer_effects(data, settings),
                    gap_rows=len(data.judges) if settings.cutpoints == "judge" else 1)
 
 
 _NU = 3.0  # the scale priors' degrees of freedom (HalfStudentT(3, 2.5))
 
 
-
-
 def ordinal_logp_grad(x: np.ndarray, data: OrdinalData, settings: OrdinalSettings = OrdinalSettings()):
     """Log density (up to a constant) and gradient of the model at the unconstrained point ``x``
     (the layout of :func:`build_ordinal_model`'s free variables, in order), by the numba kernel."""
     lay = _layout(data, settings)
-    from simplex_core.methods.ordinal_density import logp_grad
+    from simplex_core.methods.ordinal_density import logp_grad, pack
 
-    return logp_grad(np.asarray(x, dtype=np.float64), data.item, data.candidate, data.judge, data.level, lay.K, lay.I, lay.J,
-              lay.M, lay.item_effects, lay.answer_effects, lay.gap_rows)
+    packed = pack(data.item, data.candidate, data.judge, data.level, lay.K, lay.J, lay.M)
+    return logp_grad(np.asarray(x, dtype=np.float64), *packed, lay.K, lay.I, lay.J, lay.M, lay.item_mode,
+                     lay.answer_effects, lay.gap_rows)
 
 
 def _compile_numba(data: OrdinalData, settings: OrdinalSettings):
@@ -315,7 +352,7 @@ def _compile_numba(data: OrdinalData, settings: OrdinalSettings):
 
     lay = _layout(data, settings)
     buf = build_buffer(data.item, data.candidate, data.judge, data.level, lay.K, lay.I, lay.J, lay.M,
-                       lay.item_effects, lay.answer_effects, lay.gap_rows)
+                       lay.item_mode, lay.answer_effects, lay.gap_rows)
     names = ["quality", "severity"] + (["sigma_item"] if lay.item_effects else []) + (
         ["sigma_answer"] if lay.answer_effects else [])
     shapes = [(lay.K,), (lay.J,)] + [()] * (len(names) - 2)
@@ -657,6 +694,7 @@ def ordinal_json(result: MethodResult, settings: OrdinalSettings) -> dict:
                         "fit_seconds": clean(d["fit_seconds"])},
         "settings": {"chains": settings.chains, "draws": settings.draws, "tune": settings.tune, "seed": settings.seed,
                      "engine": settings.engine, "cutpoints": settings.cutpoints,
+                     "item_parametrisation": settings.item_parametrisation,
                      "answer_effects": bool(d["answer_effects"])},
         "notes": list(result.notes),
     }
