@@ -188,7 +188,7 @@ def test_expanded_intervals_widen_ppi_most_where_few_items_are_labelled():
 def test_blend_is_ppi_with_half_the_model_and_half_the_judges_mean(monkeypatch):
     table = _sim_table(n_items=60)
     view = item_view(table)
-    method = model_ppi_methods(table, ["bayesian_ppi_10"], blend=True, expanded=False)["bayesian_ppi_10"]
+    method = model_ppi_methods(table, ["bayesian_ppi_10"], blend=True, expanded=False, pooled=False)["bayesian_ppi_10"]
     model = view["true_score"] * 0.8 + 0.1  # a stand-in for the fit's posterior means
     monkeypatch.setattr(type(method), "predictor", lambda self, v: ModelPredictor(model, {"converged": 1.0}))
     got = method(view, np.random.default_rng(5))
