@@ -51,7 +51,8 @@ def labelled_section(labelled: Any, why: str | None, label_free: Any, table: Any
     st.markdown("**Ranking with the file's labels** (prediction-powered; best first; rank and 95% rank interval): "
                 + labelled_ranking_sentence(labelled, name=md))
     st.caption("Labels used: " + labels_used_sentence(labelled, table) + " The label-free model predicts every "
-               "answer's true score; the labelled answers correct its bias, candidate by candidate (PPI++). This holds "
+               "answer's true score; the labelled answers correct its bias, pooled over candidates (each candidate moves as "
+               "far as its labels stand out from the others' noise and from the model's own doubt about it). This holds "
                "when each candidate's labelled answers are a random sample of its answers. The Bayesian views below "
                "(summary, leaderboard, pairwise) are the label-free fit's; the labels enter this ranking, row "
                "bayesian_ppi of the figure.")

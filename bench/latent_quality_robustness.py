@@ -22,7 +22,7 @@ Simulation (every figure fixed before the first run, none tuned):
   consistency or fluency criterion where most answers are fine).
 
 Per scenario and replicate: the default fit (``FitSettings()``), the plain mean of the judges' scores,
-Bradley–Terry, with Spearman against the true ranking, coverage and width of the 95% rank intervals,
+Bradley–Terry (and with ``--ordinal`` the ordinal many-facet model), with Spearman against the true ranking, coverage and width of the 95% rank intervals,
 and the default fit's convergence. Asserts nothing; prints Markdown.
 
 Usage (repo root, project venv)::
@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--scenarios", default=",".join(SCENARIOS))
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--settings", default="{}", help="FitSettings fields as JSON, for the model row")
+    p.add_argument("--ordinal", action="store_true", help="also the ordinal many-facet model (methods.ordinal)")
     args = p.parse_args(argv)
     import json
 
@@ -108,13 +109,20 @@ def main(argv: list[str] | None = None) -> None:
             results = {"default": bayesian_method_result(fit, max_draws=None)}
             methods = table_baseline_methods(table, ppi_fractions=(), single_judges=False)
             results |= run_methods(item_view(table), {m: methods[m] for m in ("simple_average", "bradley_terry")}, rng=0)
+            if args.ordinal:
+                from simplex_core.methods.ordinal import ordinal_for_table
+
+                results["ordinal"] = ordinal_for_table(table)(item_view(table), np.random.default_rng(r))
             ev = evaluate_results(results, truth).set_index("method")
             d = fit.diagnostics
             for method, e in ev.iterrows():
                 rows.append({"scenario": scenario, "replicate": r, "method": method, "spearman": e["spearman"],
-                             "coverage": e["coverage"], "width": e["width"], "converged": d.converged})
+                             "coverage": e["coverage"], "width": e["width"],
+                             "converged": bool(results[method].details.get("converged")) if method == "ordinal"
+                             else d.converged})
+            ordinal = f" ordinal {ev.loc['ordinal', 'spearman']:.3f}" if args.ordinal else ""
             print(f"  {scenario} r{r}: ρ default {ev.loc['default', 'spearman']:.3f} average "
-                  f"{ev.loc['simple_average', 'spearman']:.3f} BT {ev.loc['bradley_terry', 'spearman']:.3f}; "
+                  f"{ev.loc['simple_average', 'spearman']:.3f} BT {ev.loc['bradley_terry', 'spearman']:.3f}{ordinal}; "
                   f"coverage {ev.loc['default', 'coverage']:.2f} width {ev.loc['default', 'width']:.1f}; "
                   f"{d.message} ({seconds:.0f} s)", flush=True)
     df = pd.DataFrame(rows)
