@@ -1,6 +1,6 @@
 """A placeholder in the app's HTML page, drawn by the browser before Streamlit's scripts run.
 
-Why (issue 13, "every page draws something useful within 1 s"): a new tab fetches about 9.4 MB of
+Why (the target "every page draws something useful within 1 s"): a new tab fetches about 9.4 MB of
 Streamlit's scripts (Plotly's 4.7 MB among them) and starts Streamlit before anything is drawn, so
 the tab stayed blank for 1.2–1.8 s on a warm server, and for 10 s and more while other visitors'
 first pages ran. The HTML page itself arrives in milliseconds: :class:`BootPlaceholder`, an ASGI
@@ -9,7 +9,7 @@ is coming. React replaces the root's content when Streamlit starts, so the place
 seen beside the app.
 
 The same middleware lists Plotly's script module in the page's head (``<link rel="modulepreload">``),
-beside the modules Streamlit lists there itself. Why (issue 13, "its first figure within 3 s"): the
+beside the modules Streamlit lists there itself. Why (the target "its first figure within 3 s"): the
 browser otherwise asks for Plotly's 4.7 MB module only when the first figure's element arrives from
 the server, about 1.1 s into a new tab, then parses it; preloaded, it is fetched and compiled while
 Streamlit starts, and evaluated only when a figure needs it (a first visit's first figure came

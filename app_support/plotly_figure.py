@@ -1,6 +1,6 @@
 """Figures drawn with the lightest Plotly bundle that has their traces, served by ``serve.py``.
 
-Why (issue 52, "first figure in a new browser ≤ 2 s"): ``st.plotly_chart`` draws with Streamlit's
+Why (the target "first figure in a new browser ≤ 2 s"): ``st.plotly_chart`` draws with Streamlit's
 Plotly module, the full plotly.js (4.7 MB), which a new tab downloads, compiles and runs before its
 first figure; that was most of the 2.8–3.1 s to the first figure of Rankings and Simplex. Every
 figure of those pages uses traces of plotly.js's cartesian partial bundle (1.5 MB; scatterternary

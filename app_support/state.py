@@ -32,7 +32,7 @@ UPLOAD = "__upload__"  # the dataset choice meaning "the user's file"
 #: The paper's grid and base setting (section 5): owned by simplex_core.studies.sensitivity.
 OMEGA_GRID: tuple[float, ...] = DEFAULT_OMEGAS
 BETA_MAX_GRID: tuple[float, ...] = DEFAULT_BETA_MAXES
-#: The sidebar sliders' values (issue 13): a fine grid, 33 values of ω and 41 of β_max, that holds
+#: The sidebar sliders' values: a fine grid, 33 values of ω and 41 of β_max, that holds
 #: the paper's grid; a move is answered at once by reweighting the nearest fits already done.
 #: Values between these come from a link or the continuous sliders ("Any ω and β_max").
 SLIDER_OMEGAS: tuple[float, ...] = tuple(i * 0.25 for i in range(33))

@@ -1,6 +1,6 @@
 """Streamlit's script and style bundles answered from memory, gzip-compressed once per process.
 
-Why (issue 14, "the first paint of a new visitor ≤ 5 s while eight sessions work"): a new tab
+Why (the target "the first paint of a new visitor ≤ 5 s while eight sessions work"): a new tab
 fetches about 9.4 MB of Streamlit's bundles (Plotly's 4.7 MB among them). Streamlit serves them
 uncompressed (it does not want to compress them again on every request), read from disk in 64 kB
 chunks, each through a worker thread and every middleware layer. Profiled with py-spy while eight

@@ -1,6 +1,6 @@
 """Warm a freshly started server before its first visitor (``serve.py`` runs this at start-up).
 
-Why (issue 5, measured with ``bench/open_app.py``): a visitor opening a freshly started server
+Why (measured with ``bench/open_app.py``): a visitor opening a freshly started server
 waited about 10 s for the ranking, against 4 s on every later visit. The difference is work a
 server process does once: importing ArviZ, SciPy, Plotly and the page modules, loading and
 validating the default dataset, reading the precomputed posterior, running the baselines.
@@ -74,7 +74,7 @@ YOUNG_GENERATION = 20_000
 
 def freeze_long_lived() -> None:
     """Move every object alive now (modules, the warm caches: about 350k objects) out of reach of
-    Python's cyclic garbage collector. Why (issue 13, measured with a gc callback
+    Python's cyclic garbage collector. Why (measured with a gc callback
     in the server during ``bench.app_latency``): a full collection walked them all, 0.26-0.40 s on
     the script thread, and when it fell inside a slider move's page run the ranking came that much
     later. Objects frozen here are still freed by reference counting; only cycles among them that

@@ -1,5 +1,5 @@
 """Slider moves on a fresh server with an empty fit cache, and the first figure of a new browser on a
-warm one (issue 52). Prints figures; asserts nothing.
+warm one. Prints figures; asserts nothing.
 
 Usage (repo root, project venv, Debian's Chromium)::
 

@@ -1,4 +1,4 @@
-"""Latency of the app in a real browser (issue 13): slider release → redrawn ranking, and time to
+"""Latency of the app in a real browser: slider release → redrawn ranking, and time to
 first content / first figure per page, on a fresh and on a warm server. Prints figures; asserts nothing.
 
 Usage (repo root, project venv, Debian's Chromium)::

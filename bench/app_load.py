@@ -1,5 +1,5 @@
-"""Load: 8 concurrent browser sessions on the default dataset, each asking for another setting
-(issue 14, "Load"). Prints figures; asserts nothing.
+"""Load: 8 concurrent browser sessions on the default dataset, each asking for another setting.
+Prints figures; asserts nothing.
 
 Usage (repo root, project venv, Debian's Chromium)::
 
@@ -32,7 +32,7 @@ per session:
   are printed. With one session alone (``--sessions 1``) the answer was drawn 0.04–0.08 s after its
   frame, and shown 0.4–0.6 s after the fit was stored.
 
-Targets (issue 14): first paint ≤ 5 s, each fit shown ≤ 5 s after it is stored, no error alert.
+Targets: first paint ≤ 5 s, each fit shown ≤ 5 s after it is stored, no error alert.
 
 The eight sessions stand for visitors on machines of their own, but here their Chromium shares the
 server's two cores: eight tabs parsing Plotly (about 2–4 s of CPU each) slow the server and the new
@@ -50,7 +50,7 @@ the slider's top), half a second after each answer. Each move is timed by the ta
 the key's release to the first animation frame showing the ranking line for the new setting
 (approximate or the real fit's, noted which), and split where the session's browser received the
 WebSocket frame carrying that line (:class:`MoveFrames`). Printed per session and over all: median
-and max, with the 1-minute load average at each move (target, issue 52: every move ≤ 1.0 s). The
+and max, with the 1-minute load average at each move (target: every move ≤ 1.0 s). The
 sessions end at their own setting, so their own fits are still shown; stored → shown counts only
 fits stored after a session's last move (before it, the page was elsewhere some of the time).
 

@@ -1,4 +1,4 @@
-"""The benchmark cases of issue 6: the same synthetic data for every engine.
+"""The benchmark cases: the same synthetic data for every engine.
 
 Data are drawn from the model itself with ω = 2, β_max = 5, every ρ_j = 0.8 and δ uniform (the
 fitted δ, so the fitted model is the generating model), using :mod:`simplex_core.model.simulate`; the
@@ -105,7 +105,7 @@ def simulate_stress(seed: int):
 
 def make_case(name: str, *, seed: int = 0, chains: int = 4, draws: int = 1000, tune: int = 1000,
               engine: str = "nutpie") -> Case:
-    """Build a benchmark case (data drawn with ``seed``; fit settings as in issue 6)."""
+    """Build a benchmark case (data drawn with ``seed``; fit settings as in the speed benchmark)."""
     if name in ("gpqa", "gpqa-omega0"):
         sim = simulate_gpqa(seed)
         desc = "GPQA-like: 19 cand., 2 judges, binary truth + abstain, 448 items"

@@ -1,4 +1,4 @@
-"""Convergence at the default fit settings on every built-in dataset (issue 12 item 2). Prints the
+"""Convergence at the default fit settings on every built-in dataset. Prints the
 table dataset × setting → max R-hat, min bulk ESS, divergences, seconds, sampler; asserts nothing.
 
 Cases: every dataset-criterion pair with truth (12), WildBench (with and without self-family
@@ -30,7 +30,7 @@ TRUTH_PAIRS = ("triviaqa-v1:correctness", "triviaqa-v2:correctness", "topical-ch
                "hanna:relevance", "hanna:coherence", "hanna:empathy", "hanna:surprise", "hanna:engagement",
                "hanna:complexity")
 # WildBench with self-family exclusion on leaves gpt-3.5-turbo-0125 with no judgment at all (the data
-# loader refuses it with a message), so WildBench runs with exclusion off, as issue 12 asks.
+# loader refuses it with a message), so WildBench runs with exclusion off, as asked.
 OTHER = ("wildbench-v2:overall:no-exclusion", "simulated:gpqa-like-3-judges")
 
 

@@ -1,4 +1,4 @@
-"""Why the default ranking loses to the simple average, or misses coverage, on real data (issue 51, part 1).
+"""Why the default ranking loses to the simple average, or misses coverage, on real data.
 
 For every built-in dataset-criterion with item-level truth: the default fit (``FitSettings()``:
 shared truth, ω = 0, β_max = 5, 4 chains × 1000 + 1000, self-family exclusion on) and the

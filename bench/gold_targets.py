@@ -1,4 +1,4 @@
-"""Gold-label targets of issue 11: with 5% and 10% gold labels, the Bayesian model against PPI at the
+"""Gold-label targets: with 5% and 10% gold labels, the Bayesian model against PPI at the
 same labels on every built-in dataset with truth.
 
 For each of the 12 dataset-criterion pairs and each labelled share F ∈ {0.05, 0.10}: ``--draws R``

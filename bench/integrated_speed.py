@@ -1,10 +1,10 @@
-"""Integrated mode on the fast engine against a fixed-setting fit (issue 12 item 1). Prints figures;
+"""Integrated mode on the fast engine against a fixed-setting fit. Prints figures;
 asserts nothing.
 
 Data: ``--cases`` names the data as :mod:`bench.convergence_table` does (``dataset:criterion``,
 ``simulated:gpqa-like-3-judges``); the default is TriviaQA V1 (9 candidates × 9 judges × 400 items,
 binary, whose fixed fit is the cheapest of the built-in data) and HANNA coherence (11 × 5 × 96 on 5
-levels, the shape of issue 12's "12 × 5 × 100 five-level dataset"). For each case and likelihood
+levels, the shape of the "12 × 5 × 100 five-level dataset"). For each case and likelihood
 asked for, fits at the default fit size (4 chains × 1000 + 1000, engine ``fast``):
 
 * ``fixed``: the default setting (ω = 0, β_max = 5);

@@ -1,4 +1,4 @@
-"""Budget curve of suggested labels against random labels (issue 11's target: suggested labels beat
+"""Budget curve of suggested labels against random labels (the target: suggested labels beat
 random labels after 20 labels on TriviaQA V1 and on a simulated dataset).
 
 For each data set: one shared-truth fit at the default settings (ω = 0, β_max = 5, 4 chains × 1000 +

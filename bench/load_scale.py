@@ -1,4 +1,4 @@
-"""Loading at scale (issue 14): time to read, validate and count one million valid rows.
+"""Loading at scale: time to read, validate and count one million valid rows.
 
 Usage (from the repo root, project venv)::
 

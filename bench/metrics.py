@@ -1,4 +1,4 @@
-"""Figures the bench scripts compute from E_k draws: convergence (issue 6's definition) and agreement
+"""Figures the bench scripts compute from E_k draws: convergence (the project's definition) and agreement
 with a reference posterior."""
 
 from __future__ import annotations

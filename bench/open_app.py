@@ -1,4 +1,4 @@
-"""Opening benchmark of issue 5: how long until a visitor sees a meaningful result on the default
+"""Opening benchmark: how long until a visitor sees a meaningful result on the default
 dataset. Prints figures; asserts nothing.
 
 Usage (repo root, project venv, Debian's Chromium)::

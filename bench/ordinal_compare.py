@@ -1,4 +1,4 @@
-"""The ordinal many-facet model beside the simplex model and the simple average (issue 56 item 5).
+"""The ordinal many-facet model beside the simplex model and the simple average.
 
 For every built-in dataset-criterion with ground truth (the 15 of ``bench.diagnose_real.PAIRS``, the
 real-data table's) or the cases given, prints one row: Spearman of the point ranking with the true ranking and coverage of

@@ -1,4 +1,4 @@
-"""Why NUTS takes long trajectories on a posterior (issue 11's K = 50 speed target): the local
+"""Why NUTS takes long trajectories on a posterior (the K = 50 speed target): the local
 curvature at posterior draws, measured against what a mass matrix can know. Prints figures; asserts
 nothing.
 

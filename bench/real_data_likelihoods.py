@@ -1,10 +1,10 @@
-"""Both likelihoods against the label-free baselines on every built-in dataset with truth (issue 11).
+"""Both likelihoods against the label-free baselines on every built-in dataset with truth.
 
 For each of the 12 dataset-criterion pairs with item-level truth: the true ranking (mean
 ``true_score``), the label-free baselines (simple average, bootstrap, Bradley–Terry) and the Bayesian
 model at the default settings (ω = 0, β_max = 5, 4 chains × 1000 + 1000) with each likelihood; prints
 Spearman with the true ranking, coverage of the true ranks by the 95% rank intervals, mean interval
-width and the fit's convergence, then the two counts of issue 11's targets: on how many pairs the
+width and the fit's convergence, then the two counts of the targets: on how many pairs the
 Bayesian coverage is ≥ every label-free baseline's, and its Spearman ≥ the best baseline's − 0.03.
 Point figures on the full data (no item resamples). Asserts nothing.
 

@@ -1,4 +1,4 @@
-"""Refit benchmark of issue 6: what the app pays when a user moves the ω or β_max slider, and when it
+"""Refit benchmark: what the app pays when a user moves the ω or β_max slider, and when it
 opens a new dataset. Prints figures; asserts nothing.
 
 Usage (repo root, project venv)::

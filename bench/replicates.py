@@ -1,4 +1,4 @@
-"""Replicates benchmark of issue 6: 20 simulated GPQA-like data sets (ω = 2, β_max = 5, ρ = 0.8, δ
+"""Replicates benchmark: 20 simulated GPQA-like data sets (ω = 2, β_max = 5, ρ = 0.8, δ
 uniform; self-family pairs excluded), each fitted with δ uniform, β_max = 5, ω = 2: how many
 converge (max R-hat ≤ 1.01, min bulk ESS ≥ 400 over E_k) and how often the 95% rank intervals cover
 the population rank. Prints figures; asserts nothing.

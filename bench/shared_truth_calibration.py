@@ -1,4 +1,4 @@
-"""Calibration of the rank intervals on data simulated with shared truth (issue 11's targets).
+"""Calibration of the rank intervals on data simulated with shared truth (the targets).
 
 Every answer has one true level, seen by every judge through its own confusion matrix (the
 simulator's ``latent_coupling="shared"`` at ω = 0). Close candidates (binary: accuracies 0.55 … 0.65;

@@ -1,4 +1,4 @@
-"""Speed of default shared-truth fits (issue 11's speed targets). Prints figures; asserts nothing.
+"""Speed of default shared-truth fits (the speed targets). Prints figures; asserts nothing.
 
 Two cases, each fitted at the default settings (ω = 0, β_max = 5, 4 chains × 1000 + 1000, engine
 ``fast``) with the likelihood asked for:

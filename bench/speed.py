@@ -1,4 +1,4 @@
-"""Speed benchmark of issue 6: the same model and data in Stan (pystan) and every engine of
+"""Speed benchmark: the same model and data in Stan (pystan) and every engine of
 ``simplex_core.inference.fitting.fit_model``, side by side. Prints figures; asserts nothing.
 
 Usage (from the repo root, project venv)::

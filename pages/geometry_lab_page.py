@@ -152,7 +152,7 @@ def lifted_view() -> None:
 
 
 # Only the open tab is drawn (a rerun on switching tabs): drawing all four at once, the 3-D figure by
-# software WebGL among them, delayed a first visit's first figure by about 0.9 s (issue 13).
+# software WebGL among them, delayed a first visit's first figure by about 0.9 s.
 TABS = {"Barycentric = area ratios": (area_view, "drawing the area view"),
         "Two levels: order on a segment": (segment_view, "drawing the segment view"),
         "Three levels: the flip": (flip_view, "drawing the flip"),

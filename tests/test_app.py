@@ -369,7 +369,7 @@ def test_an_invalid_url_value_is_ignored_and_said():
 def test_the_sliders_offer_the_fine_grid_and_a_value_between_turns_on_the_continuous_sliders():
     from app_support.state import SLIDER_BETA_MAXES, SLIDER_OMEGAS
 
-    # issue 13: at least 33 × 41 values, the paper's 5 × 5 grid among them
+    # at least 33 × 41 values, the paper's 5 × 5 grid among them
     assert len(SLIDER_OMEGAS) >= 33 and len(SLIDER_BETA_MAXES) >= 41
     assert {0.0, 1.0, 2.0, 4.0, 8.0} <= set(SLIDER_OMEGAS) and {0.0, 1.0, 5.0, 10.0, 20.0} <= set(SLIDER_BETA_MAXES)
     at = new_app({"omega": "0.75", "beta_max": "12.5"})
@@ -568,7 +568,7 @@ def test_a_cancelled_fit_says_so_and_can_be_restarted():
 
 
 def test_a_fit_that_lands_while_its_page_waits_is_logged_once_with_the_delay_to_the_page(monkeypatch):
-    """The server's share of "stored → shown" (issue 14): the first page run that gets a fit its
+    """The server's share of "stored → shown": the first page run that gets a fit its
     session asked for before it was fitted logs how long after landing that was; later runs do not."""
     import shutil
     import time
@@ -816,7 +816,7 @@ def _figure_titles(at) -> str:
 
 
 def test_a_slider_move_shows_a_reweighted_answer_at_once_with_its_khat_and_ess():
-    """Issue 13: the reweighted answer is on the page in the same run as the move, labelled
+    """The reweighted answer is on the page in the same run as the move, labelled
     approximate with k̂ and ESS, with its leaderboard; the real fit is queued behind it. ω = 0 → 2.5:
     the default fit (ω = 0, no random effects) cannot stand in, a fit at ω > 0 (the one shipped with
     the app, or one of the cache) is reweighted; β_max 5 → 7 at ω = 0 reweights the default fit."""

@@ -1,4 +1,4 @@
-"""Figures read at a glance (issue 16): drawing order, opacity, labels that neither collide nor
+"""Figures read at a glance: drawing order, opacity, labels that neither collide nor
 leave the plot, user names printed as text (never markup), and the slide/paper pages."""
 
 from __future__ import annotations

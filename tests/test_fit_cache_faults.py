@@ -1,4 +1,4 @@
-"""Fault tests of the on-disk fit cache (issue 14): broken entries are quarantined and refitted once,
+"""Fault tests of the on-disk fit cache: broken entries are quarantined and refitted once,
 incomplete folders replaced, leftover temporaries removed, the size bounded (LRU), and a cache
 folder that cannot be written keeps fits in memory with a warning."""
 

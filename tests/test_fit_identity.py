@@ -1,4 +1,4 @@
-"""One identity per fit (issue 15): the keys the fit cache, the job book and the shipped default share."""
+"""One identity per fit: the keys the fit cache, the job book and the shipped default share."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Gold labels: validation of the gold column, the experimental draw, the draw shared with PPI, an
-all-gold fit, and the CLI options (issue 11)."""
+all-gold fit, and the CLI options."""
 
 from __future__ import annotations
 

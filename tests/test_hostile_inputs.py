@@ -1,4 +1,4 @@
-"""Hostile and malformed inputs (issue 14): every one ends in a ValidationError (exit status 2 on the
+"""Hostile and malformed inputs: every one ends in a ValidationError (exit status 2 on the
 command line) that names what is wrong and where, within bounded memory; never another exception."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The core's import graph has no circle, function-level imports included (issue 15: "no circle"),
+"""The core's import graph has no circle, function-level imports included ("no circle"),
 never runs up the declared layers (docs/ARCHITECTURE.md's picture), and never reaches the front
 ends (the app or the command line); the app never imports the command line either."""
 

@@ -1,6 +1,6 @@
 """What to label next: the reweighting is the exact posterior given the label; the expected reduction
 formula equals brute force; uncertain answers of close candidates come first; the batch and budget
-curve behave; the CLI works end to end (issue 11)."""
+curve behave; the CLI works end to end."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ the wrong type fails the suite, not a reader."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -58,3 +59,33 @@ def test_mypy_finds_a_type_error_in_an_unannotated_function(tmp_path):
     (tmp_path / "simplex_core" / "bad.py").write_text("def f():\n    return len(3)\n")
     done = subprocess.run(_mypy(), cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1 and "bad.py:2" in done.stdout and "[arg-type]" in done.stdout, done.stdout + done.stderr
+
+
+TRACKER_NUMBER = re.compile(r"\b[Ii]ssues? #?\d+")
+
+
+def tracker_numbers(root: Path) -> list[str]:
+    """``path:line: text`` of every line of the code (core, app, tests, bench, scripts) that names a tracker
+    number: comments and docstrings say why, the tracker says when."""
+    files = [root / "app.py", root / "serve.py"]
+    for folder in ("simplex_core", "app_support", "pages", "tests", "bench", "scripts"):
+        files += sorted((root / folder).rglob("*.py"))
+    found = []
+    for path in files:
+        if not path.exists():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if TRACKER_NUMBER.search(line):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    return found
+
+
+def test_the_code_names_no_tracker_number():
+    assert tracker_numbers(REPO) == []
+
+
+def test_a_tracker_number_in_a_comment_is_found(tmp_path):
+    (tmp_path / "bench").mkdir()
+    numbered = "x = 1  # slow before (" + "issue " + "13)"  # in parts, so this file names no number itself
+    (tmp_path / "bench" / "x.py").write_text(numbered + "\ny = 2  # an issue of scale\n")
+    assert tracker_numbers(tmp_path) == [f"bench/x.py:1: {numbered}"]

@@ -1,4 +1,4 @@
-"""``suggest-labels``: which answers to label next (issue 11; :mod:`simplex_core.methods.labelling`).
+"""``suggest-labels``: which answers to label next (:mod:`simplex_core.methods.labelling`).
 
 ``python -m simplex_core suggest-labels DATA --budget 20 --out next.csv`` fits the shared-truth
 model (gold answers, if any, taken as labelled), ranks the unlabelled answers by the expected

@@ -1,4 +1,4 @@
-"""Gold labels for experiments: which answers' true scores the model sees (issue 11).
+"""Gold labels for experiments: which answers' true scores the model sees.
 
 A *gold* answer (item, candidate) is one whose true score is a known label; the shared-truth
 likelihood takes its true level as observed (see :mod:`simplex_core.data.patterns`). Real gold labels

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: ``progress_callback(message, fraction)``: a plain-words stage and the overall fraction done [0, 1].
 ProgressCallback = Callable[[str, float], None]
 
-#: Convergence thresholds over the expected scores E_k (issue 3).
+#: Convergence thresholds over the expected scores E_k.
 RHAT_MAX = 1.01
 ESS_MIN = 400
 

@@ -1,7 +1,7 @@
 """Posterior mass of the region each MCMC chain explored, by bridge sampling: which chains sit in a
 mode that holds a negligible share of the posterior.
 
-Why (issue 12, measured on TriviaQA V2 at ω = 1, β_max = 1): the optimiser's best mode is not always
+Why (measured on TriviaQA V2 at ω = 1, β_max = 1): the optimiser's best mode is not always
 the posterior's. There, two of four chains started at the best maximum L-BFGS found (log density
 −5960) and two at a point it stopped on 11 log units lower; both pairs converged within themselves
 (R-hat 1.002) but disagreed with each other (R-hat 1.5), and the second pair had climbed to a region

@@ -1,4 +1,4 @@
-"""Move a fitted posterior to another ω / β_max by importance reweighting (issue 13).
+"""Move a fitted posterior to another ω / β_max by importance reweighting.
 
 ω and β_max enter only the prior (the likelihood never sees them), so for a posterior fitted at
 ``source`` the posterior at ``target`` is the same distribution times the prior ratio::

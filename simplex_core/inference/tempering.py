@@ -1,6 +1,6 @@
 """Parallel tempering over the fast log density: chains that move between separate posterior modes.
 
-Why (issue 6, measured with ``bench/replicates.py``): on some GPQA-like data sets (two judges) the
+Why (measured with ``bench/replicates.py``): on some GPQA-like data sets (two judges) the
 posterior has two modes of comparable mass, "judge 1 is the perturbed one" against "judge 2 is",
 separated by a valley tens of log units deep. NUTS chains never cross it, so chains started in both
 disagree for ever (R-hat up to 1.74) and pooled chains weigh each mode by its number of chains,

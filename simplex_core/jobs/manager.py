@@ -108,7 +108,7 @@ class FitManager:
         Niceness added for the fits on the workers (POSIX; capped at 19, the lowest priority, which the
         default asks for), so that sampling, the background grid included, yields the cores to the
         page server: with two workers at niceness 10 on two cores, slider moves on a fresh server
-        waited for the first refits and the grid (docs/BENCHMARKS.md, issue 52).
+        waited for the first refits and the grid (docs/BENCHMARKS.md).
     max_pending_per_owner
         Bound on one owner's pending requests (:class:`~simplex_core.jobs.book.JobBook`).
     owner_alive

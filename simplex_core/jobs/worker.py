@@ -295,5 +295,5 @@ def run_fit(run: str, counts: Any, settings: Any, store: FitStore, fit_function:
     _event(topic, {"job": run, "kind": "saving"})
     stored = store.save(counts, settings, result) is not False
     # handed over either way: reading a fit back from disk took 0.1-0.3 s of the page's own thread
-    # when a slider landed on a setting just fitted (issue 13); not stored, it would be lost
+    # when a slider landed on a setting just fitted; not stored, it would be lost
     return stored, result

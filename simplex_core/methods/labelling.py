@@ -1,4 +1,4 @@
-"""What to label next: answers whose true score would most reduce the ranking's uncertainty (issue 11).
+"""What to label next: answers whose true score would most reduce the ranking's uncertainty.
 
 Under the shared-truth likelihood an unlabelled answer a (candidate k, judges' scores s_a) enters the
 posterior through p(s_a | θ) = Σ_t π_k[t] Π_j L[j, k, t, s_aj]. Learning its true level t replaces

@@ -14,7 +14,7 @@ This module owns the numba kernels of the fast path of :mod:`simplex_core.infere
 plain numba code and exposed as C callbacks that nutpie's Rust NUTS sampler calls directly, from
 several threads, with no Python (and no GIL) in the loop.
 
-Why (issue 6, measured with ``bench/speed.py``): the PyMC graph compiled by nutpie's numba backend
+Why (measured with ``bench/speed.py``): the PyMC graph compiled by nutpie's numba backend
 takes about a minute in every new process, and PyTensor's C backend reaches nutpie through a Python
 callback per gradient. Here
 

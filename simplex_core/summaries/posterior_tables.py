@@ -414,7 +414,7 @@ def _diagnostics_dict(fit: Any) -> dict[str, Any]:
 
 def result_json(fit: Any, command_line: str | None = None, *, counts: Any = None,
                 selection: dict[str, list[str]] | None = None, data: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``result.json`` document of ``python -m simplex_core fit`` (issue 3's contract).
+    """The ``result.json`` document of ``python -m simplex_core fit`` (its contract).
 
     Parameters
     ----------
