@@ -475,3 +475,32 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
     gold.loc[gold["item"] == 0, ["true_score", "gold"]] = [3.0, True]
     labelled = load_table(gold, scale=five)
     assert labelled.n_gold > 0 and judge_prior_note(count_tensor(labelled)) is None
+
+
+def test_the_crowded_scale_note_speaks_when_judgments_crowd_into_two_end_levels_of_a_long_scale():
+    """9 of every 10 scores at 4 or 5 on a 1–5 scale: the note, with the share and the end; the same
+    scores spread evenly, the same crowding on a 3-level scale, or one labelled answer: no note."""
+    import pandas as pd
+
+    from simplex_core.data.views import count_tensor
+    from simplex_core.data.table import load_table
+    from simplex_core.model.data_notes import crowded_scale_note, data_notes
+
+    crowded = [5, 4, 5, 5, 4, 5, 4, 5, 5, 2]
+    rows = [{"judge": j, "candidate": k, "item": i, "score": crowded[(i + len(k)) % 10]}
+            for j in ("j1", "j2", "j3") for k in ("a", "bb") for i in range(10)]
+    frame = pd.DataFrame(rows)
+    five = Scale((1.0, 2.0, 3.0, 4.0, 5.0))
+    counts = count_tensor(load_table(frame, scale=five))
+    note = crowded_scale_note(counts)
+    assert note is not None and note.startswith("90% of the judgments are in the top two levels of this 5-level scale")
+    assert note in data_notes(counts)
+    low = frame.assign(score=6 - frame["score"])
+    assert "in the bottom two levels" in crowded_scale_note(count_tensor(load_table(low, scale=five)))
+    spread = frame.assign(score=1 + frame["item"] % 5)
+    assert crowded_scale_note(count_tensor(load_table(spread, scale=five))) is None
+    three = frame.assign(score=frame["score"].clip(3, 5) - 2)
+    assert crowded_scale_note(count_tensor(load_table(three, scale=Scale((1.0, 2.0, 3.0))))) is None
+    labelled = frame.assign(true_score=frame["score"].astype(float),
+                            gold=(frame["candidate"] == "a") & (frame["item"] == 0))
+    assert crowded_scale_note(count_tensor(load_table(labelled, scale=five))) is None
