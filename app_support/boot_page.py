@@ -24,6 +24,7 @@ opened the Rankings page under a "Page not found" dialog.
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
 from typing import Any, Awaitable, Callable
 
@@ -64,6 +65,33 @@ def plotly_preload_link() -> bytes:
     return f'<link rel="modulepreload" crossorigin href="./static/js/{html.escape(found[0].name)}" />'.encode()
 
 
+#: Streamlit's lazily loaded element modules that a page's first figure waits for, where ``serve.py``
+#: draws figures in a component (``app_support.plotly_figure``).
+FIGURE_CHUNKS = ("BidiComponent",)
+_IMPORT = re.compile(rb'(?:from|import)\s*"\./([\w.-]+\.js)"')
+
+
+@lru_cache(maxsize=4)
+def chunk_preload_links(chunks: tuple[str, ...] = FIGURE_CHUNKS, already: bytes = b"") -> bytes:
+    """``<link rel="modulepreload">`` of Streamlit's element modules ``chunks`` and every module they
+    import, except those named in ``already`` (the page's own preloads). Why: Streamlit asks for an
+    element's module only when the element arrives, then for its imports; a new tab's first figure
+    waited 0.4–0.6 s for them behind the sidebar's widgets (measured: ``bench/first_figure.py``)."""
+    from app_support.static_assets import streamlit_static_folder
+
+    folder = streamlit_static_folder() / "static" / "js"
+    todo = [f.name for c in chunks for f in sorted(folder.glob(f"{c}.*.js"))[:1]]
+    seen: list[str] = []
+    while todo:
+        name = todo.pop(0)
+        if name in seen or not (folder / name).is_file():
+            continue
+        seen.append(name)
+        todo.extend(m.decode() for m in _IMPORT.findall((folder / name).read_bytes()))
+    return b"".join(f'<link rel="modulepreload" crossorigin href="./static/js/{html.escape(n)}" />'.encode()
+                    for n in seen if n.encode() not in already)
+
+
 def with_placeholder(page: bytes, path: str) -> bytes:
     """Streamlit's HTML page with the placeholder for ``path`` in its root element and Plotly
     preloaded (the cartesian bundle where ``serve.py`` serves it, else Streamlit's chart module); a
@@ -72,9 +100,12 @@ def with_placeholder(page: bytes, path: str) -> bytes:
         return page
     from app_support.plotly_figure import bundle_served, preload_link
 
+    # the Plotly that the figures will draw with: the served bundle where there is one, with the
+    # component module that draws them
+    links = preload_link() + chunk_preload_links(already=page) if bundle_served() else plotly_preload_link()
     page = page.replace(ROOT, placeholder_html(path))
-    if page.count(HEAD_END) == 1:  # the Plotly that the figures will draw with: the served bundle where there is one
-        page = page.replace(HEAD_END, (preload_link() if bundle_served() else plotly_preload_link()) + HEAD_END)
+    if page.count(HEAD_END) == 1:
+        page = page.replace(HEAD_END, links + HEAD_END)
     return page
 
 

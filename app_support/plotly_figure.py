@@ -120,17 +120,30 @@ function loadBundle(url) {
   return loaded[url];
 }
 
+// Figures are drawn one at a time, in the page's order, each after the browser has painted the one
+// before: a page's figures were all drawn in one task once the bundle ran, and the first one showed
+// only when the last was done. (A hidden tab paints no frames: the timeout lets it go on.)
+function inTurn(draw) {
+  const run = (window.__sjDrawTurn || Promise.resolve()).then(draw);
+  window.__sjDrawTurn = run.catch(() => null).then(() => new Promise((resolve) => {
+    const go = () => setTimeout(resolve, 0);
+    requestAnimationFrame(go);
+    setTimeout(resolve, 100);
+  }));
+  return run;
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   const gd = parentElement.querySelector('.sj-figure');
   const token = (gd.__sjToken = (gd.__sjToken || 0) + 1);
-  loadBundle(data.bundle).then((Plotly) => {
+  loadBundle(data.bundle).then((Plotly) => inTurn(() => {
     if (gd.__sjToken !== token) return;
     if (gd.__sjPlotly && gd.__sjPlotly !== Plotly) gd.__sjPlotly.purge(gd);
     gd.__sjPlotly = Plotly;
     const figure = JSON.parse(data.figure);
     return Plotly.react(gd, figure.data || [], figure.layout || {}, data.config);
-  }).catch((err) => {
+  })).catch((err) => {
     gd.setAttribute('data-figure-error', String(err && err.message || err));
     gd.textContent = 'This figure could not be drawn: ' + String(err && err.message || err);
   });

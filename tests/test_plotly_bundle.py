@@ -51,3 +51,27 @@ def test_the_app_page_preloads_the_served_bundle(monkeypatch):
     page = with_placeholder(b'<html><head></head><body><div id="root"></div></body></html>', "/")
     assert f'<link rel="preload" as="script" href="{pf.bundle_url("cartesian")}" />'.encode() in page
     assert b"PlotlyChart" not in page
+
+
+def test_the_served_page_preloads_the_figure_component_module_and_its_imports_once(monkeypatch):
+    """The component's module (which Streamlit asks for only when a figure arrives) and the modules it
+    imports are preloaded, each once, and none the page already preloads."""
+    import re
+
+    from app_support.boot_page import FIGURE_CHUNKS, chunk_preload_links, with_placeholder
+    from app_support.static_assets import streamlit_static_folder
+
+    monkeypatch.setattr(pf, "_SERVED", [False])
+    pf.bundle_route()
+    folder = streamlit_static_folder() / "static" / "js"
+    component = sorted(folder.glob(f"{FIGURE_CHUNKS[0]}.*.js"))[0].name
+    imported = re.findall(r'(?:from|import)\s*"\./([\w.-]+\.js)"', (folder / component).read_text())
+    assert imported  # else the closure below tests nothing
+    own = f'<link rel="modulepreload" crossorigin href="./static/js/{imported[0]}">'.encode()
+    page = with_placeholder(b'<html><head>' + own + b'</head><body><div id="root"></div></body></html>', "/simplex")
+    linked = re.findall(rb'<link rel="modulepreload" crossorigin href="\./static/js/([\w.-]+\.js)" />', page)
+    assert linked[0] == component.encode()
+    assert {n.encode() for n in imported[1:]} <= set(linked)  # every direct import but the page's own one
+    assert len(linked) == len(set(linked)) and imported[0].encode() not in linked
+    assert all((folder / n.decode()).is_file() for n in linked)
+    assert chunk_preload_links(("NoSuchElement",)) == b""
