@@ -103,49 +103,46 @@ def hanna_matrix(raw: pd.DataFrame, column: str) -> np.ndarray:
     return np.asarray(rows, dtype=float)
 
 
-def convert_hanna(raw_dir: Path, out_dir: Path) -> DatasetOutput:
-    """HANNA story evaluation -> ``assets/datasets/hanna/`` (6 criteria x {pooled, by-prompt})."""
-    name = "hanna"
-    folder = fresh_folder(out_dir, name)
-    raw = read_hanna_raw(raw_dir)
-    systems = raw["Model"].tolist()
-    n_prompts = 96
-    items = [f"p{i:02d}" for i in range(n_prompts)]
+def hanna_frames(raw: pd.DataFrame, crit: str, systems: Sequence[str], items: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """One criterion's pooled and by-prompt tables, and its counts of failures and ties (for the card)."""
+    ab, human_col, _desc = HANNA_CRITERIA[crit]
+    truth = hanna_matrix(raw, human_col)
+    values = {(j, p): hanna_matrix(raw, f"{j} {ab} {p}") for j in HANNA_JUDGES for p in HANNA_VARIANTS}
+    pooled_rows, variant_rows = [], []
+    st: Counter = Counter()
+    for s, system in enumerate(systems):
+        for i, item in enumerate(items):
+            t = float(truth[s, i])
+            for j in HANNA_JUDGES:
+                vals = [values[(j, p)][s, i] for p in HANNA_VARIANTS]
+                n_valid = sum(hanna_valid(v) for v in vals)
+                st["values"] += 4
+                st["failed_values"] += 4 - n_valid
+                st["minus_one"] += sum(1 for v in vals if v == -1)
+                st["non_thirds"] += sum(1 for v in vals if hanna_valid(v) and abs(v * 3 - round(v * 3)) > 1e-6)
+                if n_valid == 0:
+                    st["pooled_all_failed"] += 1
+                elif n_valid < 4:
+                    st["pooled_partial"] += 1
+                if n_valid:
+                    m = sum(v for v in vals if hanna_valid(v)) / n_valid
+                    st["pooled_ties"] += int(abs(m - math.floor(m) - 0.5) < 1e-9)
+                    st["pooled_offgrid"] += int(abs(m - round(m)) > 1e-9)
+                pooled_rows.append((item, system, j, hanna_pool(vals), t))
+                for p, v in zip(HANNA_VARIANTS, vals):
+                    if hanna_valid(v):
+                        st["variant_ties"] += int(abs(v - math.floor(v) - 0.5) < 1e-9)
+                    variant_rows.append((item, system, f"{j}/p{p}", hanna_single(v), t))
+    cols = ["item", "candidate", "judge", "score", "true_score"]
+    return pd.DataFrame(pooled_rows, columns=cols), pd.DataFrame(variant_rows, columns=cols), dict(st)
 
+
+def hanna_tables(raw: pd.DataFrame, folder: Path, systems: Sequence[str], items: Sequence[str]) -> tuple[list[dict], dict[str, dict]]:
+    """Write both tables of every criterion; returns their criterion entries and the counts per criterion."""
     criteria: list[dict] = []
     stats: dict[str, dict] = {}
-    for crit, (ab, human_col, _desc) in HANNA_CRITERIA.items():
-        truth = hanna_matrix(raw, human_col)
-        values = {(j, p): hanna_matrix(raw, f"{j} {ab} {p}") for j in HANNA_JUDGES for p in HANNA_VARIANTS}
-        pooled_rows, variant_rows = [], []
-        st = Counter()
-        for s, system in enumerate(systems):
-            for i, item in enumerate(items):
-                t = float(truth[s, i])
-                for j in HANNA_JUDGES:
-                    vals = [values[(j, p)][s, i] for p in HANNA_VARIANTS]
-                    n_valid = sum(hanna_valid(v) for v in vals)
-                    st["values"] += 4
-                    st["failed_values"] += 4 - n_valid
-                    st["minus_one"] += sum(1 for v in vals if v == -1)
-                    st["non_thirds"] += sum(1 for v in vals if hanna_valid(v) and abs(v * 3 - round(v * 3)) > 1e-6)
-                    if n_valid == 0:
-                        st["pooled_all_failed"] += 1
-                    elif n_valid < 4:
-                        st["pooled_partial"] += 1
-                    if n_valid:
-                        m = sum(v for v in vals if hanna_valid(v)) / n_valid
-                        st["pooled_ties"] += int(abs(m - math.floor(m) - 0.5) < 1e-9)
-                        st["pooled_offgrid"] += int(abs(m - round(m)) > 1e-9)
-                    pooled_rows.append((item, system, j, hanna_pool(vals), t))
-                    for p, v in zip(HANNA_VARIANTS, vals):
-                        if hanna_valid(v):
-                            st["variant_ties"] += int(abs(v - math.floor(v) - 0.5) < 1e-9)
-                        variant_rows.append((item, system, f"{j}/p{p}", hanna_single(v), t))
-        cols = ["item", "candidate", "judge", "score", "true_score"]
-        pooled = pd.DataFrame(pooled_rows, columns=cols)
-        by_prompt = pd.DataFrame(variant_rows, columns=cols)
-        stats[crit] = dict(st)
+    for crit in HANNA_CRITERIA:
+        pooled, by_prompt, stats[crit] = hanna_frames(raw, crit, systems, items)
         f1 = write_table(pooled, folder, crit)
         f2 = write_table(by_prompt, folder, f"{crit}-by-prompt")
         criteria.append(criterion_entry(
@@ -159,12 +156,20 @@ def convert_hanna(raw_dir: Path, out_dir: Path) -> DatasetOutput:
             by_prompt, f2, HANNA_SCALE, collapse_to_3=MTBENCH_5_TO_3, judges_are_prompts_of_one_model=True))
         stats[crit]["pooled_dist"] = pooled["score"].value_counts().sort_index().to_dict()
         stats[crit]["system_rho"] = system_level_spearman(pooled)
+    return criteria, stats
 
+
+def hanna_families(systems: Sequence[str]) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Families of candidates and judges (pooled and per prompt), and the same-family (judge, candidate) pairs."""
     families = dict(HANNA_CANDIDATE_FAMILIES)
     families.update(HANNA_JUDGE_FAMILIES)
     families.update({f"{j}/p{p}": HANNA_JUDGE_FAMILIES[j] for j in HANNA_JUDGES for p in HANNA_VARIANTS})
     self_pairs = [(j, k) for j in HANNA_JUDGES for k in systems if families[j] == families[k]]
+    return families, self_pairs
 
+
+def hanna_meta(name: str, criteria: list[dict]) -> dict:
+    """The dataset.json contents: source, licence, criteria and the default criterion's shape."""
     source = {
         "repository": "https://github.com/dig-team/hanna-benchmark-asg",
         "commit": "282f27536a5d05ad4ce14298abcd70c45668fed2",
@@ -196,7 +201,13 @@ def convert_hanna(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "n_judges": default["n_judges"],
         "n_items": default["n_items"],
     }
+    return meta
 
+
+def hanna_card(meta: dict, families: dict[str, str], self_pairs: list[tuple[str, str]], systems: Sequence[str],
+               stats: dict[str, dict], n_prompts: int) -> str:
+    """CARD.md: source, contents, families, every conversion decision with its counts, caveats."""
+    title, source, criteria = meta["title"], meta["source"], meta["criteria"]
     s_all = {k: sum(stats[c][k] for c in stats) for k in
              ("values", "failed_values", "minus_one", "non_thirds", "pooled_all_failed", "pooled_partial", "pooled_ties", "variant_ties", "pooled_offgrid")}
     n_pooled = len(systems) * n_prompts * len(HANNA_JUDGES) * len(HANNA_CRITERIA)
@@ -278,4 +289,19 @@ def convert_hanna(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "- Crowd (mTurk) ratings are noisy; the truth is a mean of three, not an expert label.",
         "- The story-to-system mapping (story id = system row x 96 + prompt) follows the source README's grouping statement.",
     ]
-    return finish_dataset(folder, meta, families, "\n".join(lines))
+    return "\n".join(lines)
+
+
+def convert_hanna(raw_dir: Path, out_dir: Path) -> DatasetOutput:
+    """HANNA story evaluation -> ``assets/datasets/hanna/`` (6 criteria x {pooled, by-prompt})."""
+    name = "hanna"
+    folder = fresh_folder(out_dir, name)
+    raw = read_hanna_raw(raw_dir)
+    systems = raw["Model"].tolist()
+    n_prompts = 96
+    items = [f"p{i:02d}" for i in range(n_prompts)]
+
+    criteria, stats = hanna_tables(raw, folder, systems, items)
+    families, self_pairs = hanna_families(systems)
+    meta = hanna_meta(name, criteria)
+    return finish_dataset(folder, meta, families, hanna_card(meta, families, self_pairs, systems, stats, n_prompts))
