@@ -114,43 +114,40 @@ def topical_context_ids(items: list[dict]) -> list[int]:
 SAMPLE_COLUMNS = [f"s{i:02d}" for i in range(1, 21)]
 
 
-def convert_topical_chat(raw_dir: Path, out_dir: Path) -> DatasetOutput:
-    """Topical-Chat (USR) + ChatGPT -> ``assets/datasets/topical-chat/`` (4 aspects x {geval judge, 7 prompts})."""
-    name = "topical-chat"
-    folder = fresh_folder(out_dir, name)
-    items, parsed = read_topical_raw(raw_dir)
-    ctx = topical_context_ids(items)
-    systems = list(dict.fromkeys(it["system_id"] for it in items))
-    grid = [(f"c{ctx[i]:02d}", it["system_id"], i) for i, it in enumerate(items)]
-    # Order rows candidate-major, then context.
-    grid.sort(key=lambda g: (systems.index(g[1]), g[0]))
+def topical_frames(items: list[dict], grid: list[tuple[str, str, int]], parsed_by_key: dict, aspect: str,
+                   levels: Sequence[float]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """One aspect's tables (the G-Eval judge alone, and the 7 prompts as judges) and its counts of rule steps."""
+    st: Counter = Counter()
+    single_rows, multi_rows = [], []
+    for item, system, idx in grid:
+        truth = float(items[idx]["scores"][aspect])
+        for mode in TOPICAL_MODES:
+            r = parsed_by_key.get((idx, aspect, mode))
+            if r is None:
+                red = Reduction(float("nan"), "absent")
+            else:
+                samples = [getattr(r, c) for c in SAMPLE_COLUMNS]
+                red = topical_reduce(samples, levels)
+                st[f"{mode}:valid_samples_min"] = min(st.get(f"{mode}:valid_samples_min", 99),
+                                                      sum(1 for s in samples if not pd.isna(s)))
+            st[f"{mode}:{red.step}"] += 1
+            multi_rows.append((item, system, f"{TOPICAL_JUDGE}/{mode}", red.score, truth))
+            if mode == TOPICAL_DEFAULT_MODE:
+                single_rows.append((item, system, TOPICAL_JUDGE, red.score, truth))
+    cols = ["item", "candidate", "judge", "score", "true_score"]
+    return pd.DataFrame(single_rows, columns=cols), pd.DataFrame(multi_rows, columns=cols), dict(st)
+
+
+def topical_tables(items: list[dict], parsed: pd.DataFrame, grid: list[tuple[str, str, int]],
+                   folder: Path) -> tuple[list[dict], dict[str, dict], dict[str, pd.DataFrame]]:
+    """Write both tables of every aspect; returns the criterion entries, the counts and the single-judge tables."""
     parsed_by_key = {(int(r.item_idx), r.aspect, r.prompt_mode): r for r in parsed.itertuples(index=False)}
 
     criteria: list[dict] = []
     stats: dict[str, dict] = {}
     single_frames: dict[str, pd.DataFrame] = {}
     for aspect, (levels, labels, usr_name) in TOPICAL_ASPECTS.items():
-        st = Counter()
-        single_rows, multi_rows = [], []
-        for item, system, idx in grid:
-            truth = float(items[idx]["scores"][aspect])
-            for mode in TOPICAL_MODES:
-                r = parsed_by_key.get((idx, aspect, mode))
-                if r is None:
-                    red = Reduction(float("nan"), "absent")
-                else:
-                    samples = [getattr(r, c) for c in SAMPLE_COLUMNS]
-                    red = topical_reduce(samples, levels)
-                    st[f"{mode}:valid_samples_min"] = min(st.get(f"{mode}:valid_samples_min", 99),
-                                                          sum(1 for s in samples if not pd.isna(s)))
-                st[f"{mode}:{red.step}"] += 1
-                multi_rows.append((item, system, f"{TOPICAL_JUDGE}/{mode}", red.score, truth))
-                if mode == TOPICAL_DEFAULT_MODE:
-                    single_rows.append((item, system, TOPICAL_JUDGE, red.score, truth))
-        cols = ["item", "candidate", "judge", "score", "true_score"]
-        single = pd.DataFrame(single_rows, columns=cols)
-        multi = pd.DataFrame(multi_rows, columns=cols)
-        stats[aspect] = dict(st)
+        single, multi, stats[aspect] = topical_frames(items, grid, parsed_by_key, aspect, levels)
         single_frames[aspect] = single
         scale = scale_dict(levels, labels)
         f1 = write_table(single, folder, aspect)
@@ -165,11 +162,19 @@ def convert_topical_chat(raw_dir: Path, out_dir: Path) -> DatasetOutput:
             f"USR '{usr_name}' ({lv}). The 7 judges are 7 prompts of the same model (gpt-3.5-turbo-0613): "
             "correlated, NOT independent judges.",
             multi, f2, scale, judges_are_prompts_of_one_model=True))
+    return criteria, stats, single_frames
 
+
+def topical_families() -> dict[str, str]:
+    """Families of the responders, the judge and its seven prompt modes."""
     families = dict(TOPICAL_SYSTEM_FAMILIES)
     families[TOPICAL_JUDGE] = "openai"
     families.update({f"{TOPICAL_JUDGE}/{m}": "openai" for m in TOPICAL_MODES})
+    return families
 
+
+def topical_meta(name: str, criteria: list[dict]) -> dict:
+    """The dataset.json contents: source, licence (none: warned), criteria and the default criterion's shape."""
     source = {
         "repository": "https://github.com/d223302/A-Closer-Look-To-LLM-Evaluation",
         "commit": "90084422bb32e89f77109dce578d0bd1db3912c4",
@@ -202,7 +207,11 @@ def convert_topical_chat(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "n_judges": default["n_judges"],
         "n_items": default["n_items"],
     }
+    return meta
 
+
+def topical_card_tables(stats: dict[str, dict], single_frames: dict[str, pd.DataFrame]) -> tuple[list, int, list]:
+    """The card's figures: rows of decided rule steps per aspect, the fewest valid samples, level counts and r per aspect."""
     def step_counts(aspect: str, mode: str) -> dict[str, int]:
         return {k: stats[aspect].get(f"{mode}:{k}", 0) for k in ("median", "mean", "first-sample", "lower", "absent", "none")}
 
@@ -219,7 +228,14 @@ def convert_topical_chat(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         counts = usable["score"].value_counts().sort_index()
         aspect_rows.append([aspect, ", ".join(f"{_fmt(v)}: {int(n)}" for v, n in counts.items()),
                             f"{usable['score'].corr(usable['true_score']):.2f}"])
+    return step_rows, min_valid, aspect_rows
 
+
+def topical_card(meta: dict, families: dict[str, str], systems: Sequence[str], stats: dict[str, dict],
+                 single_frames: dict[str, pd.DataFrame]) -> str:
+    """CARD.md: the licence and one-judge warnings, source, contents, families, conversion decisions, caveats."""
+    title, source, criteria = meta["title"], meta["source"], meta["criteria"]
+    step_rows, min_valid, aspect_rows = topical_card_tables(stats, single_frames)
     lines = [
         f"# {title}",
         "",
@@ -301,4 +317,21 @@ def convert_topical_chat(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "- The truth is a mean of three crowd annotators; the two 'human' candidates are not always rated best.",
         "- Parsing of the raw replies is the project's own (see the raw folder's SOURCE.md); about 0.4% of replies had no readable score.",
     ]
-    return finish_dataset(folder, meta, families, "\n".join(lines))
+    return "\n".join(lines)
+
+
+def convert_topical_chat(raw_dir: Path, out_dir: Path) -> DatasetOutput:
+    """Topical-Chat (USR) + ChatGPT -> ``assets/datasets/topical-chat/`` (4 aspects x {geval judge, 7 prompts})."""
+    name = "topical-chat"
+    folder = fresh_folder(out_dir, name)
+    items, parsed = read_topical_raw(raw_dir)
+    ctx = topical_context_ids(items)
+    systems = list(dict.fromkeys(it["system_id"] for it in items))
+    grid = [(f"c{ctx[i]:02d}", it["system_id"], i) for i, it in enumerate(items)]
+    # Order rows candidate-major, then context.
+    grid.sort(key=lambda g: (systems.index(g[1]), g[0]))
+
+    criteria, stats, single_frames = topical_tables(items, parsed, grid, folder)
+    families = topical_families()
+    meta = topical_meta(name, criteria)
+    return finish_dataset(folder, meta, families, topical_card(meta, families, systems, stats, single_frames))
