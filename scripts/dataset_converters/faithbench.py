@@ -111,16 +111,9 @@ def faithbench_long(df: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item", "candidate", "judge", "score", "true_score"])
 
 
-def convert_faithbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
-    """FaithBench -> ``assets/datasets/faithbench/`` (binary consistency, expert truth)."""
-    name = "faithbench"
-    folder = fresh_folder(out_dir, name)
-    df = read_faithbench_raw(raw_dir)
-    df = df.sort_values(["batch", "sample_id"], kind="stable").reset_index(drop=True)
-    candidates = list(pd.unique(df["candidate"]))
-    n_items = df["item"].nunique()
+def faithbench_tables(df: pd.DataFrame, folder: Path) -> tuple[list[dict], pd.DataFrame, pd.DataFrame]:
+    """Write the GPT-judge table and the one with the detectors added; returns their criterion entries and both tables."""
     detectors = tuple(FAITHBENCH_DETECTORS)
-
     main = faithbench_long(df, FAITHBENCH_LLM_JUDGES)
     f_main = write_table(main, folder, "consistency")
     det = faithbench_long(df, FAITHBENCH_LLM_JUDGES + detectors)
@@ -137,6 +130,12 @@ def convert_faithbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
             "judges 4-6; with them every candidate keeps judges under self-family exclusion.",
             det, f_det, FAITHBENCH_SCALE),
     ]
+    return criteria, main, det
+
+
+def faithbench_families(candidates: Sequence[str]) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Families of judges, detectors and summarizers (by vendor prefix), and the same-family (judge, candidate) pairs."""
+    detectors = tuple(FAITHBENCH_DETECTORS)
     families = dict(FAITHBENCH_FAMILIES)
     for c in candidates:
         vendor = c.split("/", 1)[0].lower()
@@ -144,20 +143,11 @@ def convert_faithbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
             raise ValueError(f"FaithBench: no family for summarizer {c!r}")
         families[c] = FAITHBENCH_VENDOR_FAMILY[vendor]
     self_pairs = [(j, k) for j in FAITHBENCH_LLM_JUDGES + detectors for k in candidates if families[j] == families[k]]
-    self_llm = [(j, k) for j, k in self_pairs if j in FAITHBENCH_LLM_JUDGES]
-    fully_excluded = sorted({k for _, k in self_llm})
+    return families, self_pairs
 
-    # Numbers for the card.
-    sev = df["severity"].value_counts().reindex([0, 1, 2, 3], fill_value=0)
-    n_cons = int((df["true_score"] == 1).sum())
-    human = df.groupby("candidate", sort=False)["true_score"].mean()
-    judge_rate = {j: float(pd.to_numeric(main.loc[main["judge"] == j, "score"]).mean()) for j in FAITHBENCH_LLM_JUDGES}
-    item_check = {}
-    for j in FAITHBENCH_LLM_JUDGES + detectors:
-        rows = det[det["judge"] == j].dropna(subset=["score"])
-        item_check[j] = (rows.loc[rows["score"] == 1, "true_score"].mean(), rows.loc[rows["score"] == 0, "true_score"].mean())
-    missing = det[det["score"].isna()].groupby("judge").size()
 
+def faithbench_meta(name: str, criteria: list[dict], candidates: Sequence[str], n_items: int) -> dict:
+    """The dataset.json contents: source, licence (non-commercial: warned), criteria and shape."""
     source = {
         "repository": "https://github.com/vectara/FaithBench",
         "commit": "cf89797d82812c23b5d5e5c121f1d9b8983bbbce",
@@ -190,6 +180,28 @@ def convert_faithbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "n_judges": criteria[0]["n_judges"],
         "n_items": criteria[0]["n_items"],
     }
+    return meta
+
+
+def faithbench_card(meta: dict, df: pd.DataFrame, main: pd.DataFrame, det: pd.DataFrame, families: dict[str, str],
+                    self_pairs: list[tuple[str, str]]) -> str:
+    """CARD.md: licence warning, source, contents, truth and verdict figures, families, conversion decisions, caveats."""
+    title, source, criteria = meta["title"], meta["source"], meta["criteria"]
+    candidates = list(pd.unique(df["candidate"]))
+    n_items = df["item"].nunique()
+    detectors = tuple(FAITHBENCH_DETECTORS)
+    self_llm = [(j, k) for j, k in self_pairs if j in FAITHBENCH_LLM_JUDGES]
+    fully_excluded = sorted({k for _, k in self_llm})
+
+    sev = df["severity"].value_counts().reindex([0, 1, 2, 3], fill_value=0)
+    n_cons = int((df["true_score"] == 1).sum())
+    human = df.groupby("candidate", sort=False)["true_score"].mean()
+    judge_rate = {j: float(pd.to_numeric(main.loc[main["judge"] == j, "score"]).mean()) for j in FAITHBENCH_LLM_JUDGES}
+    item_check = {}
+    for j in FAITHBENCH_LLM_JUDGES + detectors:
+        rows = det[det["judge"] == j].dropna(subset=["score"])
+        item_check[j] = (rows.loc[rows["score"] == 1, "true_score"].mean(), rows.loc[rows["score"] == 0, "true_score"].mean())
+    missing = det[det["score"].isna()].groupby("judge").size()
     lines = [
         f"# {title}",
         "",
@@ -266,4 +278,19 @@ def convert_faithbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "- Same-vendor judging: all LLM judges are OpenAI models (see Families).",
         "- Per the detailed annotation repository, 2-3 experts annotated each summary; the pooled label hides their disagreement.",
     ]
-    return finish_dataset(folder, meta, families, "\n".join(lines))
+    return "\n".join(lines)
+
+
+def convert_faithbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
+    """FaithBench -> ``assets/datasets/faithbench/`` (binary consistency, expert truth)."""
+    name = "faithbench"
+    folder = fresh_folder(out_dir, name)
+    df = read_faithbench_raw(raw_dir)
+    df = df.sort_values(["batch", "sample_id"], kind="stable").reset_index(drop=True)
+    candidates = list(pd.unique(df["candidate"]))
+    n_items = df["item"].nunique()
+
+    criteria, main, det = faithbench_tables(df, folder)
+    families, self_pairs = faithbench_families(candidates)
+    meta = faithbench_meta(name, criteria, candidates, n_items)
+    return finish_dataset(folder, meta, families, faithbench_card(meta, df, main, det, families, self_pairs))
