@@ -157,6 +157,41 @@ def triviaqa_long(df: pd.DataFrame, version: str, judges: Sequence[str]) -> pd.D
     return pd.DataFrame(rows, columns=["item", "candidate", "judge", "score", "true_score"])
 
 
+def triviaqa_meta(name: str, version: str, criteria: list[dict], candidates: Sequence[str], n_questions: int) -> dict:
+    """The dataset.json contents: source, licence, criteria and the default criterion's shape."""
+    title = f"TriviaQA 'Judging the Judges' {version.upper()}: {len(candidates)} exam takers x {n_questions} questions, 9 LLM judges, human correctness"
+    source = {
+        "repository": "https://github.com/UMass-Meta-LLM-Eval/llm_eval",
+        "commit": "7c0bf28e75703cd41c6088bebb64eefcdf348bd4",
+        "files": [f"results/{TRIVIAQA_RAW[version]}"],
+        "paper": "Thakur et al., 'Judging the Judges: Evaluating Alignment and Vulnerabilities in LLMs-as-Judges', arXiv:2406.12624",
+        "raw_folder": "triviaqa_judges_umass",
+    }
+    meta = {
+        "name": name,
+        "title": title,
+        "description": (
+            f"{len(candidates)} LLM exam takers answered {n_questions} TriviaQA questions; nine LLM judges said "
+            "whether each answer is correct; a human label is the ground truth. Binary (0 = incorrect, "
+            "1 = correct). Heavy same-family overlap (GPT-4 judges gpt-4t, Llama judges judge Llama-2 "
+            "candidates, Mistral judges Mistral), so self-family exclusion matters."
+        ),
+        "criteria": criteria,
+        "default_criterion": "correctness",
+        "families_file": "families.json",
+        "has_truth": True,
+        "licence": "MIT (declared in the source repository's pyproject.toml classifiers; the repository has no LICENSE file). Questions from TriviaQA (Joshi et al. 2017); no question text is shipped here.",
+        "licence_warning": None,
+        "source": source,
+        "reference_file": None,
+        "card": "CARD.md",
+        "n_candidates": criteria[0]["n_candidates"],
+        "n_judges": criteria[0]["n_judges"],
+        "n_items": criteria[0]["n_items"],
+    }
+    return meta
+
+
 def convert_triviaqa(raw_dir: Path, out_dir: Path, version: str) -> DatasetOutput:
     """TriviaQA "Judging the Judges" V1 or V2 -> ``assets/datasets/triviaqa-<version>/``."""
     name = f"triviaqa-{version}"
@@ -193,36 +228,8 @@ def convert_triviaqa(raw_dir: Path, out_dir: Path, version: str) -> DatasetOutpu
     per_cand_q = df.groupby("model", sort=False)["item"].nunique()
     self_pairs = [(j, k) for j in TRIVIAQA_LLM_JUDGES for k in candidates if families.get(j) == families.get(k)]
 
-    title = f"TriviaQA 'Judging the Judges' {version.upper()}: {len(candidates)} exam takers x {n_questions} questions, 9 LLM judges, human correctness"
-    source = {
-        "repository": "https://github.com/UMass-Meta-LLM-Eval/llm_eval",
-        "commit": "7c0bf28e75703cd41c6088bebb64eefcdf348bd4",
-        "files": [f"results/{TRIVIAQA_RAW[version]}"],
-        "paper": "Thakur et al., 'Judging the Judges: Evaluating Alignment and Vulnerabilities in LLMs-as-Judges', arXiv:2406.12624",
-        "raw_folder": "triviaqa_judges_umass",
-    }
-    meta = {
-        "name": name,
-        "title": title,
-        "description": (
-            f"{len(candidates)} LLM exam takers answered {n_questions} TriviaQA questions; nine LLM judges said "
-            "whether each answer is correct; a human label is the ground truth. Binary (0 = incorrect, "
-            "1 = correct). Heavy same-family overlap (GPT-4 judges gpt-4t, Llama judges judge Llama-2 "
-            "candidates, Mistral judges Mistral), so self-family exclusion matters."
-        ),
-        "criteria": criteria,
-        "default_criterion": "correctness",
-        "families_file": "families.json",
-        "has_truth": True,
-        "licence": "MIT (declared in the source repository's pyproject.toml classifiers; the repository has no LICENSE file). Questions from TriviaQA (Joshi et al. 2017); no question text is shipped here.",
-        "licence_warning": None,
-        "source": source,
-        "reference_file": None,
-        "card": "CARD.md",
-        "n_candidates": criteria[0]["n_candidates"],
-        "n_judges": criteria[0]["n_judges"],
-        "n_items": criteria[0]["n_items"],
-    }
+    meta = triviaqa_meta(name, version, criteria, candidates, n_questions)
+    title, source = meta["title"], meta["source"]
 
     # ---- card ----
     lines = [f"# {title}", ""]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -66,6 +66,41 @@ def _num_or_none(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def wildbench_meta(name: str, criteria: list[dict], candidates: Sequence[str], sessions: Sequence[str]) -> dict:
+    """The dataset.json contents: source, licence, criteria and shape (no truth; a ranking-level reference file)."""
+    source = {
+        "repository": "https://github.com/allenai/WildBench",
+        "commit": "d6b8dcaf377d173d031980f97c16e1a82618c03d",
+        "files": ["eval_results/<version>/score.v2/eval=<judge>/<model>.json (scores and ids extracted)",
+                  "leaderboard/data_dir/all_stat.json", "leaderboard/data_dir/wb_elo_results.json"],
+        "paper": "Lin et al., 'WildBench: Benchmarking LLMs with Challenging Tasks from Real Users in the Wild' (2024), arXiv:2406.04770",
+        "raw_folder": "wildbench_v2_scores",
+    }
+    title = f"WildBench v2: {len(candidates)} models x {len(sessions)} real-user tasks, GPT-4-Turbo and GPT-4o judges (1-10), no item-level truth"
+    meta = {
+        "name": name,
+        "title": title,
+        "description": (
+            f"{len(candidates)} chat models answered {len(sessions)} real-user tasks; GPT-4-Turbo and GPT-4o graded each "
+            "answer 1-10 with a checklist. No item-level truth: Chatbot Arena and WildBench Elo ratings are a "
+            "ranking-level reference only (reference.csv). Both judges are OpenAI models, as is gpt-3.5-turbo."
+        ),
+        "criteria": criteria,
+        "default_criterion": "overall",
+        "families_file": "families.json",
+        "has_truth": False,
+        "licence": "Apache-2.0 (source repository LICENSE). Task texts (Hugging Face allenai/WildBench, own terms) are not shipped; only task ids and scores.",
+        "licence_warning": None,
+        "source": source,
+        "reference_file": "reference.csv",
+        "card": "CARD.md",
+        "n_candidates": criteria[0]["n_candidates"],
+        "n_judges": criteria[0]["n_judges"],
+        "n_items": criteria[0]["n_items"],
+    }
+    return meta
+
+
 def convert_wildbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
     """WildBench v2 -> ``assets/datasets/wildbench-v2/`` (one criterion, no item-level truth)."""
     name = "wildbench-v2"
@@ -121,36 +156,8 @@ def convert_wildbench(raw_dir: Path, out_dir: Path) -> DatasetOutput:
     n_both = int(both.notna().all(axis=1).sum())
     dist = table["score"].value_counts().sort_index()
 
-    source = {
-        "repository": "https://github.com/allenai/WildBench",
-        "commit": "d6b8dcaf377d173d031980f97c16e1a82618c03d",
-        "files": ["eval_results/<version>/score.v2/eval=<judge>/<model>.json (scores and ids extracted)",
-                  "leaderboard/data_dir/all_stat.json", "leaderboard/data_dir/wb_elo_results.json"],
-        "paper": "Lin et al., 'WildBench: Benchmarking LLMs with Challenging Tasks from Real Users in the Wild' (2024), arXiv:2406.04770",
-        "raw_folder": "wildbench_v2_scores",
-    }
-    title = f"WildBench v2: {len(candidates)} models x {len(sessions)} real-user tasks, GPT-4-Turbo and GPT-4o judges (1-10), no item-level truth"
-    meta = {
-        "name": name,
-        "title": title,
-        "description": (
-            f"{len(candidates)} chat models answered {len(sessions)} real-user tasks; GPT-4-Turbo and GPT-4o graded each "
-            "answer 1-10 with a checklist. No item-level truth: Chatbot Arena and WildBench Elo ratings are a "
-            "ranking-level reference only (reference.csv). Both judges are OpenAI models, as is gpt-3.5-turbo."
-        ),
-        "criteria": criteria,
-        "default_criterion": "overall",
-        "families_file": "families.json",
-        "has_truth": False,
-        "licence": "Apache-2.0 (source repository LICENSE). Task texts (Hugging Face allenai/WildBench, own terms) are not shipped; only task ids and scores.",
-        "licence_warning": None,
-        "source": source,
-        "reference_file": "reference.csv",
-        "card": "CARD.md",
-        "n_candidates": criteria[0]["n_candidates"],
-        "n_judges": criteria[0]["n_judges"],
-        "n_items": criteria[0]["n_items"],
-    }
+    meta = wildbench_meta(name, criteria, candidates, sessions)
+    title, source = meta["title"], meta["source"]
     lines = [
         f"# {title}",
         "",
