@@ -427,9 +427,8 @@ their noise.
 """
 
 
-def render(args) -> None:
-    work = Path(args.work)
-    timings = json.loads((work / "timings.json").read_text()) if (work / "timings.json").exists() else {}
+def _intro(args) -> list[str]:
+    """Title, how the page was generated, the commands behind it, and what was run."""
     L: list[str] = []
     w = L.append
     w("# Results: the paper's comparison on the built-in datasets")
@@ -494,6 +493,13 @@ def render(args) -> None:
       "intervals (simple average, single judge) covers a candidate only when its point rank equals the true rank.")
     w("- True ranking = mean `true_score` per candidate (human labels).")
     w("")
+    return L
+
+
+def _run_figures(timings: dict, conv: pd.DataFrame) -> list[str]:
+    """Wall time per job, convergence of the fits per job, and the calibration output if stored."""
+    L: list[str] = []
+    w = L.append
     if timings:
         w("Wall time of each job (seconds):")
         w("")
@@ -503,7 +509,6 @@ def render(args) -> None:
             w(f"| `{k}` | {v:.0f} |")
         w("")
 
-    conv = convergence_summary(work)
     if not conv.empty:
         w("Convergence of the Bayesian fits each job made (parsed from the run logs in the work directory; "
           "thresholds: R-hat ≤ 1.01, bulk ESS ≥ 400 over the expected scores, no divergent transitions):")
@@ -524,8 +529,13 @@ def render(args) -> None:
         L.extend(sbc.read_text().rstrip("\n").split("\n"))
         w("```")
         w("")
+    return L
 
-    # -- compact Table 1
+
+def _table1(work: Path) -> list[str]:
+    """The compact Table 1 (Spearman / coverage per dataset and method) and the counted wins."""
+    L: list[str] = []
+    w = L.append
     w("## Table 1 on our datasets (Spearman / coverage)")
     w("")
     w("Point figures on the full data, each cell Spearman / coverage. Methods in the paper's order; `ppi_*` use gold labels and are not label-free "
@@ -575,7 +585,13 @@ def render(args) -> None:
             w("")
             L.extend(lines)
             w("")
+    return L
 
+
+def _per_dataset(work: Path) -> list[str]:
+    """One table per dataset with 95% intervals."""
+    L: list[str] = []
+    w = L.append
     w("### Per dataset, with 95% intervals")
     w("")
     for name, crit in DATASETS_WITH_TRUTH:
@@ -593,7 +609,13 @@ def render(args) -> None:
               f"{_ci(r, 'interval_score') if 'interval_score' in r else '…'} | "
               f"{int(r['resamples'])} | {_converged_text(r)} |")
         w("")
+    return L
 
+
+def _paper_tables() -> list[str]:
+    """The paper's published Table 1 and PPI table."""
+    L: list[str] = []
+    w = L.append
     w("## The paper's published numbers (different datasets, same methods)")
     w("")
     w("Table 1 (section 6), Spearman correlation and coverage with 95% intervals:")
@@ -604,8 +626,13 @@ def render(args) -> None:
     w("")
     L.extend(PAPER_PPI.strip("\n").split("\n"))
     w("")
+    return L
 
-    # -- self-preference
+
+def _selfpref(work: Path, conv: pd.DataFrame) -> list[str]:
+    """The self-preference stress experiment, its one refitted check, and the paper's table."""
+    L: list[str] = []
+    w = L.append
     w("## Self-preference stress experiment")
     w("")
     w("Every self-family judgment that is incorrect becomes correct with probability 0.8 (seed 0; "
@@ -658,8 +685,13 @@ def render(args) -> None:
     w("")
     L.extend(PAPER_SELFPREF.strip("\n").split("\n"))
     w("")
+    return L
 
-    # -- priors
+
+def _priors(work: Path, args) -> list[str]:
+    """The prior comparison tables and the paper's."""
+    L: list[str] = []
+    w = L.append
     w("## Prior specification comparison")
     w("")
     w("The Bayesian method under each judge prior; label switching = a judge whose posterior mean "
@@ -692,7 +724,13 @@ def render(args) -> None:
     w("")
     L.extend(PAPER_PRIORS.strip("\n").split("\n"))
     w("")
+    return L
 
+
+def _discussion() -> list[str]:
+    """Where the runs agree with the paper and where not (text written by hand)."""
+    L: list[str] = []
+    w = L.append
     w("## Where we agree with the paper and where we do not")
     w("")
     if DISCUSSION.strip():
@@ -700,6 +738,16 @@ def render(args) -> None:
     else:
         w("(discussion pending: the runs are not finished)")
     w("")
+    return L
+
+
+def render(args) -> None:
+    """Write docs/RESULTS.md from the CSVs in the work directory (a section is left out until its job has run)."""
+    work = Path(args.work)
+    timings = json.loads((work / "timings.json").read_text()) if (work / "timings.json").exists() else {}
+    conv = convergence_summary(work)  # parsed once: the run figures and the self-preference check both use it
+    L = [*_intro(args), *_run_figures(timings, conv), *_table1(work), *_per_dataset(work), *_paper_tables(),
+         *_selfpref(work, conv), *_priors(work, args), *_discussion()]
     (ROOT / "docs" / "RESULTS.md").write_text("\n".join(L) + "\n")
 
 
