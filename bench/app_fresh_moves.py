@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -40,8 +39,7 @@ sys.path.insert(0, str(ROOT))
 from bench.app_latency import (ERRORS, MAIN_CONTENT, PAGE_MARKS, RELEASE_CLOCK, SLIDERS, _label, _page_clock,  # noqa: E402
                                rank_figure_for, ranking_for, wait_for_grid, wait_for_mark)
 from bench.speed import uptime  # noqa: E402
-from tests.streamlit_server import streamlit_server  # noqa: E402
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from bench.browser_session import served_browser  # noqa: E402
 
 #: (slider, number of one-step moves up): ω 0 → 1.25 by 0.25, then β_max 5 → 7.5 by 0.5
 MOVES = (("omega", 5), ("beta_max", 5))
@@ -124,8 +122,6 @@ def first_figures(browser, url: str, pages: list[tuple[str, str]]) -> list[dict]
 
 
 def main(argv: list[str] | None = None) -> None:
-    from playwright.sync_api import sync_playwright
-
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--port", type=int, default=8617)
     p.add_argument("--passes", type=int, default=3, help="first-figure passes on the warm server (0: none)")
@@ -135,24 +131,14 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     print(f"# bench.app_fresh_moves  {time.strftime('%Y-%m-%d %H:%M:%S')}  ({os.cpu_count()} CPUs)")
     print(f"# load before: {uptime()}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="app-fresh-") as cache:
-        env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache, SIMPLEX_JUDGE_BACKGROUND_GRID="1")
-        env.pop("SIMPLEX_JUDGE_FAST", None)
-        log = open(args.log, "w") if args.log else None  # noqa: SIM115 — closed below
-        try:
-            with streamlit_server("serve.py", args.port, env, output=log) as url, sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-                opened, moves = fresh_moves(browser, url)
-                print(f"# load after the moves: {uptime()}", flush=True)
-                pages = []
-                if args.passes:
-                    print(f"# {wait_for_grid(browser, url, args.grid_wait)}; load: {uptime()}", flush=True)
-                    for _ in range(args.passes):
-                        pages.extend(first_figures(browser, url, [("rankings", ""), ("simplex", "simplex")]))
-                browser.close()
-        finally:
-            if log is not None:
-                log.close()
+    with served_browser(args.port, grid=True, log=args.log, prefix="app-fresh-") as (url, browser):
+        opened, moves = fresh_moves(browser, url)
+        print(f"# load after the moves: {uptime()}", flush=True)
+        pages = []
+        if args.passes:
+            print(f"# {wait_for_grid(browser, url, args.grid_wait)}; load: {uptime()}", flush=True)
+            for _ in range(args.passes):
+                pages.extend(first_figures(browser, url, [("rankings", ""), ("simplex", "simplex")]))
     seconds = np.array([r["ranking"] for r in moves], dtype=float)
     figures = np.array([r["figure"] for r in moves], dtype=float)
     print(f"\nfresh server, empty cache: first Rankings page drawn {opened:.1f} s after goto")

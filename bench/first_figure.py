@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -43,8 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.app_latency import ERRORS  # noqa: E402
 from bench.speed import uptime  # noqa: E402
-from tests.streamlit_server import streamlit_server  # noqa: E402
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from bench.browser_session import served_browser  # noqa: E402
 
 PAGES = (("rankings", ""), ("simplex", "simplex"))
 
@@ -114,8 +112,6 @@ def one_visit(browser, url: str, address: str, timeout: float = 120_000) -> dict
 
 
 def main(argv: list[str] | None = None) -> None:
-    from playwright.sync_api import sync_playwright
-
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--port", type=int, default=8619)
     p.add_argument("--passes", type=int, default=4)
@@ -125,34 +121,24 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# bench.first_figure  {time.strftime('%Y-%m-%d %H:%M:%S')}  ({os.cpu_count()} CPUs)")
     print(f"# load before: {uptime()}", flush=True)
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="first-figure-") as cache:
-        env = dict(os.environ, SIMPLEX_JUDGE_CACHE=cache, SIMPLEX_JUDGE_BACKGROUND_GRID="0")
-        env.pop("SIMPLEX_JUDGE_FAST", None)
-        log = open(args.log, "w") if args.log else None  # noqa: SIM115 — closed below
-        try:
-            with streamlit_server("serve.py", args.port, env, output=log) as url, sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-                for _, address in PAGES:  # the server's side warm: its tables and figures built once
-                    one_visit(browser, url, address, timeout=300_000)
-                print(f"# warm; load: {uptime()}", flush=True)
-                print("| pass | page | text | figure element | static | bundle requested | fetched | script added | evaluated "
-                      "| interactive | first shown | long tasks (n / total / max) | figures at the first | load (1 min) |")
-                print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-                for i in range(args.passes):
-                    for name, address in PAGES:
-                        r = one_visit(browser, url, address)
-                        r["page"] = name
-                        rows.append(r)
-                        cells = " | ".join(f"{r[k]:.2f}" for k in COLUMNS)
-                        print(f"| {i + 1} | {name} | {cells} | {r['long_n']} / {r['long_total']:.2f} / {r['long_max']:.2f} "
-                              f"| {r['figures_then']} | {r['load']} |" + (f"  ERROR SHOWN: {r['errors']}" if r["errors"] else ""),
-                              flush=True)
-                        if args.long:
-                            print(f"#   long tasks (start, ms): {r['long']}")
-                browser.close()
-        finally:
-            if log is not None:
-                log.close()
+    with served_browser(args.port, grid=False, log=args.log, prefix="first-figure-") as (url, browser):
+        for _, address in PAGES:  # the server's side warm: its tables and figures built once
+            one_visit(browser, url, address, timeout=300_000)
+        print(f"# warm; load: {uptime()}", flush=True)
+        print("| pass | page | text | figure element | static | bundle requested | fetched | script added | evaluated "
+              "| interactive | first shown | long tasks (n / total / max) | figures at the first | load (1 min) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for i in range(args.passes):
+            for name, address in PAGES:
+                r = one_visit(browser, url, address)
+                r["page"] = name
+                rows.append(r)
+                cells = " | ".join(f"{r[k]:.2f}" for k in COLUMNS)
+                print(f"| {i + 1} | {name} | {cells} | {r['long_n']} / {r['long_total']:.2f} / {r['long_max']:.2f} "
+                      f"| {r['figures_then']} | {r['load']} |" + (f"  ERROR SHOWN: {r['errors']}" if r["errors"] else ""),
+                      flush=True)
+                if args.long:
+                    print(f"#   long tasks (start, ms): {r['long']}")
     for name, _ in PAGES:
         mine = [r for r in rows if r["page"] == name]
         if not mine:

@@ -201,3 +201,10 @@ def fresh_folder(out_dir: Path, name: str) -> Path:
         if p.is_file():
             p.unlink()
     return folder
+
+
+def source_and_shape(source: dict, criterion: dict, reference_file: str | None = None) -> dict:
+    """The closing fields of every ``dataset.json``, in their order: where the data came from, the reference
+    file (if any), the card, and the default criterion's candidates, judges and items."""
+    return {"source": source, "reference_file": reference_file, "card": "CARD.md",
+            "n_candidates": criterion["n_candidates"], "n_judges": criterion["n_judges"], "n_items": criterion["n_items"]}

@@ -9,18 +9,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from .common import (
-    DatasetOutput,
-    criteria_table,
-    criterion_entry,
-    families_table,
-    finish_dataset,
-    fresh_folder,
-    markdown_table,
-    scale_dict,
-    self_pairs_text,
-    write_table,
-)
+from .common import (criteria_table, criterion_entry, DatasetOutput, families_table, finish_dataset, fresh_folder,
+                     markdown_table, scale_dict, self_pairs_text, source_and_shape, write_table)
 
 FAITHBENCH_LLM_JUDGES = ("gpt-3.5-turbo", "gpt-4-turbo", "gpt_4o")
 # Non-LLM detectors offered as extra judges in a separate criterion (binary as released, or a
@@ -173,12 +163,7 @@ def faithbench_meta(name: str, criteria: list[dict], candidates: Sequence[str], 
         "has_truth": True,
         "licence": "CC BY-NC-SA 4.0 (LICENSE file in the source repository): non-commercial use, share alike, credit the authors.",
         "licence_warning": FAITHBENCH_LICENCE_WARNING,
-        "source": source,
-        "reference_file": None,
-        "card": "CARD.md",
-        "n_candidates": criteria[0]["n_candidates"],
-        "n_judges": criteria[0]["n_judges"],
-        "n_items": criteria[0]["n_items"],
+        **source_and_shape(source, criteria[0]),
     }
     return meta
 

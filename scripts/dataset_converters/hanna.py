@@ -11,21 +11,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .common import (
-    MTBENCH_5_TO_3,
-    DatasetOutput,
-    _pct,
-    criteria_table,
-    criterion_entry,
-    families_table,
-    finish_dataset,
-    fresh_folder,
-    markdown_table,
-    round_half_up,
-    scale_dict,
-    self_pairs_text,
-    write_table,
-)
+from .common import (criteria_table, criterion_entry, DatasetOutput, families_table, finish_dataset, fresh_folder,
+                     markdown_table, MTBENCH_5_TO_3, _pct, round_half_up, scale_dict, self_pairs_text,
+                     source_and_shape, write_table)
 
 HANNA_CRITERIA = {  # name -> raw abbreviation, raw human-mean column, description
     "relevance": ("RE", "Relevance", "how well the story matches its prompt"),
@@ -194,12 +182,7 @@ def hanna_meta(name: str, criteria: list[dict]) -> dict:
         "has_truth": True,
         "licence": "MIT (LICENSE file in the source repository)",
         "licence_warning": None,
-        "source": source,
-        "reference_file": None,
-        "card": "CARD.md",
-        "n_candidates": default["n_candidates"],
-        "n_judges": default["n_judges"],
-        "n_items": default["n_items"],
+        **source_and_shape(source, default),
     }
     return meta
 

@@ -7,18 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .common import (
-    DatasetOutput,
-    criteria_table,
-    criterion_entry,
-    families_table,
-    finish_dataset,
-    fresh_folder,
-    markdown_table,
-    scale_dict,
-    self_pairs_text,
-    write_table,
-)
+from .common import (criteria_table, criterion_entry, DatasetOutput, families_table, finish_dataset, fresh_folder,
+                     markdown_table, scale_dict, self_pairs_text, source_and_shape, write_table)
 
 SUMMHAY_JUDGE_KEYS = {  # judge name -> raw prediction key (all five share one zero-shot prompt)
     "gpt-4o": "predictions_prompted_gpt-4o",
@@ -137,12 +127,7 @@ def convert_summhay(raw_dir: Path, out_dir: Path) -> DatasetOutput:
         "has_truth": True,
         "licence": "Apache-2.0 (LICENSE file in the source repository; shipped in the project's raw data folder).",
         "licence_warning": None,
-        "source": source,
-        "reference_file": None,
-        "card": "CARD.md",
-        "n_candidates": criteria[0]["n_candidates"],
-        "n_judges": criteria[0]["n_judges"],
-        "n_items": criteria[0]["n_items"],
+        **source_and_shape(source, criteria[0]),
     }
     lines = [
         f"# {title}",

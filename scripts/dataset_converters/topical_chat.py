@@ -12,18 +12,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .common import (
-    DatasetOutput,
-    _fmt,
-    criteria_table,
-    criterion_entry,
-    families_table,
-    finish_dataset,
-    fresh_folder,
-    markdown_table,
-    scale_dict,
-    write_table,
-)
+from .common import (criteria_table, criterion_entry, DatasetOutput, families_table, finish_dataset, _fmt,
+                     fresh_folder, markdown_table, scale_dict, source_and_shape, write_table)
 
 TOPICAL_ASPECTS = {  # name -> (levels, labels, USR name)
     "coherence": ((1, 2, 3), ("no", "somewhat", "yes"), "Maintains Context"),
@@ -200,12 +190,7 @@ def topical_meta(name: str, criteria: list[dict]) -> dict:
         "has_truth": True,
         "licence": "None: the source repository has no LICENSE file. USR annotations released by their authors for research.",
         "licence_warning": TOPICAL_LICENCE_WARNING,
-        "source": source,
-        "reference_file": None,
-        "card": "CARD.md",
-        "n_candidates": default["n_candidates"],
-        "n_judges": default["n_judges"],
-        "n_items": default["n_items"],
+        **source_and_shape(source, default),
     }
     return meta
 

@@ -8,18 +8,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .common import (
-    DatasetOutput,
-    criteria_table,
-    criterion_entry,
-    families_table,
-    finish_dataset,
-    fresh_folder,
-    markdown_table,
-    scale_dict,
-    self_pairs_text,
-    write_table,
-)
+from .common import (criteria_table, criterion_entry, DatasetOutput, families_table, finish_dataset, fresh_folder,
+                     markdown_table, scale_dict, self_pairs_text, source_and_shape, write_table)
 
 TRIVIAQA_LLM_JUDGES = ("GPT-4", "Llama3-70B", "Llama3-8B", "Llama-70B", "Llama-13B", "Llama-7B",
                        "Mistral-7B", "Gemma-2B", "JudgeLM")
@@ -182,12 +172,7 @@ def triviaqa_meta(name: str, version: str, criteria: list[dict], candidates: Seq
         "has_truth": True,
         "licence": "MIT (declared in the source repository's pyproject.toml classifiers; the repository has no LICENSE file). Questions from TriviaQA (Joshi et al. 2017); no question text is shipped here.",
         "licence_warning": None,
-        "source": source,
-        "reference_file": None,
-        "card": "CARD.md",
-        "n_candidates": criteria[0]["n_candidates"],
-        "n_judges": criteria[0]["n_judges"],
-        "n_items": criteria[0]["n_items"],
+        **source_and_shape(source, criteria[0]),
     }
     return meta
 

@@ -9,19 +9,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from .common import (
-    DatasetOutput,
-    _pct,
-    collapse_spec,
-    criteria_table,
-    criterion_entry,
-    families_table,
-    finish_dataset,
-    fresh_folder,
-    markdown_table,
-    scale_dict,
-    write_table,
-)
+from .common import (collapse_spec, criteria_table, criterion_entry, DatasetOutput, families_table, finish_dataset,
+                     fresh_folder, markdown_table, _pct, scale_dict, source_and_shape, write_table)
 
 WILDBENCH_JUDGE_VERSIONS = {"gpt-4-turbo-2024-04-09": "v2.0522", "gpt-4o-2024-05-13": "v2.0522"}
 WILDBENCH_FAMILIES = {
@@ -91,12 +80,7 @@ def wildbench_meta(name: str, criteria: list[dict], candidates: Sequence[str], s
         "has_truth": False,
         "licence": "Apache-2.0 (source repository LICENSE). Task texts (Hugging Face allenai/WildBench, own terms) are not shipped; only task ids and scores.",
         "licence_warning": None,
-        "source": source,
-        "reference_file": "reference.csv",
-        "card": "CARD.md",
-        "n_candidates": criteria[0]["n_candidates"],
-        "n_judges": criteria[0]["n_judges"],
-        "n_items": criteria[0]["n_items"],
+        **source_and_shape(source, criteria[0], reference_file="reference.csv"),
     }
     return meta
 
