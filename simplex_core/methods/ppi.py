@@ -88,19 +88,26 @@ def moderated_rectifier_noise(rectifiers: np.ndarray, n_resamples: int, rng: np.
     t's d₀ + n_k − 1 degrees of freedom (``extra_df`` of :func:`expanded_percentile`): never narrower than
     Smyth's moderated-t interval, as a candidate whose own variance is the larger keeps it.
     """
+    _, n, own, moderated = moderated_variances(rectifiers, prior_df)
+    extra = np.where(n > 0, np.maximum(moderated - own, 0.0) / np.maximum(n, 1), 0.0)
+    return rng.standard_normal((n_resamples, len(n))) * np.sqrt(extra)
+
+
+def moderated_variances(rectifiers: np.ndarray, prior_df: float = RECTIFIER_PRIOR_DF
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per candidate ``[K]`` of ``rectifiers`` ``[n, K]`` (NaN = no label): the mean, the number of labels
+    n_k, the own variance s_k² (ddof 1; 0 with one label) and Smyth's moderated variance
+    s̃_k² = (d₀ s₀² + (n_k − 1) s_k²) / (d₀ + n_k − 1), s₀² pooled within candidates."""
     r = np.asarray(rectifiers, dtype=float)
     ok = ~np.isnan(r)
     n = ok.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(ok, r, 0.0).sum(axis=0) / n
-    ss = np.where(ok, r - mean, 0.0) ** 2
-    ss = ss.sum(axis=0)
+    ss = (np.where(ok, r - mean, 0.0) ** 2).sum(axis=0)
     df = np.maximum(n - 1, 0)
     own = np.where(df > 0, ss / np.maximum(df, 1), 0.0)
     pooled = ss.sum() / df.sum() if df.sum() > 0 else 0.0
-    moderated = (prior_df * pooled + df * own) / (prior_df + df)
-    extra = np.where(n > 0, np.maximum(moderated - own, 0.0) / np.maximum(n, 1), 0.0)
-    return rng.standard_normal((n_resamples, len(n))) * np.sqrt(extra)
+    return mean, n, own, (prior_df * pooled + df * own) / (prior_df + df)
 
 
 #: Grid points of the between-candidate spread τ in :func:`pooled_rectifier_draws` (its posterior is
@@ -132,19 +139,13 @@ def pooled_rectifier_draws(rectifiers: np.ndarray, n_draws: int, rng: np.random.
     τ²: η_k ~ N(0, τ² + prior_var_k). A candidate the predictor knows little about (one judge) then keeps
     its own labels' word; τ is what the labels show beyond it.
     """
-    r = np.asarray(rectifiers, dtype=float)
-    ok = ~np.isnan(r)
-    n = ok.sum(axis=0).astype(float)
-    extra = np.zeros(len(n)) if prior_var is None else np.nan_to_num(np.asarray(prior_var, dtype=float))
+    mean, n, _, moderated = moderated_variances(rectifiers, prior_df)
     if np.any(n < 1):
         raise ValueError("pooled rectifiers need at least one label per candidate.")
-    mean = np.where(ok, r, 0.0).sum(axis=0) / n
-    df = np.maximum(n - 1.0, 0.0)
-    ss = (np.where(ok, r - mean, 0.0) ** 2).sum(axis=0)
-    own = np.where(df > 0, ss / np.maximum(df, 1.0), 0.0)
-    pooled = ss.sum() / df.sum() if df.sum() > 0 else 0.0
-    dof = prior_df + df
-    moderated = np.maximum((prior_df * pooled + df * own) / dof, 1e-12)
+    n = n.astype(float)
+    extra = np.zeros(len(n)) if prior_var is None else np.nan_to_num(np.asarray(prior_var, dtype=float))
+    dof = prior_df + np.maximum(n - 1.0, 0.0)
+    moderated = np.maximum(moderated, 1e-12)
     # noise variance of each rectifier mean, one draw per replicate: s̃² · dof / χ²_dof / n  [B, K]
     v = moderated * dof / rng.chisquare(dof, size=(n_draws, len(n))) / n
     spread = float(np.ptp(mean)) + 4.0 * float(np.sqrt(moderated / n).max())
@@ -251,6 +252,14 @@ def _ppi_estimates(
     with np.errstate(invalid="ignore", divide="ignore"):
         est = lam * su / big_n + (sy - lam * syh) / n
     return np.where((n > 0) & (big_n > 0), est, np.nan)
+
+
+def rectifier_prior_var(prediction_sd: pd.Series | None, candidates, unit: float = 1.0) -> np.ndarray | None:
+    """``prior_var`` of :func:`pooled_rectifier_draws` ``[K]`` from a predictor's sd per candidate
+    (``unit``: the width of the scale the rectifiers are on, in the sd's units), None without one."""
+    if prediction_sd is None:
+        return None
+    return (prediction_sd.reindex(list(candidates)).to_numpy(dtype=float) / unit) ** 2
 
 
 def pooled_ppi_estimates(y: np.ndarray, yh: np.ndarray, yu: np.ndarray, unl_w: np.ndarray,
@@ -367,10 +376,7 @@ def ppi_mean_ranks(
     lab_w = item_resample_weights(n_lab, n_resamples, gen)
     unl_w = item_resample_weights(n_unl, n_resamples, gen)
     if pooled:
-        prior_var = None
-        if prediction_sd is not None:
-            prior_var = (prediction_sd.reindex(list(arr.candidates)).to_numpy(dtype=float)
-                         / (scale.values[-1] - scale.values[0])) ** 2
+        prior_var = rectifier_prior_var(prediction_sd, arr.candidates, unit=scale.values[-1] - scale.values[0])
         est, boot = pooled_ppi_estimates(y_l, yh_l, yh_u, unl_w, gen, prior_var=prior_var)
         power_tuning = moderated = expanded = False
     else:

@@ -18,6 +18,17 @@ from simplex_core.model.settings import BETA_MAX_UPPER, CountsLike, FitSettings,
 IDENTIFYING_JUDGES = 3
 
 
+def included_counts(counts: CountsLike) -> np.ndarray:
+    """``N`` ``[J, K, M]`` with the pairs the fit leaves out (self-family dropped) zeroed."""
+    return np.asarray(counts.N, dtype=float) * np.asarray(counts.included, dtype=bool)[:, :, None]
+
+
+def has_labels(counts: CountsLike) -> bool:
+    """Whether some answer of the counts is labelled (gold)."""
+    patterns = getattr(counts, "patterns", None)
+    return patterns is not None and bool((np.asarray(patterns.truth) >= 0).any())
+
+
 def identification_note(counts: CountsLike) -> str | None:
     """One sentence when some candidate has fewer than :data:`IDENTIFYING_JUDGES` judges scoring its
     answers (pairs left out as self-family do not count), none of its answers labelled (gold), and no
@@ -65,7 +76,7 @@ def scale_end_note(counts: CountsLike) -> str | None:
     scale = counts.scale
     if scale.n_levels != scale.n_true:
         return None
-    N = np.asarray(counts.N, dtype=float) * np.asarray(counts.included, dtype=bool)[:, :, None]
+    N = included_counts(counts)
     totals = N.sum(axis=0)  # [K, M]
     answers = N.sum(axis=2).max(axis=0)  # per candidate: the most answers one judge scored
     M = scale.n_levels
@@ -112,8 +123,7 @@ def judge_prior_note(counts: CountsLike, settings: "ModelSettings | None" = None
     scale = counts.scale
     if scale.n_levels != scale.n_true or scale.n_true < LEANING_PRIOR_LEVELS or settings.prior != "weight-propagation":
         return None
-    patterns = getattr(counts, "patterns", None)
-    if patterns is not None and (np.asarray(patterns.truth) >= 0).any():
+    if has_labels(counts):
         return None  # labelled answers pin the judges' leniency
     if settings.integrated:
         low, high = mean_judge_offset(scale, BETA_MAX_UPPER), mean_judge_offset(scale, 0.0)
@@ -151,10 +161,9 @@ def crowded_scale_note(counts: CountsLike) -> str | None:
     scale = counts.scale
     if scale.n_levels < CROWDED_SCALE_LEVELS:
         return None
-    patterns = getattr(counts, "patterns", None)
-    if patterns is not None and (np.asarray(patterns.truth) >= 0).any():
+    if has_labels(counts):
         return None  # labelled answers pin the true levels
-    N = np.asarray(counts.N, dtype=float) * np.asarray(counts.included, dtype=bool)[:, :, None]
+    N = included_counts(counts)
     per_level = N.sum(axis=(0, 1))
     total = per_level.sum()
     if total <= 0:

@@ -48,7 +48,7 @@ from simplex_core.data.views import item_view
 from simplex_core.methods.method_base import MethodResult, item_resample_weights, ranked_result, score_array
 from simplex_core.methods.ppi import (RECTIFIER_PRIOR_DF, alike_labels_note, expanded_percentile,
                                      moderated_rectifier_noise, point_lambda, pooled_ppi_estimates,
-                                     power_tuning_lambda)
+                                     power_tuning_lambda, rectifier_prior_var)
 from simplex_core.model.ranks import rank_scores
 
 __all__ = ["LABELLED_METHOD", "MIN_LABELS_PER_CANDIDATE", "gold_answers", "without_labels", "labelled_ranking",
@@ -166,9 +166,8 @@ def labelled_ranking(table: JudgmentTable, predictions: pd.Series, *, self_exclu
     yu = np.where(unlabelled, pred, np.nan)  # [I, K]
     gen = np.random.default_rng(seed)
     if pooled:
-        prior_var = None if prediction_sd is None else prediction_sd.reindex(list(cands)).to_numpy(dtype=float) ** 2
         est, boot = pooled_ppi_estimates(y, yh, yu, item_resample_weights(len(items), n_resamples, gen), gen,
-                                         prior_var=prior_var)
+                                         prior_var=rectifier_prior_var(prediction_sd, cands))
     else:
         once_lab = np.where(np.isnan(y), 0.0, 1.0)[None]  # [1, n_max, K]
         est = _estimates(y, yh, yu, once_lab, np.ones((1, len(items))))[0]
