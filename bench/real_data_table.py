@@ -46,7 +46,7 @@ def _f(x, d: int = 2) -> str:
     return "–" if x is None or not np.isfinite(x) else f"{x:.{d}f}"
 
 
-def run_pair(pair: str, cache, ordinal: bool) -> list[dict]:
+def run_pair(pair: str, cache, ordinal: bool, models: dict[str, dict] = MODELS) -> list[dict]:
     from simplex_core.data.datasets import load_dataset
     from simplex_core.data.problems import ValidationError
     from simplex_core.data.views import count_tensor, item_view
@@ -67,7 +67,7 @@ def run_pair(pair: str, cache, ordinal: bool) -> list[dict]:
         counts = count_tensor(table, self_exclusion=False)
     truth = true_ranks(item_view(table))
     results, conv, seconds = {}, {}, {}
-    for label, options in MODELS.items():
+    for label, options in models.items():
         t0 = time.perf_counter()
         if not excl and "self_exclusion" in options:
             continue
@@ -147,13 +147,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pairs", default=",".join(PAIRS), help="dataset:criterion, comma-separated")
     parser.add_argument("--ordinal", action="store_true", help="also fit the ordinal many-facet model (slow)")
     parser.add_argument("--write", default=None, help="also write the Markdown to this file")
+    parser.add_argument("--models", default=",".join(MODELS), help="which of the model rows to fit, comma-separated")
+    parser.add_argument("--extra", action="append", default=[], metavar="LABEL=JSON",
+                        help="one more model row: FitSettings fields as JSON (repeatable), e.g. "
+                             "'diagonal prior={\"prior\": \"diagonal\"}'")
     args = parser.parse_args(argv)
+    import json
+
+    models = {m: MODELS[m] for m in args.models.split(",") if m}
+    for extra in args.extra:
+        label, _, options = extra.partition("=")
+        models[label] = json.loads(options)
     from simplex_core.inference.fit_cache import FitCache
 
     cache = FitCache()
     rows = []
     for pair in args.pairs.split(","):
-        rows += run_pair(pair, cache, args.ordinal)
+        rows += run_pair(pair, cache, args.ordinal, models)
         print(f"# {pair} done ({uptime()})", flush=True)
     header = ("# Every method against the human truth on the built-in datasets\n\n"
               "Printed by `python -m bench.real_data_table` (do not edit by hand): point figures on the full data, "

@@ -70,12 +70,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--judges", default="1,3,9")
     p.add_argument("--likelihoods", default="shared-truth")
     p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--settings", default="{}", help="more FitSettings fields as JSON, e.g. '{\"prior\": \"diagonal\"}'")
     args = p.parse_args(argv)
+    import json
+
+    options = json.loads(args.settings)
     likelihoods = args.likelihoods.split(",")
     assert all(lk in LIKELIHOODS for lk in likelihoods), likelihoods
 
     print(f"# bench.shared_truth_calibration  {time.strftime('%Y-%m-%d %H:%M:%S')}  replicates={args.replicates}  "
-          f"first seed={args.first_seed}")
+          f"first seed={args.first_seed}  settings={options}")
     print(f"# load before: {uptime()}")
     summary = []
     for scale_name in args.scales.split(","):
@@ -86,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
                     sim = simulate_case(scale_name, n_judges, args.first_seed + r)
                     counts = count_tensor(load_table(sim.frame, scale=sim.scale))
                     t0 = time.perf_counter()
-                    res = fit_model(counts, FitSettings(likelihood=likelihood, seed=r))
+                    res = fit_model(counts, FitSettings(likelihood=likelihood, seed=r, **options))
                     wall = time.perf_counter() - t0
                     es = np.asarray(res.idata.posterior["expected_score"].values)
                     lo, hi = metrics.rank_intervals(es)  # the panel's ranks (E_k alone)

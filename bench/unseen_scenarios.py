@@ -97,8 +97,9 @@ def configuration(seed: int):
     return frame, scale, truth, text
 
 
-def fit_seed(task: int | tuple[int, bool]) -> dict:
-    """Fit one seed's configuration: ``task`` is the seed, or ``(seed, integrated)``."""
+def fit_seed(task: int | tuple) -> dict:
+    """Fit one seed's configuration: ``task`` is the seed, ``(seed, integrated)`` or ``(seed, integrated,
+    options)`` with ``options`` more FitSettings fields (``--settings``)."""
     from simplex_core.model.ranks import rank_scores
     from simplex_core.data.views import count_tensor
     from simplex_core.data.table import load_table
@@ -107,11 +108,11 @@ def fit_seed(task: int | tuple[int, bool]) -> dict:
     from simplex_core.model.settings import FitSettings
     from simplex_core.summaries.posterior_tables import candidate_summary
 
-    seed, integrated = (task, False) if isinstance(task, int) else task
+    seed, integrated, options = (task, False, {}) if isinstance(task, int) else (tuple(task) + ({},))[:3]
     frame, scale, truth, text = configuration(seed)
     counts = count_tensor(load_table(frame, scale=scale))
     t0 = time.perf_counter()
-    res = fit_model(counts, FitSettings(seed=seed, integrated=integrated))
+    res = fit_model(counts, FitSettings(seed=seed, integrated=integrated, **options))
     draws = np.asarray(res.idata.posterior["expected_score"].values).reshape(-1, len(counts.candidates))
     lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)
     true = np.array([truth[c] for c in counts.candidates])
@@ -155,13 +156,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--integrated", action="store_true",
                    help="fit in integrated mode (hyperpriors on ω and β_max) instead of ω = 0, β_max = 5")
+    p.add_argument("--settings", default="{}", help="more FitSettings fields as JSON, e.g. '{\"prior\": \"diagonal\"}'")
     args = p.parse_args(argv)
+    import json
+
+    options = json.loads(args.settings)
     try:
         seeds = _seeds(args.seeds)
     except ValueError:
         p.error(f"--seeds must be FIRST-LAST with FIRST ≤ LAST, or one seed (e.g. 7000-7039); got {args.seeds!r}.")
     print(f"# bench.unseen_scenarios  {time.strftime('%Y-%m-%d %H:%M:%S')}  seeds {seeds[0]}-{seeds[-1]}  "
-          f"{'integrated mode' if args.integrated else 'default settings (ω = 0, β_max = 5)'}")
+          f"{'integrated mode' if args.integrated else 'default settings (ω = 0, β_max = 5)'} {options or ''}")
     print(f"# load before: {uptime()}", flush=True)
 
     def show(_i: int, r: dict) -> None:
@@ -171,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{r['seconds']:.0f} s, {r['sampler']}", flush=True)
 
     labels = [f"seed {s}" for s in seeds]
-    tasks = [(s, bool(args.integrated)) for s in seeds]
+    tasks = [(s, bool(args.integrated), options) for s in seeds]
     if args.workers == 0:
         rows, where = map_tasks(fit_seed, tasks, labels=labels, on_result=show), "in this process"
     else:
