@@ -382,6 +382,14 @@ class MoveFrames(AnswerFrames):
             self.patterns = ()
 
 
+# The sidebar's ω and β_max sliders' values as shown (a select_slider's input holds the option's index,
+# its aria-valuetext the value), null where a slider is not on the page.
+SLIDER_VALUES = """(labels) => labels.map(label => {
+  const e = Array.from(document.querySelectorAll('[data-testid="stSidebar"] input[type="range"]'))
+                 .find(i => (i.getAttribute('aria-label') || '').startsWith(label));
+  return e ? parseFloat(e.getAttribute('aria-valuetext') || e.value) : null; })"""
+
+
 class Mover:
     """One session's slider moves (``--moves``): ω one step away from the session's own setting and
     back, then β_max, ``rounds`` times, one move at a time, the next ``PAUSE`` s after the last one's
@@ -390,6 +398,7 @@ class Mover:
 
     PAUSE = 0.5
     TIMEOUT = 120.0  # seconds from the key to its figure, after which the move is given up (timeout)
+    SETTLE = 60.0  # seconds the sliders may take to show the page's setting before a move
 
     def __init__(self, session: dict, context, rounds: int, number: int) -> None:
         self.session, self.page, self.number = session, session["page"], number
@@ -406,6 +415,8 @@ class Mover:
         self.ready_at: float | None = None  # bench clock: when the page had drawn its own ranking
         self.pending: dict | None = None
         self.next_at = 0.0
+        self.said_elsewhere = False
+        self.dropped = 0  # moves not made: the sliders never showed the page's setting
 
     @property
     def done(self) -> bool:
@@ -423,7 +434,31 @@ class Mover:
             return
         if len(self.rows) == len(self.plan) or now < self.next_at:
             return
+        if self._sliders_elsewhere(now):
+            return
         self._move(now)
+
+    def _sliders_elsewhere(self, now: float) -> bool:
+        """Whether the sidebar's sliders do not (yet) show the page's setting. A new tab can draw its
+        ranking before its sidebar (seen: 2.2 s and 4.7 s), and a slider just mounted read 0 for a
+        moment: a key pressed then moved from there, and the bench timed a setting nobody asked for.
+        Said once if it lasts over 5 s; the move waits, its clock not started. After ``SETTLE`` s the
+        session's remaining moves are dropped (counted in :attr:`dropped`)."""
+        shown = self.page.evaluate(SLIDER_VALUES, [SLIDERS["omega"][0], SLIDERS["beta_max"][0]])
+        if shown == [self.setting["omega"], self.setting["beta_max"]]:
+            return False
+        if now - self.next_at > self.SETTLE:
+            self.dropped = len(self.plan) - len(self.rows)
+            self.plan = self.plan[:len(self.rows)]
+            print(f"  move: session {self.number}, sliders still read ω = {shown[0]}, β_max = {shown[1]} after "
+                  f"{self.SETTLE:.0f} s: its last {self.dropped} moves dropped", flush=True)
+            return True
+        if now - self.next_at > 5.0 and not self.said_elsewhere:
+            self.said_elsewhere = True
+            print(f"  move: session {self.number}, sliders read ω = {shown[0]}, β_max = {shown[1]} for "
+                  f"{now - self.next_at:.0f} s where the page is at {_label(self.setting['omega'], self.setting['beta_max'])}",
+                  flush=True)
+        return True
 
     def _arm(self, omega: float, beta: float) -> None:
         """Watch for this setting's ranking line and rank figure (both cleared first)."""
@@ -622,8 +657,10 @@ def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None, errors
               f"release → rank figure {_median_max(list(figs))} s, over 1.0 s: {int((figs > 1.0).sum())}; release → "
               f"answer's frame in the browser {_median_max([r['frame'] for r in rows])} s; approximate "
               f"{kinds.count('approximate')}, fitted {kinds.count('fit')}, timeouts {kinds.count('timeout')}, figures "
-              f"missing {int(np.isnan(figs).sum())}; load (1 min) at the moves {min(r['load'] for r in rows):.1f}–"
+              f"missing {int(np.isnan(figs).sum())}, dropped {sum(m.dropped for m in movers)}; load (1 min) at the moves {min(r['load'] for r in rows):.1f}–"
               f"{max(r['load'] for r in rows):.1f}; error alerts in the sessions {errors} (target 0)")
+    else:
+        print(f"no move made: {sum(m.dropped for m in movers)} dropped; error alerts in the sessions {errors}")
 
 
 def print_server_share(movers: list["Mover"], server: "ServerCpu") -> None:
