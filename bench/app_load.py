@@ -42,17 +42,26 @@ visitor's browser come first, as on a real deployment; ``--sessions-nice 0``
 gives every process the same priority (the harsher figure). The new visitor always has a browser of
 its own at normal priority.
 
-With ``--moves N`` (default 2) each session, once its page has drawn the ranking for its own
-setting (approximate or fitted), also moves the sidebar's sliders while the other sessions' fits
-run: N rounds of ω one step away and back, then β_max one step away and back (one arrow key on the
-focused slider, as :mod:`bench.app_fresh_moves` does for one visitor; down where the setting is at
-the slider's top), half a second after each answer. Each move is timed by the tab's own clock from
-the key's release to the first animation frame showing the ranking line for the new setting
-(approximate or the real fit's, noted which), and split where the session's browser received the
-WebSocket frame carrying that line (:class:`MoveFrames`). Printed per session and over all: median
-and max, with the 1-minute load average at each move (target: every move ≤ 1.0 s). The
-sessions end at their own setting, so their own fits are still shown; stored → shown counts only
-fits stored after a session's last move (before it, the page was elsewhere some of the time).
+With ``--moves N`` (default 2) each session, as soon as its page has drawn the ranking for its own
+setting (approximate or fitted: it does not wait for its own fit), also moves the sidebar's sliders
+while the other sessions' fits run: N rounds of ω one step away and back, then β_max one step away
+and back (4N moves; one arrow key on the focused slider, as :mod:`bench.app_fresh_moves` does for one
+visitor; down where the setting is at the slider's top). A move starts only once the sliders show
+the page's setting (a starved tab drew its ranking before its sidebar, whose sliders then read 0 for
+a while; after 60 s the session's remaining moves are dropped and counted). Each move is timed by
+the tab's own clock from the key's release to the first animation frame showing the ranking line
+for the new setting (approximate or the real fit's, whichever comes first, noted which) and to the
+rank-distributions figure titled with it (:func:`bench.app_latency.rank_figure_for`); the next move
+follows half a second after that figure. The ranking's time is split where the tab sent the move and
+where the browser received the WebSocket frame carrying the line (:class:`MoveFrames`): release →
+sent is the tab's, sent → frame the server's. Each move is printed as it ends (session, slider,
+from → to, seconds to ranking and to figure, approximate or fitted, 1-minute load); then per session
+and over all: median and max, approximate / fitted / timeouts, the sessions' error alerts, and the
+server process's CPU time and run-queue wait over the moves (:class:`ServerCpu`). Target: every move
+≤ 1.0 s. The sessions end at their own setting, so their own fits are still shown; stored → shown
+counts only fits stored after a session's last move (before it, the page was elsewhere some of the
+time). Usage: ``nice -n 0 .venv/bin/python -m bench.app_load --log server.log`` (defaults: eight
+sessions, ``--moves 2``, full-size fits, background grid on).
 
 The sessions open once the server has finished its warm-up (the "warm-up done" line of serve.py:
 imports and the default view's caches, about 10 s after start), as on a server in use;
