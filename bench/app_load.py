@@ -42,17 +42,26 @@ visitor's browser come first, as on a real deployment; ``--sessions-nice 0``
 gives every process the same priority (the harsher figure). The new visitor always has a browser of
 its own at normal priority.
 
-With ``--moves N`` (default 2) each session, once its page has drawn the ranking for its own
-setting (approximate or fitted), also moves the sidebar's sliders while the other sessions' fits
-run: N rounds of ω one step away and back, then β_max one step away and back (one arrow key on the
-focused slider, as :mod:`bench.app_fresh_moves` does for one visitor; down where the setting is at
-the slider's top), half a second after each answer. Each move is timed by the tab's own clock from
-the key's release to the first animation frame showing the ranking line for the new setting
-(approximate or the real fit's, noted which), and split where the session's browser received the
-WebSocket frame carrying that line (:class:`MoveFrames`). Printed per session and over all: median
-and max, with the 1-minute load average at each move (target: every move ≤ 1.0 s). The
-sessions end at their own setting, so their own fits are still shown; stored → shown counts only
-fits stored after a session's last move (before it, the page was elsewhere some of the time).
+With ``--moves N`` (default 2) each session, as soon as its page has drawn the ranking for its own
+setting (approximate or fitted: it does not wait for its own fit), also moves the sidebar's sliders
+while the other sessions' fits run: N rounds of ω one step away and back, then β_max one step away
+and back (4N moves; one arrow key on the focused slider, as :mod:`bench.app_fresh_moves` does for one
+visitor; down where the setting is at the slider's top). A move starts only once the sliders show
+the page's setting (a starved tab drew its ranking before its sidebar, whose sliders then read 0 for
+a while; after 60 s the session's remaining moves are dropped and counted). Each move is timed by
+the tab's own clock from the key's release to the first animation frame showing the ranking line
+for the new setting (approximate or the real fit's, whichever comes first, noted which) and to the
+rank-distributions figure titled with it (:func:`bench.app_latency.rank_figure_for`); the next move
+follows half a second after that figure. The ranking's time is split where the tab sent the move and
+where the browser received the WebSocket frame carrying the line (:class:`MoveFrames`): release →
+sent is the tab's, sent → frame the server's. Each move is printed as it ends (session, slider,
+from → to, seconds to ranking and to figure, approximate or fitted, 1-minute load); then per session
+and over all: median and max, approximate / fitted / timeouts, the sessions' error alerts, and the
+server process's CPU time and run-queue wait over the moves (:class:`ServerCpu`). Target: every move
+≤ 1.0 s. The sessions end at their own setting, so their own fits are still shown; stored → shown
+counts only fits stored after a session's last move (before it, the page was elsewhere some of the
+time). Usage: ``nice -n 0 .venv/bin/python -m bench.app_load --log server.log`` (defaults: eight
+sessions, ``--moves 2``, full-size fits, background grid on).
 
 The sessions open once the server has finished its warm-up (the "warm-up done" line of serve.py:
 imports and the default view's caches, about 10 s after start), as on a server in use;
@@ -78,8 +87,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.app_fresh_moves import _step  # noqa: E402
-from bench.app_latency import (MAIN_CONTENT, PAGE_MARKS, RELEASE_CLOCK, SLIDERS, _label, ranking_for,  # noqa: E402
-                               wait_for_mark)
+from bench.app_latency import (MAIN_CONTENT, PAGE_MARKS, RELEASE_CLOCK, SLIDERS, _label, rank_figure_for,  # noqa: E402
+                               ranking_for, wait_for_mark)
 from bench.speed import uptime  # noqa: E402
 from tests.streamlit_server import streamlit_server  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -322,9 +331,12 @@ class AnswerFrames:
 
 # Runs in every session's page (with ``--moves``): at each animation frame, while a move is armed
 # (``window.__moveWant``: the setting's label), looks for its ranking line, and notes the frame's
-# time (the tab's clock, as ``RELEASE_CLOCK``'s release) and whether the line was the approximate one.
+# time (the tab's clock, as ``RELEASE_CLOCK``'s release) and whether the line was the approximate one;
+# and, independently, while ``window.__figureFor`` (a predicate: :func:`bench.app_latency.rank_figure_for`)
+# is set, the first frame at which the rank figure for that setting is drawn.
 MOVE_WATCH = """(() => {
   window.__moveWant = null; window.__moveAt = null; window.__moveKind = null;
+  window.__figureFor = null; window.__figureAt = null;
   const content = """ + MAIN_CONTENT + """;
   (function tick() {
     const want = window.__moveWant;
@@ -336,6 +348,8 @@ MOVE_WATCH = """(() => {
         window.__moveAt = performance.now(); window.__moveKind = 'fit'; window.__moveWant = null;
       }
     }
+    const figure = window.__figureFor;
+    if (figure !== null && figure()) { window.__figureAt = performance.now(); window.__figureFor = null; }
     requestAnimationFrame(tick);
   })();
 })();"""
@@ -377,16 +391,26 @@ class MoveFrames(AnswerFrames):
             self.patterns = ()
 
 
+# The sidebar's ω and β_max sliders' values as shown (a select_slider's input holds the option's index,
+# its aria-valuetext the value), null where a slider is not on the page.
+SLIDER_VALUES = """(labels) => labels.map(label => {
+  const e = Array.from(document.querySelectorAll('[data-testid="stSidebar"] input[type="range"]'))
+                 .find(i => (i.getAttribute('aria-label') || '').startsWith(label));
+  return e ? parseFloat(e.getAttribute('aria-valuetext') || e.value) : null; })"""
+
+
 class Mover:
     """One session's slider moves (``--moves``): ω one step away from the session's own setting and
     back, then β_max, ``rounds`` times, one move at a time, the next ``PAUSE`` s after the last one's
-    answer. :meth:`poll` never waits on the page: the tab notes its answer itself (:data:`MOVE_WATCH`)."""
+    rank figure. :meth:`poll` never waits on the page: the tab notes its answers itself
+    (:data:`MOVE_WATCH`). Each finished move is printed at once (a run cut short keeps its moves)."""
 
     PAUSE = 0.5
-    TIMEOUT = 120.0  # seconds from the key to its answer, after which the move counts as a timeout
+    TIMEOUT = 120.0  # seconds from the key to its figure, after which the move is given up (timeout)
+    SETTLE = 60.0  # seconds the sliders may take to show the page's setting before a move
 
-    def __init__(self, session: dict, context, rounds: int) -> None:
-        self.session, self.page = session, session["page"]
+    def __init__(self, session: dict, context, rounds: int, number: int) -> None:
+        self.session, self.page, self.number = session, session["page"], number
         self.frames = MoveFrames(context, self.page)
         self.home = {"omega": session["omega"], "beta_max": session["beta"]}
         self.setting = dict(self.home)
@@ -400,6 +424,8 @@ class Mover:
         self.ready_at: float | None = None  # bench clock: when the page had drawn its own ranking
         self.pending: dict | None = None
         self.next_at = 0.0
+        self.said_elsewhere = False
+        self.dropped = 0  # moves not made: the sliders never showed the page's setting
 
     @property
     def done(self) -> bool:
@@ -413,38 +439,85 @@ class Mover:
                 self.ready_at = self.next_at = now
             return
         if self.pending is not None:
-            at = self.page.evaluate("() => window.__moveAt")
-            if at is None and now - self.pending["t"] < self.TIMEOUT:
-                return
-            row = self.pending
-            if at is not None:
-                released = self.page.evaluate("() => [window.__released, performance.timeOrigin]")
-                row["seconds"] = (float(at) - float(released[0])) / 1000.0
-                row["kind"] = self.page.evaluate("() => window.__moveKind")
-                row["released"] = (float(released[1]) + float(released[0])) / 1000.0  # wall clock
-                if self.frames.received is not None:  # wall clock of the frame − wall clock of the release
-                    row["frame"] = self.frames.received - row["released"]
-                if self.frames.sent is not None:  # the tab's share before the server hears of the move
-                    row["sent"] = self.frames.sent - row["released"]
-            self.rows.append(row)
-            self.pending, self.next_at = None, now + self.PAUSE
+            self._look(now)
             return
         if len(self.rows) == len(self.plan) or now < self.next_at:
             return
+        if self._sliders_elsewhere(now):
+            return
+        self._move(now)
+
+    def _sliders_elsewhere(self, now: float) -> bool:
+        """Whether the sidebar's sliders do not (yet) show the page's setting. A new tab can draw its
+        ranking before its sidebar (seen: 2.2 s and 4.7 s), and a slider just mounted read 0 for a
+        moment: a key pressed then moved from there, and the bench timed a setting nobody asked for.
+        Said once if it lasts over 5 s; the move waits, its clock not started. After ``SETTLE`` s the
+        session's remaining moves are dropped (counted in :attr:`dropped`)."""
+        shown = self.page.evaluate(SLIDER_VALUES, [SLIDERS["omega"][0], SLIDERS["beta_max"][0]])
+        if shown == [self.setting["omega"], self.setting["beta_max"]]:
+            return False
+        if now - self.next_at > self.SETTLE:
+            self.dropped = len(self.plan) - len(self.rows)
+            self.plan = self.plan[:len(self.rows)]
+            print(f"  move: session {self.number}, sliders still read ω = {shown[0]}, β_max = {shown[1]} after "
+                  f"{self.SETTLE:.0f} s: its last {self.dropped} moves dropped", flush=True)
+            return True
+        if now - self.next_at > 5.0 and not self.said_elsewhere:
+            self.said_elsewhere = True
+            print(f"  move: session {self.number}, sliders read ω = {shown[0]}, β_max = {shown[1]} for "
+                  f"{now - self.next_at:.0f} s where the page is at {_label(self.setting['omega'], self.setting['beta_max'])}",
+                  flush=True)
+        return True
+
+    def _arm(self, omega: float, beta: float) -> None:
+        """Watch for this setting's ranking line and rank figure (both cleared first)."""
+        self.page.evaluate("(want) => { window.__moveAt = null; window.__moveKind = null; window.__moveWant = want;"
+                           f" window.__figureAt = null; window.__figureFor = {rank_figure_for(omega, beta)}; }}",
+                           _label(omega, beta))
+
+    def _move(self, now: float) -> None:
         which, key = self.plan[len(self.rows)]
         step = SLIDERS[which][3]
         target = dict(self.setting, **{which: self.setting[which] + (step if key == "ArrowRight" else -step)})
-        want = _label(target["omega"], target["beta_max"])
-        self.page.evaluate("(want) => { window.__moveAt = null; window.__moveKind = null; window.__moveWant = want; }", want)
-        self.frames.arm(want)
+        self._arm(target["omega"], target["beta_max"])
+        self.frames.arm(_label(target["omega"], target["beta_max"]))
         value = _step(self.page, which, key)
         if abs(value - target[which]) > step / 2:  # the key did not move the thumb where planned
-            self.page.evaluate("(want) => { window.__moveWant = want; }",
-                               _label(*(value if w == which else target[w] for w in ("omega", "beta_max"))))
             target[which] = value
-        self.setting = target
-        self.pending = {"slider": which, "omega": target["omega"], "beta_max": target["beta_max"], "seconds": float("nan"),
+            self._arm(target["omega"], target["beta_max"])
+        self.pending = {"slider": which, "from": self.setting[which], "omega": target["omega"],
+                        "beta_max": target["beta_max"], "seconds": float("nan"), "figure": float("nan"),
                         "frame": float("nan"), "kind": "timeout", "load": os.getloadavg()[0], "t": now}
+        self.setting = target
+
+    def _look(self, now: float) -> None:
+        """Finish the pending move once its figure is drawn (or it timed out); print it."""
+        row = self.pending
+        ranking_at, figure_at, kind, released, origin = self.page.evaluate(
+            "() => [window.__moveAt, window.__figureAt, window.__moveKind, window.__released, performance.timeOrigin]")
+        if figure_at is None and now - row["t"] < self.TIMEOUT:
+            return
+        if released is not None:  # no key release seen: the move stays a timeout
+            if ranking_at is not None:
+                row["seconds"] = (float(ranking_at) - float(released)) / 1000.0
+                row["kind"] = kind
+            if figure_at is not None:
+                row["figure"] = (float(figure_at) - float(released)) / 1000.0
+            row["released"] = (float(origin) + float(released)) / 1000.0  # wall clock
+            if self.frames.received is not None:  # wall clock of the frame − wall clock of the release
+                row["frame"] = self.frames.received - row["released"]
+            if self.frames.sent is not None:  # the tab's share before the server hears of the move
+                row["sent"] = self.frames.sent - row["released"]
+        self.rows.append(row)
+        self.pending, self.next_at = None, now + self.PAUSE
+        print(f"  move: session {self.number}, {move_text(row)}, load {row['load']:.1f}", flush=True)
+
+
+def move_text(row: dict) -> str:
+    """``ω 1 → 1.25: ranking 0.41 s (approximate), figure 0.77 s (frame 0.30 s)`` for one move."""
+    name = SLIDERS[row["slider"]][0]
+    return (f"{name} {row['from']:g} → {row[row['slider']]:g}: ranking {row['seconds']:.2f} s ({row['kind']}), "
+            f"figure {row['figure']:.2f} s (sent {row.get('sent', float('nan')):.2f} s, frame {row['frame']:.2f} s)")
 
 
 class ServerCpu:
@@ -555,67 +628,71 @@ def renice_server(server: ServerCpu, nice: int) -> str:
     return f"server's {done} threads set to niceness {nice}"
 
 
-def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None) -> None:
-    """Per session and over all sessions: release → redrawn ranking, its server share, the load."""
-    print("\n| session | setting | moves | release → ranking median (s) | max (s) | of which release → "
-          "answer's frame, median / max (s) | approximate / fitted / timeout | load (1 min) at the moves |")
+def _median_max(values: list[float]) -> str:
+    """``0.41 / 1.20`` (median / max, s) of the finite values, ``nan / nan`` if there are none."""
+    v = np.array(values, dtype=float)
+    return f"{np.nanmedian(v):.2f} / {np.nanmax(v):.2f}" if np.isfinite(v).any() else "nan / nan"
+
+
+def print_moves(movers: list["Mover"], server: "ServerCpu | None" = None, errors: int = 0) -> None:
+    """Per session and over all sessions: release → redrawn ranking and → rank figure, the ranking's
+    server share, approximate / fitted, the load; then the server process over the moves."""
+    print("\n| session | setting | moves | release → ranking, median / max (s) | release → rank figure, median / max (s) | "
+          "release → answer's frame, median / max (s) | approximate / fitted / timeout | load (1 min) at the moves |")
     print("|---|---|---|---|---|---|---|---|")
-    every, frames = [], []
     for i, m in enumerate(movers, start=1):
-        secs = np.array([r["seconds"] for r in m.rows], dtype=float)
-        fr = np.array([r["frame"] for r in m.rows], dtype=float)
-        every += list(secs)
-        frames += list(fr)
         kinds = [r["kind"] for r in m.rows]
         loads = [r["load"] for r in m.rows]
-        nan = float("nan")
         print(f"| {i} | {label(m.home['omega'], m.home['beta_max'])} | {len(m.rows)} | "
-              f"{np.nanmedian(secs) if np.isfinite(secs).any() else nan:.2f} | "
-              f"{np.nanmax(secs) if np.isfinite(secs).any() else nan:.2f} | "
-              f"{np.nanmedian(fr) if np.isfinite(fr).any() else nan:.2f} / {np.nanmax(fr) if np.isfinite(fr).any() else nan:.2f} | "
+              f"{_median_max([r['seconds'] for r in m.rows])} | {_median_max([r['figure'] for r in m.rows])} | "
+              f"{_median_max([r['frame'] for r in m.rows])} | "
               f"{kinds.count('approximate')} / {kinds.count('fit')} / {kinds.count('timeout')} | "
-              f"{min(loads, default=nan):.1f}–{max(loads, default=nan):.1f} |")
-    for i, m in enumerate(movers, start=1):  # each move, for whoever traces a slow one
-        print(f"  session {i}: " + "; ".join(
-            f"{r['slider']} → {_label(r['omega'], r['beta_max'])} {r['seconds']:.2f} s ({r['kind']}, sent "
-            f"{r.get('sent', float('nan')):.2f} s, frame {r['frame']:.2f} s, "
-            f"load {r['load']:.1f})" for r in m.rows))
-    if server is not None and server.samples:  # the server process over each move: busy, or waiting for a core?
-        timed = [r for m in movers for r in m.rows if "released" in r and np.isfinite(r["seconds"])]
-        for name, rows in (("moves ≤ 1.0 s", [r for r in timed if r["seconds"] <= 1.0]),
-                           ("moves > 1.0 s", [r for r in timed if r["seconds"] > 1.0])):
-            use = np.array([server.over(r["released"], r["released"] + r["seconds"]) for r in rows], dtype=float)
-            if len(use):
-                print(f"server process over {name} ({len(use)}): CPU {np.nanmedian(use[:, 0]):.2f} s/s median "
-                      f"(max {np.nanmax(use[:, 0]):.2f}); its threads runnable but waiting for a core "
-                      f"{np.nanmedian(use[:, 1]):.2f} s/s median (max {np.nanmax(use[:, 1]):.2f}); runnable threads "
-                      f"elsewhere, mean: {np.nanmedian(use[:, 2]):.1f} at niceness 0, {np.nanmedian(use[:, 3]):.1f} niced")
-        if timed:
-            first = min(r["released"] for r in timed)
-            last = max(r["released"] + r["seconds"] for r in timed)
-            cpu, wait, zero, niced = server.over(first, last)
-            print(f"server process over the whole moves phase ({last - first:.0f} s): CPU {cpu:.2f} s/s, runnable but "
-                  f"waiting {wait:.2f} s/s; runnable threads elsewhere: {zero:.1f} at niceness 0, {niced:.1f} niced")
-    sent = np.array([r.get("sent", float("nan")) for m in movers for r in m.rows], dtype=float)
-    served = np.array([r["frame"] - r.get("sent", float("nan")) for m in movers for r in m.rows], dtype=float)
+              f"{min(loads, default=float('nan')):.1f}–{max(loads, default=float('nan')):.1f} |")
+    if server is not None and server.samples:
+        print_server_share(movers, server)
+    rows = [r for m in movers for r in m.rows]
+    sent = np.array([r.get("sent", float("nan")) for r in rows], dtype=float)
+    served = np.array([r["frame"] - r.get("sent", float("nan")) for r in rows], dtype=float)
     if np.isfinite(sent).any():
         print(f"release → the tab sent the move (its message to the server, DevTools' clock): median {np.nanmedian(sent):.2f} s, "
               f"max {np.nanmax(sent):.2f} s; sent → answer's frame received (the server's own share): median "
               f"{np.nanmedian(served):.2f} s, max {np.nanmax(served):.2f} s, over 1.0 s: {int((served > 1.0).sum())}")
-    secs, fr = np.array(every, dtype=float), np.array(frames, dtype=float)
-    kinds = [r["kind"] for m in movers for r in m.rows]
-    if len(secs):
-        print(f"moves of {len(movers)} sessions while their fits ran: {len(secs)} moves, release → ranking median "
-              f"{np.nanmedian(secs):.2f} s, max {np.nanmax(secs):.2f} s, over 1.0 s: {int((secs > 1.0).sum())} "
-              f"(target: every move ≤ 1.0 s); release → answer's frame in the browser median "
-              f"{np.nanmedian(fr):.2f} s, max {np.nanmax(fr):.2f} s; approximate {kinds.count('approximate')}, fitted "
-              f"{kinds.count('fit')}, timeouts {kinds.count('timeout')}; load (1 min) at the moves "
-              f"{min(r['load'] for m in movers for r in m.rows):.1f}–{max(r['load'] for m in movers for r in m.rows):.1f}")
+    if rows:
+        secs = np.array([r["seconds"] for r in rows], dtype=float)
+        figs = np.array([r["figure"] for r in rows], dtype=float)
+        kinds = [r["kind"] for r in rows]
+        print(f"moves of {len(movers)} sessions while their fits ran: {len(rows)} moves; release → ranking median / max "
+              f"{_median_max(list(secs))} s, over 1.0 s: {int((secs > 1.0).sum())} (target: every move ≤ 1.0 s); "
+              f"release → rank figure {_median_max(list(figs))} s, over 1.0 s: {int((figs > 1.0).sum())}; release → "
+              f"answer's frame in the browser {_median_max([r['frame'] for r in rows])} s; approximate "
+              f"{kinds.count('approximate')}, fitted {kinds.count('fit')}, timeouts {kinds.count('timeout')}, figures "
+              f"missing {int(np.isnan(figs).sum())}, dropped {sum(m.dropped for m in movers)}; load (1 min) at the moves {min(r['load'] for r in rows):.1f}–"
+              f"{max(r['load'] for r in rows):.1f}; error alerts in the sessions {errors} (target 0)")
+    else:
+        print(f"no move made: {sum(m.dropped for m in movers)} dropped; error alerts in the sessions {errors}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    from playwright.sync_api import sync_playwright
+def print_server_share(movers: list["Mover"], server: "ServerCpu") -> None:
+    """The server process over the moves ≤ 1.0 s and the slower ones (release → ranking): busy, or
+    waiting for a core?"""
+    timed = [r for m in movers for r in m.rows if "released" in r and np.isfinite(r["seconds"])]
+    for name, rows in (("moves ≤ 1.0 s", [r for r in timed if r["seconds"] <= 1.0]),
+                       ("moves > 1.0 s", [r for r in timed if r["seconds"] > 1.0])):
+        use = np.array([server.over(r["released"], r["released"] + r["seconds"]) for r in rows], dtype=float)
+        if len(use):
+            print(f"server process over {name} ({len(use)}): CPU {np.nanmedian(use[:, 0]):.2f} s/s median "
+                  f"(max {np.nanmax(use[:, 0]):.2f}); its threads runnable but waiting for a core "
+                  f"{np.nanmedian(use[:, 1]):.2f} s/s median (max {np.nanmax(use[:, 1]):.2f}); runnable threads "
+                  f"elsewhere, mean: {np.nanmedian(use[:, 2]):.1f} at niceness 0, {np.nanmedian(use[:, 3]):.1f} niced")
+    if timed:
+        first = min(r["released"] for r in timed)
+        last = max(r["released"] + r["seconds"] for r in timed)
+        cpu, wait, zero, niced = server.over(first, last)
+        print(f"server process over the whole moves phase ({last - first:.0f} s): CPU {cpu:.2f} s/s, runnable but "
+              f"waiting {wait:.2f} s/s; runnable threads elsewhere: {zero:.1f} at niceness 0, {niced:.1f} niced")
 
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--port", type=int, default=8611)
     p.add_argument("--fast", action="store_true", help="small fits (SIMPLEX_JUDGE_FAST=1)")
@@ -634,7 +711,83 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--log", type=Path, help="copy the server's output here at the end")
     p.add_argument("--moves", type=int, default=2,
                    help="rounds of slider moves per session once its page is drawn (ω away and back, β_max away and back); 0: none")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def open_sessions(sessions_browser, url: str, settings: list[tuple[float, float]], rounds: int) -> tuple[list[dict], list[Mover]]:
+    """One tab per setting, all opened at once; with ``rounds`` > 0 a :class:`Mover` for each."""
+    sessions, movers = [], []
+    for omega, beta in settings:
+        ctx = sessions_browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = ctx.new_page()
+        page.add_init_script(WATCH + f"\nwindow.__want = {json.dumps(label(omega, beta))};")
+        if rounds:
+            page.add_init_script(RELEASE_CLOCK + "\n" + MOVE_WATCH)
+        session = {"omega": omega, "beta": beta, "page": page, "frames": AnswerFrames(ctx, page)}
+        if rounds:  # before the page opens its WebSocket, whose handshake sets the frames' clock
+            movers.append(Mover(session, ctx, rounds, len(sessions) + 1))
+        page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}", wait_until="commit", timeout=300_000)
+        session["opened"] = time.time()
+        sessions.append(session)
+    return sessions, movers
+
+
+def watch(sessions: list[dict], movers: list[Mover], browser, url: str, args: argparse.Namespace,
+          paints: list) -> None:
+    """Until every session has shown its own fit and made its moves (or ``--timeout``): drive the
+    moves, and open a new visitor's tab every ``--visit-every`` s (its first paint into ``paints``)."""
+    deadline = time.time() + args.timeout
+    next_visit = time.time() + 5
+    while time.time() < deadline:
+        for m in movers:
+            m.poll()
+        shown = [s["page"].evaluate("() => window.__shown") for s in sessions]
+        for s in sessions:
+            s["frames"].stop_if_received()
+        if all(v is not None for v in shown) and all(m.done for m in movers):
+            break
+        if time.time() >= next_visit:
+            paints.append((f"{sum(v is not None for v in shown)} of {len(sessions)} shown", first_paint(browser, url)))
+            print(f"  first paint while {paints[-1][0]}: placeholder {paints[-1][1][0]:.2f} s, page "
+                  f"{paints[-1][1][1]:.2f} s (bench clock {paints[-1][1][2]:.2f} s); load {uptime()}", flush=True)
+            next_visit = time.time() + args.visit_every
+        time.sleep(0.2 if movers and not all(m.done for m in movers) else 1.0)
+    for m in movers:
+        m.frames.stop_if_received()
+        if m.rows:  # the last move's answer, by the wall clock: the page was elsewhere until then
+            m.session["moved_until"] = time.time() - (time.perf_counter() - m.rows[-1]["t"]) + m.rows[-1]["seconds"]
+
+
+def collect(sessions: list[dict], cache: Path) -> None:
+    """What each session's page showed, against the fit cache's entry for its setting."""
+    stored = stored_fits(cache)
+    reached = delivered(cache / "server.log")
+    for s in sessions:
+        page = s["page"]
+        s["shown"] = page.evaluate("() => window.__shown")
+        s["reached"] = reached.get(label(s["omega"], s["beta"]))
+        s["received"] = s["frames"].received
+        s["long"] = page.evaluate("() => window.__long")
+        s["drawn"] = page.evaluate("() => window.__drawn")
+        s["errors"] = page.evaluate("() => window.__errors")
+        s["line"] = page.evaluate(RANKING_LINE) if s["shown"] else None
+        if not s["shown"]:  # what the page says instead, for whoever reads the figures
+            said = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') || document.body).innerText")
+            print(f"  session {label(s['omega'], s['beta'])} did not show its fit; its page says: "
+                  f"{' '.join(said.split())[:2500]}", flush=True)
+        entry = stored.get((s["omega"], s["beta"]))
+        s["stored"] = entry[0] if entry else None
+        want = expected_line(entry[1]) if entry else None
+        s["correct"] = bool(want and s["line"] and want in s["line"].replace("\u2060", ""))
+        if s["shown"] and not s["correct"]:  # both lines, for whoever reads the figures
+            print(f"  session {label(s['omega'], s['beta'])} shows a line that is not its stored fit's:\n"
+                  f"    page:   {s['line']}\n    stored: {want} ({entry[1].name if entry else 'no entry'})", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from playwright.sync_api import sync_playwright
+
+    args = arguments(argv)
     settings = SETTINGS[:args.sessions]
     print(f"# bench.app_load  {time.strftime('%Y-%m-%d %H:%M:%S')}  sessions={len(settings)} fast={args.fast} "
           f"grid={not args.no_grid} sessions-nice={args.sessions_nice} moves={args.moves}  ({os.cpu_count()} CPUs)")
@@ -646,7 +799,7 @@ def main(argv: list[str] | None = None) -> None:
         env.pop("SIMPLEX_JUDGE_FAST", None)
         if args.fast:
             env["SIMPLEX_JUDGE_FAST"] = "1"
-        sessions, paints, movers = [], [], []
+        paints: list = []
         with open(cache / "server.log", "w") as log, streamlit_server("serve.py", args.port, env, log, stop_timeout=60) as url:
             with sync_playwright() as pw, KeepNiced(args.sessions_nice) as keep_niced, ServerCpu(args.port) as server_cpu:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
@@ -658,66 +811,11 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"  {renice_server(server_cpu, args.server_nice)}", flush=True)
                 paints.append(("before the sessions", first_paint(browser, url)))
                 print(f"  first paint, idle server: placeholder {paints[-1][1][0]:.2f} s, page {paints[-1][1][1]:.2f} s "
-                      f"(bench clock {paints[-1][1][2]:.2f} s)",
-                      flush=True)
+                      f"(bench clock {paints[-1][1][2]:.2f} s)", flush=True)
                 t_start = time.time()
-                for omega, beta in settings:
-                    ctx = sessions_browser.new_context(viewport={"width": 1400, "height": 1000})
-                    page = ctx.new_page()
-                    page.add_init_script(WATCH + f"\nwindow.__want = {json.dumps(label(omega, beta))};")
-                    if args.moves:
-                        page.add_init_script(RELEASE_CLOCK + "\n" + MOVE_WATCH)
-                    session = {"omega": omega, "beta": beta, "page": page, "frames": AnswerFrames(ctx, page)}
-                    if args.moves:  # before the page opens its WebSocket, whose handshake sets the frames' clock
-                        movers.append(Mover(session, ctx, args.moves))
-                    page.goto(f"{url}/?omega={omega:g}&beta_max={beta:g}", wait_until="commit", timeout=300_000)
-                    session["opened"] = time.time()
-                    sessions.append(session)
-                deadline = time.time() + args.timeout
-                next_visit = time.time() + 5
-                while time.time() < deadline:
-                    for m in movers:
-                        m.poll()
-                    shown = [s["page"].evaluate("() => window.__shown") for s in sessions]
-                    for s in sessions:
-                        s["frames"].stop_if_received()
-                    if all(v is not None for v in shown) and all(m.done for m in movers):
-                        break
-                    if time.time() >= next_visit:
-                        paints.append((f"{sum(v is not None for v in shown)} of {len(sessions)} shown",
-                                       first_paint(browser, url)))
-                        print(f"  first paint while {paints[-1][0]}: placeholder {paints[-1][1][0]:.2f} s, page "
-                              f"{paints[-1][1][1]:.2f} s (bench clock {paints[-1][1][2]:.2f} s); load {uptime()}",
-                              flush=True)
-                        next_visit = time.time() + args.visit_every
-                    time.sleep(0.2 if movers and not all(m.done for m in movers) else 1.0)
-                for m in movers:
-                    m.frames.stop_if_received()
-                    if m.rows:  # the last move's answer, by the wall clock: the page was elsewhere until then
-                        m.session["moved_until"] = time.time() - (time.perf_counter() - m.rows[-1]["t"]) + m.rows[-1]["seconds"]
-                stored = stored_fits(cache)
-                reached = delivered(cache / "server.log")
-                for s in sessions:
-                    page = s["page"]
-                    s["shown"] = page.evaluate("() => window.__shown")
-                    s["reached"] = reached.get(label(s["omega"], s["beta"]))
-                    s["received"] = s["frames"].received
-                    s["long"] = page.evaluate("() => window.__long")
-                    s["drawn"] = page.evaluate("() => window.__drawn")
-                    s["errors"] = page.evaluate("() => window.__errors")
-                    s["line"] = page.evaluate(RANKING_LINE) if s["shown"] else None
-                    if not s["shown"]:  # what the page says instead, for whoever reads the figures
-                        said = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') || document.body).innerText")
-                        print(f"  session {label(s['omega'], s['beta'])} did not show its fit; its page says: "
-                              f"{' '.join(said.split())[:2500]}", flush=True)
-                    entry = stored.get((s["omega"], s["beta"]))
-                    s["stored"] = entry[0] if entry else None
-                    want = expected_line(entry[1]) if entry else None
-                    s["correct"] = bool(want and s["line"] and want in s["line"].replace("\u2060", ""))
-                    if s["shown"] and not s["correct"]:  # both lines, for whoever reads the figures
-                        print(f"  session {label(s['omega'], s['beta'])} shows a line that is not its stored fit's:\n"
-                              f"    page:   {s['line']}\n    stored: {want} ({entry[1].name if entry else 'no entry'})",
-                              flush=True)
+                sessions, movers = open_sessions(sessions_browser, url, settings, args.moves)
+                watch(sessions, movers, browser, url, args, paints)
+                collect(sessions, cache)
                 sessions_browser.close()
                 browser.close()
         if args.log:
@@ -728,6 +826,22 @@ def main(argv: list[str] | None = None) -> None:
             lines = [line.rstrip() for line in open(cache / "server.log", errors="replace")
                      if any(w in line for w in ("fit", "Fit", "ERROR", "Error", "Traceback", "WARNING"))]
             print("  server log (lines about fits and errors):\n    " + "\n    ".join(lines[-60:]), flush=True)
+    print_sessions(sessions, paints)
+    if movers:
+        print_moves(movers, server_cpu, sum(len(s["errors"]) for s in sessions))
+    print(f"sessions with their own correct result and no error alert: "
+          f"{sum(s['correct'] and not s['errors'] for s in sessions)} of {len(sessions)}")
+    print(f"all fits shown {max((s['shown'] or 0) / 1000 for s in sessions) - t_start:.0f} s after the sessions opened"
+          if all(s["shown"] for s in sessions) else "not every session saw its fit before the timeout")
+    if args.sessions_nice > 0:
+        print(f"sessions' browser held at niceness {args.sessions_nice}: {keep_niced.reniced} thread priorities set back; "
+              f"its scheduler autogroups set to that niceness: {len(keep_niced.groups)}")
+    print(f"# load after: {uptime()}")
+
+
+def print_sessions(sessions: list[dict], paints: list) -> None:
+    """Per session: first drawn, own fit shown, stored → shown and its parts, correct, error alerts;
+    then the new visitors' first paints and the tabs' long tasks where the tab's share is large."""
     # A fit stored before its session's page was first drawn (a background grid fit, or one that
     # landed while eight new tabs were still starting) is shown by the page's first runs: that wait
     # is the session's first paint, not the lag between storing and showing a fit.
@@ -784,16 +898,6 @@ def main(argv: list[str] | None = None) -> None:
     if early:
         print(f"open → shown, {len(early)} fits stored before their session's page was drawn: "
               f"{', '.join(f'{v:.1f}' for v in early)} s (a first paint in the burst)")
-    if movers:
-        print_moves(movers, server_cpu)
-    print(f"sessions with their own correct result and no error alert: "
-          f"{sum(s['correct'] and not s['errors'] for s in sessions)} of {len(sessions)}")
-    print(f"all fits shown {max((s['shown'] or 0) / 1000 for s in sessions) - t_start:.0f} s after the sessions opened"
-          if all(s["shown"] for s in sessions) else "not every session saw its fit before the timeout")
-    if args.sessions_nice > 0:
-        print(f"sessions' browser held at niceness {args.sessions_nice}: {keep_niced.reniced} thread priorities set back; "
-              f"its scheduler autogroups set to that niceness: {len(keep_niced.groups)}")
-    print(f"# load after: {uptime()}")
 
 
 if __name__ == "__main__":
