@@ -98,12 +98,11 @@ def with_placeholder(page: bytes, path: str) -> bytes:
     page without exactly one empty root element is returned unchanged."""
     if page.count(ROOT) != 1:
         return page
-    from app_support.plotly_figure import bundle_served, early_bundle_script, preload_link
+    from app_support.plotly_figure import bundle_served, preload_link
 
-    # the Plotly that the figures will draw with: the served bundle where there is one (run once the
-    # page's text is drawn), with the component module that draws them
-    links = (preload_link() + early_bundle_script() + chunk_preload_links(already=page) if bundle_served()
-             else plotly_preload_link())
+    # the Plotly that the figures will draw with: the served bundle where there is one, with the
+    # component module that draws them
+    links = preload_link() + chunk_preload_links(already=page) if bundle_served() else plotly_preload_link()
     page = page.replace(ROOT, placeholder_html(path))
     if page.count(HEAD_END) == 1:
         page = page.replace(HEAD_END, links + HEAD_END)

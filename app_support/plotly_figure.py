@@ -12,9 +12,7 @@ bundle of the installed ``plotly`` package, of the same plotly.js version.
 (gzip-compressed once per process, cached by the browser for good: the name changes with the
 content). :func:`plotly_figure` draws a figure in a ``st.components.v2`` component whose script
 loads its bundle once per tab (bundles one after another, each kept under its own name) and calls
-``Plotly.react``; a figure drawn again updates in place. The app's HTML page preloads the cartesian
-bundle and runs it once its text is drawn (:func:`early_bundle_script`), so that the first figure
-finds Plotly ready. Without the route (``streamlit run
+``Plotly.react``; a figure drawn again updates in place. Without the route (``streamlit run
 app.py``, AppTest) :func:`bundle_served` is false and figures go through ``st.plotly_chart``.
 """
 
@@ -79,33 +77,6 @@ def preload_link() -> bytes:
     return f'<link rel="preload" as="script" href="{bundle_url("cartesian")}" />'.encode()
 
 
-# Runs the bundle as soon as the page's own text is drawn (its title in Streamlit's main area), not
-# when the first figure's element arrives: measured (``bench/first_figure.py``), the bundle was
-# fetched 0.6 s into a new tab but run only at 1.9 s, after the figure element, and its 0.35 s of
-# evaluation then stood between the element and the figure. Between the text and the figure element
-# the tab mostly waits for the server's figures. Not before the text: run during Streamlit's start it
-# delays the page's words. (A hidden tab draws no frames: the timeout starts it anyway.)
-_EARLY_RUN = """
-(function () {
-  const url = %s;
-  let started = false;
-  const start = () => { if (!started) { started = true; setTimeout(() => loadBundle(url), 0); } };
-  const textDrawn = () => !!document.querySelector('[data-testid="stMain"] h1');
-  (function watch() { if (textDrawn()) start(); else if (!started) requestAnimationFrame(watch); })();
-  setTimeout(start, 4000);
-})();
-"""
-
-
-def early_bundle_script() -> bytes:
-    """A ``<script>`` for the app's HTML page that runs the cartesian bundle once the page's text is
-    drawn (with the same loader the figures use, so it runs once per tab)."""
-    import json
-
-    code = "(function () {" + _LOADER + _EARLY_RUN % json.dumps(bundle_url("cartesian")) + "})();"
-    return f"<script>{code}</script>".encode()
-
-
 def bundle_route() -> Any:
     """The Starlette route of the bundles: ``GET /_simplex/plotly/<name>.<hash>.js`` (404 for any
     other name), gzip-compressed when the browser accepts it, cacheable for good."""
@@ -131,9 +102,8 @@ def bundle_route() -> Any:
 
 _HTML = '<div class="sj-figure" style="width: 100%;"></div>'
 # Bundles load one after another, so that each one's window.Plotly is taken right after it ran; a
-# newer figure for the same element wins over one still waiting for its bundle. The page's head runs
-# the same loader early (:func:`early_bundle_script`); both share ``window.__sjPlotly``.
-_LOADER = """
+# newer figure for the same element wins over one still waiting for its bundle.
+_JS = """
 function loadBundle(url) {
   const loaded = (window.__sjPlotly = window.__sjPlotly || {});
   if (!loaded[url]) {
@@ -149,8 +119,7 @@ function loadBundle(url) {
   }
   return loaded[url];
 }
-"""
-_JS = _LOADER + """
+
 // Figures are drawn one at a time, in the page's order, each after the browser has painted the one
 // before: a page's figures were all drawn in one task once the bundle ran, and the first one showed
 // only when the last was done. (A hidden tab paints no frames: the timeout lets it go on.)

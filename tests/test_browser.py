@@ -528,25 +528,3 @@ def test_a_file_with_gold_labels_opens_the_rankings_on_its_labelled_ranking(serv
     _settle(page)
     assert "Labels used:" not in page.locator('[data-testid="stMain"]').inner_text()
     _no_error_box(page)
-
-
-def test_the_figure_bundle_runs_once_after_the_pages_text_even_before_any_figure(server, page):
-    """A new tab runs the cartesian bundle as soon as the page's title is drawn, before any figure
-    asks for it (the Guide has none), and only once: a figure drawn later in the same tab reuses it."""
-    page.add_init_script("""window.__sjSeen = [];
-      new MutationObserver(() => {
-        const h1 = document.querySelector('[data-testid="stMain"] h1');
-        if (h1 && !window.__sjSeen.includes('text')) window.__sjSeen.push('text');
-        for (const s of document.querySelectorAll('script[src*="/_simplex/plotly/"]'))
-          if (!s.__sjCounted) { s.__sjCounted = true; window.__sjSeen.push('bundle'); }
-      }).observe(document, {childList: true, subtree: true});""")
-    page.goto(f"{server}/guide")
-    _settle(page)
-    page.wait_for_function("() => !!window.Plotly", timeout=30_000)
-    assert page.evaluate("() => window.__sjSeen") == ["text", "bundle"]
-    assert page.locator(".sj-figure").count() == 0
-    page.get_by_role("link", name="Rankings").first.click()
-    page.wait_for_function(BAYESIAN_DRAWN, timeout=60_000)
-    page.wait_for_selector(".sj-figure .main-svg", timeout=60_000)
-    assert page.evaluate("() => window.__sjSeen.filter(s => s === 'bundle').length") == 1
-    _no_error_box(page)
