@@ -19,6 +19,7 @@ also writes it).
 Usage (repo root, project venv)::
 
     nice -n 10 .venv/bin/python -m bench.real_data_table --write docs/RESULTS-real-data.md
+    nice -n 10 .venv/bin/python -m bench.real_data_table --models default --extra 'diagonal prior={"prior": "diagonal"}'
 """
 
 from __future__ import annotations

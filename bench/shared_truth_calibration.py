@@ -13,6 +13,7 @@ Usage (repo root, project venv)::
 
     .venv/bin/python -m bench.shared_truth_calibration                       # 20 replicates each
     .venv/bin/python -m bench.shared_truth_calibration --replicates 5 --judges 9 --likelihoods per-judge
+    .venv/bin/python -m bench.shared_truth_calibration --settings '{"prior": "diagonal"}'
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ Usage (repo root, project venv)::
     .venv/bin/python -m bench.unseen_scenarios --seeds 7000-7039
     .venv/bin/python -m bench.unseen_scenarios --seeds 7000-7009 --workers 0   # in this process
     .venv/bin/python -m bench.unseen_scenarios --integrated                    # hyperpriors on ω, β_max
+    .venv/bin/python -m bench.unseen_scenarios --settings '{"prior": "diagonal"}'  # any FitSettings fields
 """
 
 from __future__ import annotations
