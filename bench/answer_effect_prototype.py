@@ -159,7 +159,7 @@ def draws_method_result(E: np.ndarray, candidates, method: str = "answer_effect"
 
 
 def main(argv: list[str] | None = None) -> None:
-    from bench.latent_quality_robustness import LEVELS, simulate_case
+    from bench.latent_quality_robustness import LEVELS, print_table, simulate_case
     from bench.speed import uptime
     from simplex_core.data.scale import Scale
     from simplex_core.data.table import load_table
@@ -205,14 +205,7 @@ def main(argv: list[str] | None = None) -> None:
               f"E_k R-hat ≤ {diag['rhat']:.3f} bulk ESS ≥ {diag['ess_bulk']:.0f} divergences {diag['divergences']}, "
               f"σ_b {diag['sigma_b']:.2f}, compile {diag['compile_s']:.0f} s sample {diag['sample_s']:.0f} s; "
               f"default: {d.message} ({default_s:.0f} s)", flush=True)
-    df = pd.DataFrame(rows)
-    print()
-    print("| scenario | method | Spearman (mean) | Spearman per seed | coverage | width |")
-    print("|---|---|---|---|---|---|")
-    for (scenario, method), g in df.groupby(["scenario", "method"], sort=False):
-        per = " ".join(f"{v:.3f}" for v in g["spearman"])
-        print(f"| {scenario} | {method} | {g['spearman'].mean():.3f} | {per} | {g['coverage'].mean():.2f} | "
-              f"{g['width'].mean():.1f} |")
+    print_table(pd.DataFrame(rows), per="seed", digits=3)
     print(f"# load after: {uptime()}")
 
 

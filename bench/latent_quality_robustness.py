@@ -125,15 +125,22 @@ def main(argv: list[str] | None = None) -> None:
                   f"{ev.loc['simple_average', 'spearman']:.3f} BT {ev.loc['bradley_terry', 'spearman']:.3f}{ordinal}; "
                   f"coverage {ev.loc['default', 'coverage']:.2f} width {ev.loc['default', 'width']:.1f}; "
                   f"{d.message} ({seconds:.0f} s)", flush=True)
-    df = pd.DataFrame(rows)
-    print()
-    print("| scenario | method | Spearman (mean) | Spearman per replicate | coverage | width | fits converged |")
-    print("|---|---|---|---|---|---|---|")
-    for (scenario, method), g in df.groupby(["scenario", "method"], sort=False):
-        per = " ".join(f"{v:.2f}" for v in g["spearman"])
-        print(f"| {scenario} | {method} | {g['spearman'].mean():.3f} | {per} | {g['coverage'].mean():.2f} | "
-              f"{g['width'].mean():.1f} | {int(g['converged'].sum())}/{len(g)} |")
+    print_table(pd.DataFrame(rows))
     print(f"# load after: {uptime()}")
+
+
+def print_table(df: pd.DataFrame, per: str = "replicate", digits: int = 2) -> None:
+    """The Markdown table of mean Spearman (and each run's), coverage, width and, where ``df`` has a
+    ``converged`` column, fits converged, per scenario and method."""
+    converged = "converged" in df.columns
+    print()
+    print(f"| scenario | method | Spearman (mean) | Spearman per {per} | coverage | width |"
+          + (" fits converged |" if converged else ""))
+    print("|---|---|---|---|---|---|" + ("---|" if converged else ""))
+    for (scenario, method), g in df.groupby(["scenario", "method"], sort=False):
+        runs = " ".join(f"{v:.{digits}f}" for v in g["spearman"])
+        print(f"| {scenario} | {method} | {g['spearman'].mean():.3f} | {runs} | {g['coverage'].mean():.2f} | "
+              f"{g['width'].mean():.1f} |" + (f" {int(g['converged'].sum())}/{len(g)} |" if converged else ""))
 
 
 if __name__ == "__main__":
