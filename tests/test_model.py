@@ -478,8 +478,9 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
 
 
 def test_the_crowded_scale_note_speaks_when_judgments_crowd_into_two_end_levels_of_a_long_scale():
-    """9 of every 10 scores at 4 or 5 on a 1–5 scale: the note, with the share and the end; the same
-    scores spread evenly, the same crowding on a 3-level scale, or one labelled answer: no note."""
+    """9 of every 10 scores at 4 or 5 on a 1–5 scale: the note, with the share, the end and the prior to
+    try; under that diagonal prior, the same scores spread evenly, the same crowding on a 3-level scale,
+    or one labelled answer: no note."""
     import pandas as pd
 
     from simplex_core.data.views import count_tensor
@@ -494,7 +495,9 @@ def test_the_crowded_scale_note_speaks_when_judgments_crowd_into_two_end_levels_
     counts = count_tensor(load_table(frame, scale=five))
     note = crowded_scale_note(counts)
     assert note is not None and note.startswith("90% of the judgments are in the top two levels of this 5-level scale")
-    assert note in data_notes(counts)
+    assert note in data_notes(counts) and "try the diagonal prior" in note
+    assert crowded_scale_note(counts, FitSettings(prior="diagonal")) is None  # the prior it advises: no lean
+    assert note not in data_notes(counts, FitSettings(prior="diagonal"))
     low = frame.assign(score=6 - frame["score"])
     assert "in the bottom two levels" in crowded_scale_note(count_tensor(load_table(low, scale=five)))
     spread = frame.assign(score=1 + frame["item"] % 5)

@@ -148,18 +148,22 @@ CROWDED_SCALE_LEVELS = 5
 CROWDED_SHARE = 0.8
 
 
-def crowded_scale_note(counts: CountsLike) -> str | None:
+def crowded_scale_note(counts: CountsLike, settings: "ModelSettings | None" = None) -> str | None:
     """One sentence when the scale has at least :data:`CROWDED_SCALE_LEVELS` levels, no answer is labelled
-    (gold), and at least :data:`CROWDED_SHARE` of the judgments that enter the fit lie in its two top (or
-    two bottom) levels. None otherwise.
+    (gold), the judge prior is weight propagation (``settings``; None = the default), and at least
+    :data:`CROWDED_SHARE` of the judgments that enter the fit lie in its two top (or two bottom) levels.
+    None otherwise.
 
-    Why: when judges see a continuous quality and their scores crowd at one end, the model's latent true
-    levels cut that quality into bins instead of finding the levels, and its ranking fell behind the
-    judges' plain mean on simulations of it (Spearman 0.874 against 0.905 over four replicates, 0.769
-    against 0.853 on the worst; docs/DIAGNOSIS-real-data.md, part 4), while it led the plain mean where
-    the scores spread. The PPC does not see it (the judges' means per candidate fit well)."""
+    Why: on simulations of judges who see a continuous quality with scores crowded at one end, the
+    default ranking fell behind the judges' plain mean (Spearman 0.874 against 0.905 over four
+    replicates), while it led the plain mean where the scores spread. The cause is the weight-propagation
+    prior's lean (:func:`judge_prior_note`), which the data cannot undo there: the paper's per-judge
+    likelihood did worse (0.853), an answer-level effect did not help, and the centred diagonal prior
+    ranked ahead of the plain mean (0.916) at the price of multimodal fits of minutes
+    (docs/DIAGNOSIS-real-data.md, parts 4–6). The PPC does not see it (the judges' means per candidate fit well)."""
+    settings = settings if settings is not None else FitSettings()
     scale = counts.scale
-    if scale.n_levels < CROWDED_SCALE_LEVELS:
+    if scale.n_levels < CROWDED_SCALE_LEVELS or settings.prior != "weight-propagation":
         return None
     if has_labels(counts):
         return None  # labelled answers pin the true levels
@@ -173,9 +177,10 @@ def crowded_scale_note(counts: CountsLike) -> str | None:
     if share < CROWDED_SHARE:
         return None
     return (f"{share:.0%} of the judgments are in the {end} two levels of this {scale.n_levels}-level scale: where "
-            "scores crowd at one end, the model's true-level shares are the least settled part of the fit, and on "
-            "simulations like this its ranking fell behind the judges' plain mean. Read the simple average and "
-            "ordinal rows beside it; a few labelled answers settle it.")
+            "scores crowd at one end, the judge prior's lean moves the order too, and on simulations like this the "
+            "ranking fell behind the judges' plain mean, while the diagonal judge prior ranked ahead of it (its fits "
+            "can take minutes). Read the simple average and ordinal rows beside it, try the diagonal prior "
+            "(“Judge prior” under Advanced model settings; --prior diagonal), or label a few answers.")
 
 
 def data_notes(counts: CountsLike, settings: "ModelSettings | None" = None) -> list[str]:
@@ -183,6 +188,6 @@ def data_notes(counts: CountsLike, settings: "ModelSettings | None" = None) -> l
     :func:`scale_end_note`, :func:`judge_prior_note` (for the model ``settings``; None = the default) and
     :func:`crowded_scale_note`, those that have something to say."""
     return [note for note in (identification_note(counts), scale_end_note(counts), judge_prior_note(counts, settings),
-                              crowded_scale_note(counts))
+                              crowded_scale_note(counts, settings))
             if note]
 
