@@ -123,25 +123,31 @@ def answer_effect_loglik(log_pi, log_theta, b, cand, scores, truth, s):
     return pt.logsumexp(per_level, axis=1).sum()
 
 
-def fit_answer_effect(counts: CountsLike, seed: int, draws: int = 1000, tune: int = 1000,
-                      chains: int = 4) -> tuple[np.ndarray, dict[str, float]]:
-    """Sample the prototype with nutpie: E_k draws [chains·draws, K] and E_k's convergence (max
-    R-hat, min bulk ESS), divergences, σ_b's posterior mean and the seconds (compile + sample)."""
+def sample_expected_scores(model, n_candidates: int, seed: int, draws: int = 1000, tune: int = 1000,
+                           chains: int = 4) -> tuple[np.ndarray, dict[str, float], object]:
+    """Sample a PyMC ``model`` with an ``expected_score`` variable by nutpie: E_k draws [chains·draws, K],
+    E_k's convergence (max R-hat, min bulk ESS), divergences and the seconds (compile + sample), and the trace."""
     import arviz as az
     import nutpie
 
     t0 = time.perf_counter()
-    compiled = nutpie.compile_pymc_model(build_answer_effect_model(counts))
+    compiled = nutpie.compile_pymc_model(model)
     t1 = time.perf_counter()
     trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=2, seed=seed, progress_bar=False)
     t2 = time.perf_counter()
-    post = trace.posterior
-    E = post["expected_score"].values.reshape(-1, len(counts.candidates))
+    E = trace.posterior["expected_score"].values.reshape(-1, n_candidates)
     diag = {"rhat": float(az.rhat(trace, var_names=["expected_score"])["expected_score"].max()),
             "ess_bulk": float(az.ess(trace, var_names=["expected_score"], method="bulk")["expected_score"].min()),
-            "divergences": int(trace.sample_stats["diverging"].sum()),
-            "sigma_b": float(post["sigma_b"].mean()), "compile_s": t1 - t0, "sample_s": t2 - t1}
-    return E, diag
+            "divergences": int(trace.sample_stats["diverging"].sum()), "compile_s": t1 - t0, "sample_s": t2 - t1}
+    return E, diag, trace
+
+
+def fit_answer_effect(counts: CountsLike, seed: int, draws: int = 1000, tune: int = 1000,
+                      chains: int = 4) -> tuple[np.ndarray, dict[str, float]]:
+    """Sample the prototype (:func:`sample_expected_scores`), with σ_b's posterior mean in the diagnostics."""
+    E, diag, trace = sample_expected_scores(build_answer_effect_model(counts), len(counts.candidates), seed,
+                                            draws, tune, chains)
+    return E, diag | {"sigma_b": float(trace.posterior["sigma_b"].mean())}
 
 
 def draws_method_result(E: np.ndarray, candidates, method: str = "answer_effect") -> "MethodResult":

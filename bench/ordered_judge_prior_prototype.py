@@ -56,28 +56,18 @@ def ordered_judge_rows(prior, scale, strength, J: int, T: int, M: int, correct):
 
 def fit_ordered(counts, seed: int, draws: int = 1000, tune: int = 1000, chains: int = 4):
     """The product's shared-truth model with :func:`ordered_judge_rows` as its judge prior, sampled by
-    nutpie: E_k draws [chains·draws, K] and E_k's convergence and timing."""
-    import arviz as az
-    import nutpie
-
+    :func:`bench.answer_effect_prototype.sample_expected_scores`: E_k draws and their diagnostics."""
     import simplex_core.model.definition as definition
+    from bench.answer_effect_prototype import sample_expected_scores
     from simplex_core.model.settings import FitSettings
 
-    original = definition._judge_prior
+    original = definition._judge_prior  # a prototype: the product's priors have no hook for a new one yet
     definition._judge_prior = ordered_judge_rows
     try:
         model = definition.build_model(counts, FitSettings())
     finally:
         definition._judge_prior = original
-    t0 = time.perf_counter()
-    compiled = nutpie.compile_pymc_model(model)
-    t1 = time.perf_counter()
-    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=2, seed=seed, progress_bar=False)
-    t2 = time.perf_counter()
-    E = trace.posterior["expected_score"].values.reshape(-1, len(counts.candidates))
-    diag = {"rhat": float(az.rhat(trace, var_names=["expected_score"])["expected_score"].max()),
-            "ess_bulk": float(az.ess(trace, var_names=["expected_score"], method="bulk")["expected_score"].min()),
-            "divergences": int(trace.sample_stats["diverging"].sum()), "compile_s": t1 - t0, "sample_s": t2 - t1}
+    E, diag, _ = sample_expected_scores(model, len(counts.candidates), seed, draws, tune, chains)
     return E, diag
 
 
