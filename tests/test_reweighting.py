@@ -32,7 +32,7 @@ def _draws_from_x(xs: np.ndarray, counts, settings: FitSettings) -> PriorDraws:
                       tuple(counts.candidates))
 
 
-@pytest.mark.parametrize("prior", ["weight-propagation", "diagonal", "mixing"])
+@pytest.mark.parametrize("prior", ["weight-propagation", "diagonal", "mixing", "ordered"])
 @pytest.mark.parametrize("scale", [Scale((1.0, 2.0, 3.0)), BINARY_SCALE, Scale((0.0, 1.0, 2.0, 3.0, 4.0))],
                          ids=["three-levels", "binary-with-abstain", "five-levels"])
 def test_prior_ratio_equals_the_model_log_density_difference(scale, prior):

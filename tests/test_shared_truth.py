@@ -154,6 +154,10 @@ CASES = [
     ("binary+abstain, integrated, gold", BINARY_ABSTAIN, 3, 4, FitSettings(integrated=True), 0.1),
     ("5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 3, 3,
      FitSettings(integrated=True, delta="deflation"), 0.0),
+    ("ordered, square 5 levels, omega 0, gold", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 3, 3,
+     FitSettings(prior="ordered", omega=0.0), 0.3),
+    ("ordered, square 2 levels, omega 1", Scale((0.0, 1.0)), 4, 3, FitSettings(prior="ordered", omega=1.0), 0.1),
+    ("ordered, binary+abstain, integrated", BINARY_ABSTAIN, 3, 4, FitSettings(prior="ordered", integrated=True), 0.1),
 ]
 
 

@@ -59,6 +59,12 @@ CASES = [
     ("mixing, binary+abstain, omega 0", BINARY_ABSTAIN, 3, 4, FitSettings(likelihood="per-judge", prior="mixing", omega=0.0)),
     ("mixing, 5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
      FitSettings(likelihood="per-judge", prior="mixing", integrated=True)),
+    # the ordered (latent-threshold) judge prior: ρ sets the discrimination, no judge block
+    ("ordered, 5 levels, omega 0", Scale((1.0, 2.0, 3.0, 4.0, 5.0)), 2, 3,
+     FitSettings(likelihood="per-judge", prior="ordered", omega=0.0)),
+    ("ordered, binary+abstain, omega 2", BINARY_ABSTAIN, 3, 4, FitSettings(likelihood="per-judge", prior="ordered", omega=2.0)),
+    ("ordered, 5 observed, 3 true, integrated", Scale((1.0, 2.0, 3.0, 4.0, 5.0), true_values=(1.0, 3.0, 5.0)), 2, 3,
+     FitSettings(likelihood="per-judge", prior="ordered", integrated=True)),
 ]
 
 

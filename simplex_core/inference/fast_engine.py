@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simplex_core.model.fast_density import (BUF_INTEGRATED, BUF_OMEGA, BUF_OMEGA_UPPER, BUF_PRIOR, PRIOR_CODES, build_buffer,
+from simplex_core.model.fast_density import (BUF_INTEGRATED, BUF_OMEGA, BUF_OMEGA_UPPER, BUF_PRIOR, ORDERED_DISCRIMINATION,
+                                             ORDERED_LOG_S_PER_LOGIT, PRIOR_CODES, build_buffer,
                                              coordinate_offsets, expand_c, logp_c, logp_grad, sizes, stored_coords, stored_slices,
                                              stored_variables)
 
@@ -105,6 +106,13 @@ def trusted_start(counts: "CountsLike", buf: np.ndarray, accuracy: float | np.nd
     o_pi, o_rho, o_first, o_edge = (int(v) for v in coordinate_offsets(J, K, M, T, G, 2 if buf[BUF_INTEGRATED] > 0.5 else 1)[:4])
     for k in range(K):
         x[o_pi + k * (T - 1): o_pi + (k + 1) * (T - 1)] = _simplex_coordinates(pi[k] / np.sum(pi[k]))
+    if prior == PRIOR_CODES["ordered"]:  # a judge at the prior's centre (leniency 0, even cuts) is already fair;
+        # ρ_j's logit sets the discrimination whose inner-level accuracy is a, 2σ(s/2) − 1 = a
+        for j in range(J):
+            a = min(max(float(accuracy[j]), 0.05), 0.99)
+            sharp = 2.0 * math.log((1.0 + a) / (1.0 - a))
+            x[o_rho + j] = math.log(sharp / ORDERED_DISCRIMINATION) / ORDERED_LOG_S_PER_LOGIT
+        return x
     for j in range(J):
         a = float(accuracy[j])
         block = [_simplex_coordinates(_leaning(M, correct[0], a))]  # the first row, then the judge block

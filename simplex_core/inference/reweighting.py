@@ -17,6 +17,8 @@ every change-of-variables Jacobian, since source and target share the parameteri
     R_j ~ Beta(ωJ, J),  W_k ~ Beta(ωK, K)                                    (ω)
     every Dirichlet(1 + ρ_j β_max on one "boosted" cell) of judge j's prior  (β_max)
 
+(the ordered judge prior has no such Dirichlet: under it β_max moves nothing, and every weight is 1)
+
 A Dirichlet of size d with concentration 1 + s on one cell has log density
 ``lgamma(d + s) − lgamma(1 + s) + s · log p_boosted`` (+ terms free of s), so the β_max part needs,
 per draw and judge, only ρ_j and ``boost_log_j = Σ log p_boosted`` over that judge's boosted
@@ -61,6 +63,8 @@ def boosted_node_sizes(prior: str, scale: Any) -> np.ndarray:
     ``scale`` (the same for every judge), in the order :func:`boost_log_from_unconstrained` sums."""
     M, T = scale.n_levels, scale.n_true
     correct = list(scale.true_index)
+    if prior == "ordered":  # no Dirichlet: β_max does not enter this prior
+        return np.zeros(0, dtype=int)
     if prior == "diagonal":
         return np.full(T, M)
     if prior == "mixing":
@@ -82,6 +86,8 @@ def boost_log_from_unconstrained(x: np.ndarray, J: int, K: int, M: int, T: int, 
     from simplex_core.model.fast_density import PRIOR_CODES, coordinate_offsets, row_block
 
     x = np.asarray(x, dtype=float)
+    if prior == "ordered":  # nothing of this prior carries β_max
+        return np.zeros(x.shape[:-1] + (J,))
     per_row = int(row_block(M, PRIOR_CODES[prior]))  # coordinates per row 1..T−1 of a judge's block
     o_first, o_block = (int(o) for o in coordinate_offsets(J, K, M, T, (T - 1) * per_row, 1)[2:4])
 
@@ -117,6 +123,8 @@ def _boost_log_from_pymc_vars(post: Any, prior: str, scale: Any) -> np.ndarray |
 
     correct = np.asarray(scale.true_index)
     T = scale.n_true
+    if prior == "ordered":
+        return None if "rho" not in post else np.zeros(flat("rho").shape)
     if prior == "diagonal":
         if "theta" not in post:
             return None

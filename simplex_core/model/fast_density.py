@@ -9,7 +9,7 @@ here; the Python around them (mode search, engines) lives in :mod:`simplex_core.
 This module owns the numba kernels of the fast path of :mod:`simplex_core.inference.fitting` (engine
 ``'fast'``; the engine itself, mode search, chain starts and the nutpie glue, is
 :mod:`simplex_core.inference.fast_engine`): the log density of the model that
-:func:`simplex_core.model.definition.build_model` defines, with any of its three judge priors, fixed ω and
+:func:`simplex_core.model.definition.build_model` defines, with any of its four judge priors, fixed ω and
 β_max or integrated mode (both random), written out with its gradient in
 plain numba code and exposed as C callbacks that nutpie's Rust NUTS sampler calls directly, from
 several threads, with no Python (and no GIL) in the loop.
@@ -49,6 +49,9 @@ levels, E = M(M−1)/2)::
                 (T−1) × M          mixing: per row t+1 the M − 1 coordinates of the innovation
                                    ε_t ~ Dirichlet(1 + ρ_j β_max at row t+1's correct cell), then
                                    the log-odds of λ_t ~ Beta(1, 1); Θ[t+1] = (1 − λ_t) Θ[t] + λ_t ε_t
+                0                  ordered: none; its first-row slot holds the leniency ℓ_j and the
+                                   M − 2 log gaps γ_j of the cut-points, and ρ_j sets the
+                                   discrimination (:func:`_ordered_rows`); β_max does not enter
     Z           K × (T−1)        (random effects only) Z_k ~ Dirichlet(δ)
     R           J                fixed ω: R_j ~ Beta(ωJ, J) (log-odds)
                 2 × J            integrated: log-odds of V_j ~ Beta(1 + ωJ, J), then log of
@@ -119,7 +122,21 @@ HEADER = 17  # the header's length: δ [T], the true values [T], the true levels
 ROW_CANDIDATE, ROW_TRUTH, ROW_WEIGHT, ROW_SCORES = 0, 1, 2, 3
 
 #: The judge priors this path implements, by the code the buffer carries (``simplex_core.model.definition``'s names).
-PRIOR_CODES = {"weight-propagation": 0, "diagonal": 1, "mixing": 2}
+PRIOR_CODES = {"weight-propagation": 0, "diagonal": 1, "mixing": 2, "ordered": 3}
+
+#: The ordered (latent-threshold) judge prior (:func:`_ordered_rows`; docs/DIAGNOSIS-real-data.md, parts
+#: 6–8). Judge j's discrimination is s_j = ORDERED_DISCRIMINATION · (ρ_j/(1 − ρ_j))^ORDERED_LOG_S_PER_LOGIT
+#: with ρ_j ~ Beta(1, 1) as in every prior (log s_j is logistic, median log 3, sd ≈ 0.5: a 95% range of
+#: about 1.1–8, from near-noise to a judge right 9 times in 10 on an inner level); leniency
+#: ℓ_j ~ Normal(0, ORDERED_LENIENCY_SD); cut-point gaps exp(γ), γ ~ Normal(0, ORDERED_GAP_LOG_SD). Fixed
+#: before any fit (bench/results/ordered-judge-prior-prototype-20261207.log), never tuned on a dataset.
+ORDERED_DISCRIMINATION = 3.0
+ORDERED_LOG_S_PER_LOGIT = 0.28
+ORDERED_LENIENCY_SD = 0.5
+ORDERED_GAP_LOG_SD = 0.3
+#: Θ's cells under the ordered prior are differences of logistic CDFs, which underflow (or cancel) far
+#: from the judge's mean: they are clipped here, as ``pt.clip`` does in the PyMC reference.
+ORDERED_FLOOR = 1e-12
 
 #: :func:`_shared_truth_loglik_dense` works on every (candidate, distinct pattern) cell, the row-by-row
 #: kernel on every pattern row; the dense one is used when K · U ≤ this many times Q. Measured on random
@@ -251,6 +268,8 @@ def row_block(M, prior):
         return M - 1
     if prior == 2:  # mixing: the innovation's simplex, then the log-odds of its weight λ
         return M
+    if prior == 3:  # ordered: leniency and cut-points sit in the first-row slot; no rows of their own
+        return 0
     return M * (M - 1) // 2  # weight propagation: the E edge coordinates of the transition
 
 
@@ -333,6 +352,62 @@ def _rows_backward(base0, M, T, prior, theta, rows, grows, lam, gtheta, g):
         _simplex_grad(rows[t], grows[t], g[base: base + M - 1])
 
 
+@njit(cache=True, error_model="numpy")
+def _ordered_rows(u_rho, y, M, T, correct, theta, F, cuts):
+    """One judge's Θ ``[T, M]`` under the ordered prior from its ρ coordinate ``u_rho`` (logit ρ_j) and
+    its ``M − 1`` coordinates ``y = [ℓ_j, γ_j1 … γ_j(M−2)]``::
+
+        P(score ≤ m | true level t) = F[t, m] = logistic(s_j (c_jm − pos_t − ℓ_j)),  m = 0 … M − 2
+        c_j0 = ½,  c_jm = c_j(m−1) + exp(γ_jm),   pos_t = the observed position of true level t
+
+    so every row stochastically dominates the one above (no flipped judge) and, before any data, a
+    judge scores each level around itself. Keeps F and the cut-points for :func:`_ordered_grad`;
+    returns (the log prior density of ℓ and γ, s_j); ρ_j's Beta(1, 1) term is the caller's."""
+    s = ORDERED_DISCRIMINATION * math.exp(ORDERED_LOG_S_PER_LOGIT * u_rho)
+    lenient = y[0]
+    lp = -0.5 * (lenient / ORDERED_LENIENCY_SD) ** 2
+    cuts[0] = 0.5
+    for m in range(1, M - 1):
+        lp -= 0.5 * (y[m] / ORDERED_GAP_LOG_SD) ** 2
+        cuts[m] = cuts[m - 1] + math.exp(y[m])
+    for t in range(T):
+        pos = correct[t]
+        prev = 0.0
+        for m in range(M - 1):
+            f = _sigmoid(s * (cuts[m] - pos - lenient))
+            F[t, m] = f
+            theta[t, m] = max(f - prev, ORDERED_FLOOR)
+            prev = f
+        theta[t, M - 1] = max(1.0 - prev, ORDERED_FLOOR)
+    return lp, s
+
+
+@njit(cache=True, error_model="numpy")
+def _ordered_grad(y, s, M, T, correct, theta, F, cuts, gtheta, gy):
+    """The gradient of :func:`_ordered_rows`'s coordinates given d(log density)/dΘ in ``gtheta``:
+    writes ℓ's and γ's (prior terms included) into ``gy`` and returns the likelihood's part of the
+    derivative in logit ρ_j (a clipped cell passes no gradient, as with ``pt.clip``)."""
+    gs = 0.0
+    gl = 0.0
+    gc = np.zeros(M - 1)
+    for t in range(T):
+        pos = correct[t]
+        for m in range(M - 1):
+            lo = gtheta[t, m] if theta[t, m] > ORDERED_FLOOR else 0.0
+            hi = gtheta[t, m + 1] if theta[t, m + 1] > ORDERED_FLOOR else 0.0
+            f = F[t, m]
+            gz = (lo - hi) * f * (1.0 - f)
+            gs += gz * (cuts[m] - pos - y[0])
+            gl -= gz * s
+            gc[m] += gz * s
+    gy[0] = gl - y[0] / ORDERED_LENIENCY_SD ** 2
+    acc = 0.0
+    for m in range(M - 2, 0, -1):  # γ_m moves every cut-point from m on
+        acc += gc[m]
+        gy[m] = acc * math.exp(y[m]) - y[m] / ORDERED_GAP_LOG_SD ** 2
+    return gs * ORDERED_LOG_S_PER_LOGIT * s
+
+
 def logp_grad(x, g, buf):
     """Log density at the unconstrained point ``x``; writes its gradient into ``g``. (A Python
     wrapper, not a numba function: one more compiled copy of the density would cost seconds of
@@ -396,7 +471,16 @@ def tempered_logp_grad(x, g, buf, power):
     E = M * (M - 1) // 2
     lg = np.empty(M)
     dg = np.empty(M)
+    ordered = prior == 3
+    cdf = np.zeros((J, T, M - 1) if ordered else (0, 0, 0))
+    cuts = np.zeros((J, M - 1) if ordered else (0, 0))
+    sharp = np.zeros(J)
     for j in range(J):
+        if ordered:  # ρ_j sets the discrimination; the first-row slot holds leniency and cut-points
+            lpj, sharp[j] = _ordered_rows(x[o_rho + j], x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], M, T,
+                                          correct, theta[j], cdf[j], cuts[j])
+            lp += lpj
+            continue
         s = rho[j] * beta
         lp += _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], first[j])
         # lgamma(d + s) - lgamma(1 + s) = sum_{i<d} log(s + i); its s-derivative sum 1/(s + i)
@@ -536,6 +620,12 @@ def tempered_logp_grad(x, g, buf, power):
     # backprop through the propagation
     gbeta = 0.0
     for j in range(J):
+        if ordered:  # β_max does not enter this prior
+            g[o_rho + j] = _ordered_grad(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], sharp[j], M, T,
+                                         correct, theta[j], cdf[j], cuts[j], gtheta[j],
+                                         g[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)])
+            g[o_rho + j] += 1.0 - 2.0 * rho[j]
+            continue
         if prior != 0:
             _rows_backward(o_edge + j * G, M, T, prior, theta[j], rows[j], grows[j], lam[j], gtheta[j], g)
         else:
@@ -998,10 +1088,18 @@ def expand(x, out, buf):
     grows = np.zeros((T - 1, M))
     lam = np.zeros(T - 1)
     lg = np.zeros(M)  # Θ does not depend on s = ρ_j β_max: the log density computed alongside is unused
+    cdf = np.zeros((T, M - 1))
+    cuts = np.zeros(M - 1)
     for j in range(J):
         theta[:, :] = 0.0
-        _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
-        if prior != 0:
+        if prior == 3:
+            _ordered_rows(x[o_rho + j], x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], M, T, correct, theta,
+                          cdf, cuts)
+        else:
+            _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
+        if prior == 3:
+            pass
+        elif prior != 0:
             _rows_forward(x, o_edge + j * G, M, T, prior, 0.0, correct, lg, lg, theta, rows, grows, lam)
         else:
             for t in range(T - 1):
@@ -1507,7 +1605,7 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
     """The unconstrained vector of this module for a point of PyMC's value variables (``pi_simplex__``,
     ``rho_logodds__``, ``theta_first_row_simplex__``, ``edge_weights_<d>_simplex__`` (or the diagonal
     prior's ``theta_rows_simplex__``, the mixing prior's ``innovation_simplex__`` and
-    ``mixing_weight_logodds__``), ``Z_simplex__``,
+    ``mixing_weight_logodds__``, the ordered prior's ``leniency`` and ``log_gap``), ``Z_simplex__``,
     ``R_logodds__``, ``W_logodds__`` or, in integrated mode, ``V_R_logodds__``, ``E_R_log__``,
     ``V_W_logodds__``, ``E_W_log__``, then ``omega_interval__``, ``beta_max_interval__``), e.g.
     ``model.initial_point()``; a gradient dict in the same names maps the same way."""
@@ -1517,7 +1615,11 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
     T = counts.scale.n_true
     E = M * (M - 1) // 2
     parts = [np.asarray(point["pi_simplex__"]).ravel(), np.asarray(point["rho_logodds__"]).ravel()]
-    if settings.prior == "diagonal":  # theta_rows [J, T, M − 1]: row 0 is the first row, the rest the judge block
+    if settings.prior == "ordered":  # per judge: leniency, then the log gaps of the cut-points (no judge block)
+        lenient = np.asarray(point["leniency"], dtype=float).reshape(J, 1)
+        gaps = np.asarray(point["log_gap"], dtype=float).reshape(J, M - 2) if M > 2 else np.zeros((J, 0))
+        parts.append(np.concatenate([lenient, gaps], axis=1).ravel())
+    elif settings.prior == "diagonal":  # theta_rows [J, T, M − 1]: row 0 is the first row, the rest the judge block
         rows = np.asarray(point["theta_rows_simplex__"])
         parts += [rows[:, 0].ravel(), rows[:, 1:].ravel()]
     elif settings.prior == "mixing":  # per row 1..T−1 the innovation's coordinates, then λ's log-odds

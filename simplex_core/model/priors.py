@@ -1,5 +1,5 @@
-"""Judge priors in plain numpy: the weight-propagation graph, samplers for the three judge priors
-(weight-propagation, diagonal-heavy, mixing), the δ presets of the random effects, and a
+"""Judge priors in plain numpy: the weight-propagation graph, samplers for the four judge priors
+(weight-propagation, diagonal-heavy, mixing, ordered), the δ presets of the random effects, and a
 stochastic-dominance check.
 
 This module owns the *structure* of the weight-propagation prior (:func:`weight_propagation_graph`);
@@ -72,13 +72,14 @@ __all__ = [
     "sample_diagonal_heavy",
     "sample_judge_matrices",
     "sample_mixing",
+    "sample_ordered",
     "sample_weight_propagation",
     "stochastically_dominates",
     "weight_propagation_graph",
 ]
 
 #: Names of the judge priors (the CLI's ``--prior`` values); the default is the first.
-JUDGE_PRIORS: tuple[str, ...] = ("weight-propagation", "diagonal", "mixing")
+JUDGE_PRIORS: tuple[str, ...] = ("weight-propagation", "diagonal", "mixing", "ordered")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -419,10 +420,43 @@ def sample_mixing(
     return np.stack(rows, axis=-2)
 
 
+def sample_ordered(
+    scale: Scale,
+    beta_max: float,
+    rho: float | Sequence[float] | np.ndarray | None,
+    rng: np.random.Generator | int | None,
+    size: int | None = None,
+) -> np.ndarray:
+    """Draw Θ from the ordered (latent-threshold) judge prior of
+    :func:`simplex_core.model.definition._ordered_judge_prior` (constants and reasons in
+    :func:`simplex_core.model.fast_density._ordered_rows`): discrimination from ρ (drawn from
+    Beta(1, 1) when None), leniency and cut-point gaps from their normal priors. ``beta_max`` does not
+    enter this prior (it is only checked). Parameters and return as in :func:`sample_weight_propagation`."""
+    from simplex_core.model import fast_density as fd
+
+    rng = _as_rng(rng)
+    _boost(beta_max, 0.0, size, rng)  # checks β_max as the other priors do
+    rho_arr = np.clip(_boost(1.0, rho, size, rng), 1e-300, 1.0 - 1e-16)
+    batch = rho_arr.shape
+    M = scale.n_levels
+    s = fd.ORDERED_DISCRIMINATION * np.exp(fd.ORDERED_LOG_S_PER_LOGIT * (np.log(rho_arr) - np.log1p(-rho_arr)))
+    lenient = rng.normal(0.0, fd.ORDERED_LENIENCY_SD, size=batch)
+    gaps = np.exp(rng.normal(0.0, fd.ORDERED_GAP_LOG_SD, size=batch + (M - 2,)))
+    cuts = np.concatenate([np.full(batch + (1,), 0.5), 0.5 + np.cumsum(gaps, axis=-1)], axis=-1)  # [..., M − 1]
+    pos = np.asarray(scale.true_index, dtype=float)
+    z = s[..., None, None] * (cuts[..., None, :] - pos[:, None] - lenient[..., None, None])
+    cdf = 1.0 / (1.0 + np.exp(-z))
+    ones = np.ones(batch + (scale.n_true, 1))
+    theta = np.concatenate([cdf, ones], axis=-1) - np.concatenate([0.0 * ones, cdf], axis=-1)
+    theta = np.clip(theta, fd.ORDERED_FLOOR, 1.0)
+    return theta / theta.sum(axis=-1, keepdims=True)
+
+
 _SAMPLERS = {
     "weight-propagation": sample_weight_propagation,
     "diagonal": sample_diagonal_heavy,
     "mixing": sample_mixing,
+    "ordered": sample_ordered,
 }
 
 
