@@ -24,7 +24,7 @@ PRIOR_NAMES = {
     "weight-propagation": "weight propagation (the paper's)",
     "diagonal": "diagonal-heavy rows",
     "mixing": "mixing",
-    "ordered": "ordered thresholds (centred; no β_max)",
+    "ordered": "ordered thresholds (centred)",
 }
 LIKELIHOOD_NAMES = {
     "shared-truth": "shared truth: one true score per answer, seen by every judge",
@@ -208,19 +208,15 @@ def render_sidebar() -> AnalysisContext:
         beta_help = ("0 = no belief that judges are good; larger = stronger belief that judges mostly give the true "
                      "score. After a move the Rankings page shows at once an approximate answer reweighted from fits "
                      "already done, until the real fit lands.")
-        no_beta = integrated or ss.get(K.PRIOR) == "ordered"  # the ordered judge prior has no β_max
-        if ss.get(K.PRIOR) == "ordered":
-            beta_help = ("The ordered judge prior has no β_max: each judge's discrimination has a prior of its own. "
-                         "Choose another judge prior under Advanced model settings to use this slider.")
         if off_grid:
             st.slider("ω — constancy violation", 0.0, 8.0, step=0.05, key=K.OMEGA_FREE, persist_state="session", disabled=integrated, help=omega_help)
-            st.slider("β_max — judge quality prior", 0.0, 20.0, step=0.1, key=K.BETA_MAX_FREE, persist_state="session", disabled=no_beta,
+            st.slider("β_max — judge quality prior", 0.0, 20.0, step=0.1, key=K.BETA_MAX_FREE, persist_state="session", disabled=integrated,
                       help=beta_help)
         else:
             st.select_slider("ω — constancy violation", options=list(SLIDER_OMEGAS), key=K.OMEGA, disabled=integrated,
                              format_func=lambda v: f"{v:g}", help=omega_help)
             st.select_slider("β_max — judge quality prior", options=list(SLIDER_BETA_MAXES), key=K.BETA_MAX,
-                             disabled=no_beta, format_func=lambda v: f"{v:g}", help=beta_help)
+                             disabled=integrated, format_func=lambda v: f"{v:g}", help=beta_help)
         st.selectbox("Likelihood", list(LIKELIHOODS), key=K.LIKELIHOOD, format_func=lambda v: LIKELIHOOD_NAMES.get(v, v),
                      help="Shared truth (default): all judges score the same answers, so an answer's scores are one "
                           "observation of its one true score; more judges never count the same answers twice. "

@@ -11,7 +11,6 @@ import numpy as np
 import pymc as pm
 
 from simplex_core.data.scale import Scale
-from simplex_core.model import fast_density
 from simplex_core.model.definition import build_model
 from simplex_core.model.priors import mean_weight_propagation, sample_ordered, stochastically_dominates
 from simplex_core.model.settings import FitSettings
@@ -51,14 +50,8 @@ def test_pymc_graph_draws_the_numpy_samplers_prior():
     assert z.max() < 4.5, z
 
 
-def test_beta_max_does_not_enter_the_ordered_prior():
-    sim = simulate(scale=FIVE, n_items=10, candidates=["a", "b", "c"], judges=["j1", "j2"], rng=6)
-    counts = counts_from_simulation(sim)
-    low, high = (FitSettings(prior="ordered", beta_max=b, omega=1.0) for b in (0.0, 15.0))
-    x = np.random.default_rng(7).normal(0.0, 1.0, size=fast_density.n_unconstrained(counts, low))
-    (lp0, g0), (lp1, g1) = fast_density.logp_and_grad(counts, low, x), fast_density.logp_and_grad(counts, high, x)
-    assert lp0 == lp1 and np.array_equal(g0, g1)
-    # while it does move the weight-propagation prior
-    wp_low, wp_high = (s.replace(prior="weight-propagation") for s in (low, high))
-    y = np.random.default_rng(8).normal(0.0, 1.0, size=fast_density.n_unconstrained(counts, wp_low))
-    assert fast_density.logp_and_grad(counts, wp_low, y)[0] != fast_density.logp_and_grad(counts, wp_high, y)[0]
+def test_beta_max_sets_how_sharp_the_typical_judge_is():
+    # β_max keeps its meaning: 0, no belief that judges are good (near noise); larger, sharper judges
+    right = [sample_ordered(FIVE, b, None, rng=9, size=3000)[:, 2, 2].mean() for b in (0.0, 5.0, 20.0)]
+    assert right[0] < 0.3 < right[1] < right[2], right
+    assert abs(right[0] - 0.2) < abs(right[1] - 0.2)  # 5 levels: chance is 0.2

@@ -32,6 +32,15 @@ def _draws_from_x(xs: np.ndarray, counts, settings: FitSettings) -> PriorDraws:
                       tuple(counts.candidates))
 
 
+def _draws_theta(x: np.ndarray, counts, settings: FitSettings) -> np.ndarray:
+    buf = fast_density.build_buffer(counts, settings)
+    names, shapes, _ = fast_density.stored_variables(counts, settings)
+    slices = dict(zip(names, fast_density.stored_slices(shapes)))
+    out = np.zeros(slices[names[-1]].stop)
+    fast_density.expand(np.ascontiguousarray(x), out, buf)
+    return out[slices["theta"]]
+
+
 @pytest.mark.parametrize("prior", ["weight-propagation", "diagonal", "mixing", "ordered"])
 @pytest.mark.parametrize("scale", [Scale((1.0, 2.0, 3.0)), BINARY_SCALE, Scale((0.0, 1.0, 2.0, 3.0, 4.0))],
                          ids=["three-levels", "binary-with-abstain", "five-levels"])
@@ -56,8 +65,14 @@ def test_prior_ratio_equals_the_model_log_density_difference(scale, prior):
         target = source.replace(omega=omega, beta_max=beta)
         bs, bt = fast_density.build_buffer(counts, source), fast_density.build_buffer(counts, target)
         g = np.zeros(n)
-        diff = np.array([fast_density.tempered_logp_grad(x, g, bt, 0.0)[0] - fast_density.tempered_logp_grad(x, g, bs, 0.0)[0]
-                         for x in xs])
+        xt = xs.copy()
+        if prior == "ordered":  # the same judges (discriminations s_j) sit at other ρ coordinates under another β_max
+            o_rho = K * (counts.scale.n_true - 1)
+            xt[:, o_rho:o_rho + J] += (np.log1p(0.4 * source.beta_max) - np.log1p(0.4 * beta)) / 0.28
+            same_theta = [np.allclose(_draws_theta(x, counts, source), _draws_theta(y, counts, target)) for x, y in zip(xs, xt)]
+            assert all(same_theta)
+        diff = np.array([fast_density.tempered_logp_grad(y, g, bt, 0.0)[0] - fast_density.tempered_logp_grad(x, g, bs, 0.0)[0]
+                         for x, y in zip(xs, xt)])
         constants = (J * (betaln(omega * J, J) - betaln(source.omega * J, J))
                      + K * (betaln(omega * K, K) - betaln(source.omega * K, K)))
         np.testing.assert_allclose(log_prior_ratio(draws, omega, beta), diff - constants, rtol=1e-9, atol=1e-8)

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simplex_core.model.fast_density import (BUF_INTEGRATED, BUF_OMEGA, BUF_OMEGA_UPPER, BUF_PRIOR, ORDERED_DISCRIMINATION,
-                                             ORDERED_LOG_S_PER_LOGIT, PRIOR_CODES, build_buffer,
+from simplex_core.model.fast_density import (BUF_BETA_MAX, BUF_BETA_MAX_UPPER, BUF_INTEGRATED, BUF_OMEGA, BUF_OMEGA_UPPER,
+                                             BUF_PRIOR, ORDERED_LOG_S_PER_LOGIT, PRIOR_CODES, build_buffer,
+                                             ordered_median_discrimination,
                                              coordinate_offsets, expand_c, logp_c, logp_grad, sizes, stored_coords, stored_slices,
                                              stored_variables)
 
@@ -108,10 +109,11 @@ def trusted_start(counts: "CountsLike", buf: np.ndarray, accuracy: float | np.nd
         x[o_pi + k * (T - 1): o_pi + (k + 1) * (T - 1)] = _simplex_coordinates(pi[k] / np.sum(pi[k]))
     if prior == PRIOR_CODES["ordered"]:  # a judge at the prior's centre (leniency 0, even cuts) is already fair;
         # ρ_j's logit sets the discrimination whose inner-level accuracy is a, 2σ(s/2) − 1 = a
+        beta = 0.5 * buf[BUF_BETA_MAX_UPPER] if buf[BUF_INTEGRATED] > 0.5 else buf[BUF_BETA_MAX]  # β_max at the centre
         for j in range(J):
             a = min(max(float(accuracy[j]), 0.05), 0.99)
             sharp = 2.0 * math.log((1.0 + a) / (1.0 - a))
-            x[o_rho + j] = math.log(sharp / ORDERED_DISCRIMINATION) / ORDERED_LOG_S_PER_LOGIT
+            x[o_rho + j] = math.log(sharp / ordered_median_discrimination(beta)) / ORDERED_LOG_S_PER_LOGIT
         return x
     for j in range(J):
         a = float(accuracy[j])

@@ -17,7 +17,10 @@ every change-of-variables Jacobian, since source and target share the parameteri
     R_j ~ Beta(ωJ, J),  W_k ~ Beta(ωK, K)                                    (ω)
     every Dirichlet(1 + ρ_j β_max on one "boosted" cell) of judge j's prior  (β_max)
 
-(the ordered judge prior has no such Dirichlet: under it β_max moves nothing, and every weight is 1)
+    (ordered judge prior) the logistic prior of log s_j, located at log(1 + 0.4 β_max) (β_max)
+
+(the ordered prior's ρ_j is the discrimination's quantile, so a β_max move is read at fixed s_j:
+:func:`_ordered_log_ratio`)
 
 A Dirichlet of size d with concentration 1 + s on one cell has log density
 ``lgamma(d + s) − lgamma(1 + s) + s · log p_boosted`` (+ terms free of s), so the β_max part needs,
@@ -306,7 +309,9 @@ def log_prior_ratio(draws: PriorDraws, omega: float, beta_max: float) -> np.ndar
     is ``draws.settings``; same structure assumed, see :func:`structure_problem`)."""
     src = draws.settings
     out = np.zeros(draws.n_draws)
-    if beta_max != src.beta_max:
+    if beta_max != src.beta_max and src.prior == "ordered":
+        out += _ordered_log_ratio(draws.rho, src.beta_max, beta_max)
+    elif beta_max != src.beta_max:
         s1, s0 = draws.rho * beta_max, draws.rho * src.beta_max  # [S, J]
         out += (draws.log_dirichlet_norms(beta_max) - draws.log_dirichlet_norms(src.beta_max)
                 + (s1 - s0) * draws.boost_log).sum(axis=-1)
@@ -316,6 +321,23 @@ def log_prior_ratio(draws: PriorDraws, omega: float, beta_max: float) -> np.ndar
             # Beta(ωn, n): (ωn − 1) log x + (n − 1) log(1 − x) − B(ωn, n); only ω-terms remain
             out += ((omega - src.omega) * n * lx).sum(axis=-1) - lx.shape[1] * (betaln(omega * n, n) - betaln(src.omega * n, n))
     return out
+
+
+def _ordered_log_ratio(rho: np.ndarray, beta_from: float, beta_to: float) -> np.ndarray:
+    """Per draw ``[S]``: the ordered judge prior's log density ratio of the draws' discriminations
+    s_j, from β_max ``beta_from`` (where ρ was sampled) to ``beta_to``. log s_j = log(1 + c β_max) +
+    κ logit ρ_j with ρ_j ~ Beta(1, 1), so log s_j is logistic with location log(1 + c β_max) and scale
+    κ (:mod:`simplex_core.model.fast_density`'s constants): the same s_j sits at logit ρ'_j = logit ρ_j
+    + (log(1 + c β_from) − log(1 + c β_to))/κ under the target, and the ratio is that of the logistic
+    densities (the Jacobian, 1/κ, cancels)."""
+    from scipy.special import log_expit, logit
+
+    from simplex_core.model.fast_density import ORDERED_LOG_S_PER_LOGIT, ORDERED_S_PER_BETA
+
+    u = logit(np.clip(rho, 1e-300, 1.0 - 1e-16))
+    shift = (np.log1p(ORDERED_S_PER_BETA * beta_from) - np.log1p(ORDERED_S_PER_BETA * beta_to)) / ORDERED_LOG_S_PER_LOGIT
+    v = u + shift
+    return (log_expit(v) + log_expit(-v) - log_expit(u) - log_expit(-u)).sum(axis=-1)
 
 
 # -- the result ---------------------------------------------------------------------------------------

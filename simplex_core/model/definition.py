@@ -39,7 +39,7 @@ per-judge marginals cannot (the paper's theorem 2).
       π_k^(j) = (1 − W_k R_j) π_k + W_k R_j Z_k
 
 * Judge confusion matrices Θ_j (rows = true levels, columns = observed levels) from one of four
-  priors, all driven by ``ρ_j ~ Beta(1, 1)`` (the first three also by ``β_max``):
+  priors, all driven by ``ρ_j ~ Beta(1, 1)`` and ``β_max``:
 
   - ``weight-propagation`` (default, the paper's): the graph of
     :func:`simplex_core.model.priors.weight_propagation_graph`. The first row is
@@ -55,10 +55,10 @@ per-judge marginals cannot (the paper's theorem 2).
     :func:`simplex_core.model.priors.sample_mixing`, **our reading**; it does not enforce monotonicity).
   - ``ordered`` (**our addition**, docs/DIAGNOSIS-real-data.md parts 6–8): a latent-threshold judge,
     ``P(score ≤ m | t) = logistic(s_j (c_jm − pos_t − ℓ_j))`` with discrimination
-    ``s_j = 3 (ρ_j/(1 − ρ_j))^0.28``, leniency ``ℓ_j ~ Normal(0, 0.5)`` and cut-points ``c_j0 = ½``,
-    gaps ``exp(γ_jm)``, ``γ_jm ~ Normal(0, 0.3)``: centred (a judge scores each level around itself
-    before any data) and ordered (every row dominates the one above, so no judge reads as flipped).
-    β_max does not enter it.
+    ``s_j = (1 + 0.4 β_max) (ρ_j/(1 − ρ_j))^0.28`` (β_max = 0: near-noise judges; 5: median 3),
+    leniency ``ℓ_j ~ Normal(0, 0.5)`` and cut-points ``c_j0 = ½``, gaps ``exp(γ_jm)``,
+    ``γ_jm ~ Normal(0, 0.3)``: centred (a judge scores each level around itself before any data) and
+    ordered (every row dominates the one above, so no judge reads as flipped).
 
 * Integrated mode (**our choice** of hyperpriors): ``ω ~ Uniform(0, 8)`` and
   ``β_max ~ Uniform(0, 20)`` become random so one fit marginalises over them (the paper's setting
@@ -304,8 +304,8 @@ def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "p
         pi = pm.Dirichlet("pi", a=np.ones((K, T)), dims=("candidate", "true_level"))
         pm.Deterministic("expected_score", pt.dot(pi, true_values), dims="candidate")
         rho = pm.Beta("rho", 1.0, 1.0, dims="judge")
-        if settings.prior == "ordered":  # β_max does not enter this prior (in integrated mode it stays, unused)
-            theta = _ordered_judge_prior(rho, J, T, M, correct)
+        if settings.prior == "ordered":
+            theta = _ordered_judge_prior(rho, beta_max, J, T, M, correct)
         else:
             theta = _judge_prior(settings.prior, scale, rho * beta_max, J, T, M, correct)
         theta = pm.Deterministic("theta", theta, dims=("judge", "true_level", "level"))
@@ -401,7 +401,7 @@ def _shared_truth_loglik(pi, theta, mix, Z, data):
     return (weight * pt.logsumexp(per_level, axis=1)).sum()
 
 
-def _ordered_judge_prior(rho, J: int, T: int, M: int, correct: np.ndarray):
+def _ordered_judge_prior(rho, beta_max, J: int, T: int, M: int, correct: np.ndarray):
     """Θ [J, T, M] under the ordered (latent-threshold) judge prior; the constants and the reasons are
     those of :func:`simplex_core.model.fast_density._ordered_rows`, written once there."""
     import pymc as pm
@@ -409,7 +409,7 @@ def _ordered_judge_prior(rho, J: int, T: int, M: int, correct: np.ndarray):
 
     from simplex_core.model import fast_density as fd
 
-    s = fd.ORDERED_DISCRIMINATION * pt.exp(fd.ORDERED_LOG_S_PER_LOGIT * pm.math.logit(rho))  # [J]
+    s = (1.0 + fd.ORDERED_S_PER_BETA * beta_max) * pt.exp(fd.ORDERED_LOG_S_PER_LOGIT * pm.math.logit(rho))  # [J]
     lenient = pm.Normal("leniency", 0.0, fd.ORDERED_LENIENCY_SD, dims="judge")
     if M > 2:
         gaps = pm.Normal("log_gap", 0.0, fd.ORDERED_GAP_LOG_SD, shape=(J, M - 2))

@@ -50,8 +50,8 @@ levels, E = M(M−1)/2)::
                                    ε_t ~ Dirichlet(1 + ρ_j β_max at row t+1's correct cell), then
                                    the log-odds of λ_t ~ Beta(1, 1); Θ[t+1] = (1 − λ_t) Θ[t] + λ_t ε_t
                 0                  ordered: none; its first-row slot holds the leniency ℓ_j and the
-                                   M − 2 log gaps γ_j of the cut-points, and ρ_j sets the
-                                   discrimination (:func:`_ordered_rows`); β_max does not enter
+                                   M − 2 log gaps γ_j of the cut-points, and ρ_j and β_max set the
+                                   discrimination (:func:`_ordered_rows`)
     Z           K × (T−1)        (random effects only) Z_k ~ Dirichlet(δ)
     R           J                fixed ω: R_j ~ Beta(ωJ, J) (log-odds)
                 2 × J            integrated: log-odds of V_j ~ Beta(1 + ωJ, J), then log of
@@ -125,12 +125,14 @@ ROW_CANDIDATE, ROW_TRUTH, ROW_WEIGHT, ROW_SCORES = 0, 1, 2, 3
 PRIOR_CODES = {"weight-propagation": 0, "diagonal": 1, "mixing": 2, "ordered": 3}
 
 #: The ordered (latent-threshold) judge prior (:func:`_ordered_rows`; docs/DIAGNOSIS-real-data.md, parts
-#: 6–8). Judge j's discrimination is s_j = ORDERED_DISCRIMINATION · (ρ_j/(1 − ρ_j))^ORDERED_LOG_S_PER_LOGIT
-#: with ρ_j ~ Beta(1, 1) as in every prior (log s_j is logistic, median log 3, sd ≈ 0.5: a 95% range of
-#: about 1.1–8, from near-noise to a judge right 9 times in 10 on an inner level); leniency
-#: ℓ_j ~ Normal(0, ORDERED_LENIENCY_SD); cut-point gaps exp(γ), γ ~ Normal(0, ORDERED_GAP_LOG_SD). Fixed
-#: before any fit (bench/results/ordered-judge-prior-prototype-20261207.log), never tuned on a dataset.
-ORDERED_DISCRIMINATION = 3.0
+#: 6–8). Judge j's discrimination is s_j = (1 + ORDERED_S_PER_BETA · β_max) · (ρ_j/(1 − ρ_j))^ORDERED_LOG_S_PER_LOGIT
+#: with ρ_j ~ Beta(1, 1) as in every prior: log s_j is logistic with sd ≈ 0.5 around log(1 + 0.4 β_max).
+#: β_max keeps its meaning, the strength of the belief that judges are good: at 0 the typical judge is
+#: near noise (an inner level of 5 scored right 1 time in 4), at the default 5 its median discrimination
+#: is 3 (95% range about 1.1–8: right 1 time in 4 to 9 in 10). Leniency ℓ_j ~ Normal(0, ORDERED_LENIENCY_SD);
+#: cut-point gaps exp(γ), γ ~ Normal(0, ORDERED_GAP_LOG_SD). Fixed before any fit (the 2026-12-07
+#: prototype, bench/results/ordered-judge-prior-prototype-20261207.log), never tuned on a dataset.
+ORDERED_S_PER_BETA = 0.4
 ORDERED_LOG_S_PER_LOGIT = 0.28
 ORDERED_LENIENCY_SD = 0.5
 ORDERED_GAP_LOG_SD = 0.3
@@ -353,7 +355,13 @@ def _rows_backward(base0, M, T, prior, theta, rows, grows, lam, gtheta, g):
 
 
 @njit(cache=True, error_model="numpy")
-def _ordered_rows(u_rho, y, M, T, correct, theta, F, cuts):
+def ordered_median_discrimination(beta):
+    """The ordered prior's median discrimination at β_max = ``beta`` (the constants above)."""
+    return 1.0 + ORDERED_S_PER_BETA * beta
+
+
+@njit(cache=True, error_model="numpy")
+def _ordered_rows(u_rho, beta, y, M, T, correct, theta, F, cuts):
     """One judge's Θ ``[T, M]`` under the ordered prior from its ρ coordinate ``u_rho`` (logit ρ_j) and
     its ``M − 1`` coordinates ``y = [ℓ_j, γ_j1 … γ_j(M−2)]``::
 
@@ -361,9 +369,10 @@ def _ordered_rows(u_rho, y, M, T, correct, theta, F, cuts):
         c_j0 = ½,  c_jm = c_j(m−1) + exp(γ_jm),   pos_t = the observed position of true level t
 
     so every row stochastically dominates the one above (no flipped judge) and, before any data, a
-    judge scores each level around itself. Keeps F and the cut-points for :func:`_ordered_grad`;
+    judge scores each level around itself; s_j = :func:`ordered_median_discrimination` (β_max) ·
+    exp(ORDERED_LOG_S_PER_LOGIT · logit ρ_j). Keeps F and the cut-points for :func:`_ordered_grad`;
     returns (the log prior density of ℓ and γ, s_j); ρ_j's Beta(1, 1) term is the caller's."""
-    s = ORDERED_DISCRIMINATION * math.exp(ORDERED_LOG_S_PER_LOGIT * u_rho)
+    s = ordered_median_discrimination(beta) * math.exp(ORDERED_LOG_S_PER_LOGIT * u_rho)
     lenient = y[0]
     lp = -0.5 * (lenient / ORDERED_LENIENCY_SD) ** 2
     cuts[0] = 0.5
@@ -385,8 +394,8 @@ def _ordered_rows(u_rho, y, M, T, correct, theta, F, cuts):
 @njit(cache=True, error_model="numpy")
 def _ordered_grad(y, s, M, T, correct, theta, F, cuts, gtheta, gy):
     """The gradient of :func:`_ordered_rows`'s coordinates given d(log density)/dΘ in ``gtheta``:
-    writes ℓ's and γ's (prior terms included) into ``gy`` and returns the likelihood's part of the
-    derivative in logit ρ_j (a clipped cell passes no gradient, as with ``pt.clip``)."""
+    writes ℓ's and γ's (prior terms included) into ``gy`` and returns the derivative in log s_j (a
+    clipped cell passes no gradient, as with ``pt.clip``)."""
     gs = 0.0
     gl = 0.0
     gc = np.zeros(M - 1)
@@ -405,7 +414,7 @@ def _ordered_grad(y, s, M, T, correct, theta, F, cuts, gtheta, gy):
     for m in range(M - 2, 0, -1):  # γ_m moves every cut-point from m on
         acc += gc[m]
         gy[m] = acc * math.exp(y[m]) - y[m] / ORDERED_GAP_LOG_SD ** 2
-    return gs * ORDERED_LOG_S_PER_LOGIT * s
+    return gs * s
 
 
 def logp_grad(x, g, buf):
@@ -477,7 +486,7 @@ def tempered_logp_grad(x, g, buf, power):
     sharp = np.zeros(J)
     for j in range(J):
         if ordered:  # ρ_j sets the discrimination; the first-row slot holds leniency and cut-points
-            lpj, sharp[j] = _ordered_rows(x[o_rho + j], x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], M, T,
+            lpj, sharp[j] = _ordered_rows(x[o_rho + j], beta, x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], M, T,
                                           correct, theta[j], cdf[j], cuts[j])
             lp += lpj
             continue
@@ -620,11 +629,13 @@ def tempered_logp_grad(x, g, buf, power):
     # backprop through the propagation
     gbeta = 0.0
     for j in range(J):
-        if ordered:  # β_max does not enter this prior
-            g[o_rho + j] = _ordered_grad(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], sharp[j], M, T,
-                                         correct, theta[j], cdf[j], cuts[j], gtheta[j],
-                                         g[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)])
-            g[o_rho + j] += 1.0 - 2.0 * rho[j]
+        if ordered:  # log s_j = log(1 + ORDERED_S_PER_BETA β_max) + ORDERED_LOG_S_PER_LOGIT logit ρ_j
+            glog_s = _ordered_grad(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], sharp[j], M, T, correct,
+                                   theta[j], cdf[j], cuts[j], gtheta[j],
+                                   g[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)])
+            g[o_rho + j] = ORDERED_LOG_S_PER_LOGIT * glog_s + 1.0 - 2.0 * rho[j]
+            if integrated:
+                gbeta += glog_s * ORDERED_S_PER_BETA / ordered_median_discrimination(beta)
             continue
         if prior != 0:
             _rows_backward(o_edge + j * G, M, T, prior, theta[j], rows[j], grows[j], lam[j], gtheta[j], g)
@@ -1066,6 +1077,7 @@ def expand(x, out, buf):
     tv = buf[o:o + T]; o += T
     correct = buf[o:o + T]
     integrated = buf[BUF_INTEGRATED] > 0.5
+    beta = buf[BUF_BETA_MAX_UPPER] * _sigmoid(x[n - 1]) if integrated else buf[BUF_BETA_MAX]  # the ordered prior's Θ needs it
     o_pi, o_rho, o_first, o_edge, o_Z, o_R, o_W = coordinate_offsets(J, K, M, T, G, 2 if integrated else 1)
     w = 0
     tmp = np.empty(max(M, T))
@@ -1093,7 +1105,7 @@ def expand(x, out, buf):
     for j in range(J):
         theta[:, :] = 0.0
         if prior == 3:
-            _ordered_rows(x[o_rho + j], x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], M, T, correct, theta,
+            _ordered_rows(x[o_rho + j], beta, x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], M, T, correct, theta,
                           cdf, cuts)
         else:
             _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])

@@ -429,9 +429,9 @@ def sample_ordered(
 ) -> np.ndarray:
     """Draw Θ from the ordered (latent-threshold) judge prior of
     :func:`simplex_core.model.definition._ordered_judge_prior` (constants and reasons in
-    :func:`simplex_core.model.fast_density._ordered_rows`): discrimination from ρ (drawn from
-    Beta(1, 1) when None), leniency and cut-point gaps from their normal priors. ``beta_max`` does not
-    enter this prior (it is only checked). Parameters and return as in :func:`sample_weight_propagation`."""
+    :func:`simplex_core.model.fast_density._ordered_rows`): discrimination from β_max and ρ (drawn
+    from Beta(1, 1) when None), leniency and cut-point gaps from their normal priors. Parameters and
+    return as in :func:`sample_weight_propagation`."""
     from simplex_core.model import fast_density as fd
 
     rng = _as_rng(rng)
@@ -439,7 +439,7 @@ def sample_ordered(
     rho_arr = np.clip(_boost(1.0, rho, size, rng), 1e-300, 1.0 - 1e-16)
     batch = rho_arr.shape
     M = scale.n_levels
-    s = fd.ORDERED_DISCRIMINATION * np.exp(fd.ORDERED_LOG_S_PER_LOGIT * (np.log(rho_arr) - np.log1p(-rho_arr)))
+    s = (1.0 + fd.ORDERED_S_PER_BETA * beta_max) * np.exp(fd.ORDERED_LOG_S_PER_LOGIT * (np.log(rho_arr) - np.log1p(-rho_arr)))
     lenient = rng.normal(0.0, fd.ORDERED_LENIENCY_SD, size=batch)
     gaps = np.exp(rng.normal(0.0, fd.ORDERED_GAP_LOG_SD, size=batch + (M - 2,)))
     cuts = np.concatenate([np.full(batch + (1,), 0.5), 0.5 + np.cumsum(gaps, axis=-1)], axis=-1)  # [..., M − 1]
