@@ -243,7 +243,7 @@ def settings_label(settings: FitSettings) -> str:
     head = "integrated over ω and β_max" if settings.integrated else f"ω = {settings.omega:g}, β_max = {settings.beta_max:g}"
     head += f", {settings.likelihood} likelihood"
     extra = []
-    if settings.prior != "weight-propagation":
+    if settings.prior != FitSettings().prior:
         extra.append(f"{settings.prior} prior")
     if settings.delta != "inflation" and (settings.has_random_effects or settings.integrated):
         extra.append(f"δ = {settings.delta if isinstance(settings.delta, str) else list(settings.delta)}")

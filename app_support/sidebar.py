@@ -248,7 +248,7 @@ def render_sidebar() -> AnalysisContext:
         "criterion": criterion,
         "omega": ctx.settings.omega if ctx.settings and not ctx.settings.integrated else None,
         "beta_max": ctx.settings.beta_max if ctx.settings and not ctx.settings.integrated else None,
-        "prior": ss.get(K.PRIOR) if ss.get(K.PRIOR) != "weight-propagation" else None,
+        "prior": ss.get(K.PRIOR) if ss.get(K.PRIOR) != FitSettings().prior else None,
         "delta": (ss.get(K.DELTA_CUSTOM) if ss.get(K.DELTA) == "custom" else ss.get(K.DELTA)) if ss.get(K.DELTA) != "inflation" else None,
         "integrated": True if ss.get(K.INTEGRATED) else None,
         "likelihood": ss.get(K.LIKELIHOOD) if ss.get(K.LIKELIHOOD, FitSettings().likelihood) != FitSettings().likelihood else None,
@@ -381,6 +381,6 @@ def settings_from_state(table: JudgmentTable | None, state: Mapping[str, Any] | 
         except ValueError as exc:
             raise ValueError(f"Custom δ: {exc}") from None
     return FitSettings(omega=omega, beta_max=beta_max, integrated=bool(ss.get(K.INTEGRATED)),
-                       prior=str(ss.get(K.PRIOR, "weight-propagation")), delta=delta,
+                       prior=str(ss.get(K.PRIOR, FitSettings().prior)), delta=delta,
                        likelihood=str(ss.get(K.LIKELIHOOD, FitSettings().likelihood)),
                        self_exclusion=bool(ss.get(K.SELF_EXCLUSION, True)), seed=0, **sampler_sizes())

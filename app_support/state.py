@@ -110,7 +110,7 @@ DEFAULTS: dict[str, Any] = {
     K.BETA_MAX_FREE: BASE_BETA_MAX,
     K.DELTA: "inflation",
     K.DELTA_CUSTOM: "",
-    K.PRIOR: "weight-propagation",
+    K.PRIOR: FitSettings().prior,
     K.INTEGRATED: False,
     K.LIKELIHOOD: FitSettings().likelihood,
     K.DRAWS: 1000,

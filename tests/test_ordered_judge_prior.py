@@ -55,3 +55,20 @@ def test_beta_max_sets_how_sharp_the_typical_judge_is():
     right = [sample_ordered(FIVE, b, None, rng=9, size=3000)[:, 2, 2].mean() for b in (0.0, 5.0, 20.0)]
     assert right[0] < 0.3 < right[1] < right[2], right
     assert abs(right[0] - 0.2) < abs(right[1] - 0.2)  # 5 levels: chance is 0.2
+
+
+def test_on_two_levels_the_ordered_setting_is_weight_propagation():
+    from simplex_core.model import fast_density
+
+    binary = Scale((0.0, 1.0))
+    sim = simulate(scale=binary, n_items=30, candidates=["a", "b", "c"], judges=["j1", "j2"], rng=10)
+    counts = counts_from_simulation(sim)
+    ordered, wp = FitSettings(prior="ordered", beta_max=3.0), FitSettings(prior="weight-propagation", beta_max=3.0)
+    x = np.random.default_rng(11).normal(0.0, 1.0, size=fast_density.n_unconstrained(counts, wp))
+    (lp0, g0), (lp1, g1) = fast_density.logp_and_grad(counts, ordered, x), fast_density.logp_and_grad(counts, wp, x)
+    assert lp0 == lp1 and np.array_equal(g0, g1)
+    assert "leniency" not in build_model(counts, ordered).named_vars
+    # three observed levels (binary with abstention) keep the latent thresholds
+    abstain = Scale((-1.0, 0.0, 1.0), ("incorrect", "unsure", "correct"), (-1.0, 1.0))
+    sim3 = simulate(scale=abstain, n_items=30, candidates=["a", "b"], judges=["j1"], rng=12)
+    assert "leniency" in build_model(counts_from_simulation(sim3), ordered).named_vars

@@ -35,7 +35,7 @@ def add_model_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
                    help="shared-truth: one latent true level per answer, seen by every judge (the judges' scores of "
                         "one answer count once); per-judge: the paper's, each judge's counts an independent sample "
                         f"(default {FitSettings().likelihood})")
-    p.add_argument("--prior", choices=PRIORS, default=PRIORS[0], help="judge prior (default weight-propagation)")
+    p.add_argument("--prior", choices=PRIORS, default=PRIORS[0], help="judge prior (default ordered; the paper's: weight-propagation)")
     p.add_argument("--delta", default="inflation", metavar="|".join(DELTA_PRESETS) + "|V,V,...",
                    help="direction prior δ of the random effects (default inflation)")
     p.add_argument("--no-self-exclusion", action="store_true", help="pool self-family judgments with the judge's others")

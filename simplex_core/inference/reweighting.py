@@ -64,8 +64,11 @@ class ReweightError(ValueError):
 def boosted_node_sizes(prior: str, scale: Any) -> np.ndarray:
     """Sizes d of one judge's Dirichlets that carry ``1 + ρ β_max`` on a cell, for ``prior`` and
     ``scale`` (the same for every judge), in the order :func:`boost_log_from_unconstrained` sums."""
+    from simplex_core.model.priors import judge_prior_on
+
     M, T = scale.n_levels, scale.n_true
     correct = list(scale.true_index)
+    prior = judge_prior_on(prior, M)
     if prior == "ordered":  # no Dirichlet: β_max does not enter this prior
         return np.zeros(0, dtype=int)
     if prior == "diagonal":
@@ -88,7 +91,10 @@ def boost_log_from_unconstrained(x: np.ndarray, J: int, K: int, M: int, T: int, 
     Every simplex is PyMC's centred softmax ``p = softmax([y, −Σy])``."""
     from simplex_core.model.fast_density import PRIOR_CODES, coordinate_offsets, row_block
 
+    from simplex_core.model.priors import judge_prior_on
+
     x = np.asarray(x, dtype=float)
+    prior = judge_prior_on(prior, M)
     if prior == "ordered":  # nothing of this prior carries β_max
         return np.zeros(x.shape[:-1] + (J,))
     per_row = int(row_block(M, PRIOR_CODES[prior]))  # coordinates per row 1..T−1 of a judge's block
@@ -124,8 +130,11 @@ def _boost_log_from_pymc_vars(post: Any, prior: str, scale: Any) -> np.ndarray |
         a = np.asarray(post[name].values)
         return a.reshape((-1,) + a.shape[2:])
 
+    from simplex_core.model.priors import judge_prior_on
+
     correct = np.asarray(scale.true_index)
     T = scale.n_true
+    prior = judge_prior_on(prior, scale.n_levels)
     if prior == "ordered":
         return None if "rho" not in post else np.zeros(flat("rho").shape)
     if prior == "diagonal":
@@ -176,6 +185,12 @@ class PriorDraws:
     #: the source fit's record of δ (τ_0, each τ_j, why zero), so an approximate view can say what its
     #: rank intervals include as the fit's own view does
     rater_deviation_record: str = ""
+
+    @property
+    def ordered(self) -> bool:
+        """Whether the judge prior is the ordered one (on two levels the ordered setting is weight
+        propagation, :func:`simplex_core.model.priors.judge_prior_on`, whose Dirichlets these sizes are)."""
+        return self.settings.prior == "ordered" and self.node_sizes.size == 0
 
     @property
     def n_draws(self) -> int:
@@ -309,7 +324,7 @@ def log_prior_ratio(draws: PriorDraws, omega: float, beta_max: float) -> np.ndar
     is ``draws.settings``; same structure assumed, see :func:`structure_problem`)."""
     src = draws.settings
     out = np.zeros(draws.n_draws)
-    if beta_max != src.beta_max and src.prior == "ordered":
+    if beta_max != src.beta_max and draws.ordered:
         out += _ordered_log_ratio(draws.rho, src.beta_max, beta_max)
     elif beta_max != src.beta_max:
         s1, s0 = draws.rho * beta_max, draws.rho * src.beta_max  # [S, J]

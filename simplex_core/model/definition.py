@@ -94,7 +94,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simplex_core.model.priors import parse_delta
+from simplex_core.model.priors import judge_prior_on, parse_delta
 
 from simplex_core.model.settings import (BETA_MAX_UPPER, OMEGA_UPPER, CountsLike, FitSettings, ModelSettings, check_data_view,
                                          check_fit_size, model_settings)
@@ -304,10 +304,11 @@ def build_model(counts: CountsLike, settings: ModelSettings | FitSettings) -> "p
         pi = pm.Dirichlet("pi", a=np.ones((K, T)), dims=("candidate", "true_level"))
         pm.Deterministic("expected_score", pt.dot(pi, true_values), dims="candidate")
         rho = pm.Beta("rho", 1.0, 1.0, dims="judge")
-        if settings.prior == "ordered":
+        prior = judge_prior_on(settings.prior, M)  # on two levels the ordered prior is weight propagation
+        if prior == "ordered":
             theta = _ordered_judge_prior(rho, beta_max, J, T, M, correct)
         else:
-            theta = _judge_prior(settings.prior, scale, rho * beta_max, J, T, M, correct)
+            theta = _judge_prior(prior, scale, rho * beta_max, J, T, M, correct)
         theta = pm.Deterministic("theta", theta, dims=("judge", "true_level", "level"))
 
         if settings.has_random_effects:

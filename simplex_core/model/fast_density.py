@@ -1550,7 +1550,7 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     """The float64 data buffer the compiled callbacks read (see the module docstring)."""
     from simplex_core.model.settings import BETA_MAX_UPPER, OMEGA_UPPER
     from simplex_core.model.definition import included_pairs, require_patterns
-    from simplex_core.model.priors import parse_delta
+    from simplex_core.model.priors import judge_prior_on, parse_delta
 
     if not supports(settings):
         raise ValueError(f"the fast path implements the judge priors {', '.join(PRIOR_CODES)}; got prior {settings.prior!r}.")
@@ -1588,7 +1588,7 @@ def build_buffer(counts: "CountsLike", settings: "ModelSettings") -> np.ndarray:
     head[BUF_BETA_MAX] = settings.beta_max
     if settings.integrated:
         head[BUF_INTEGRATED], head[BUF_OMEGA_UPPER], head[BUF_BETA_MAX_UPPER] = 1.0, OMEGA_UPPER, BETA_MAX_UPPER
-    head[BUF_PRIOR] = PRIOR_CODES[settings.prior]
+    head[BUF_PRIOR] = PRIOR_CODES[judge_prior_on(settings.prior, M)]
     buf = np.concatenate([
         head, parse_delta(settings.delta, T), np.asarray(scale.true_values, dtype=np.float64),
         np.asarray(scale.true_index, dtype=np.float64), jj.astype(np.float64), kk.astype(np.float64),
@@ -1622,19 +1622,21 @@ def flat_from_pymc_point(point: dict[str, np.ndarray], counts: "CountsLike", set
     ``V_W_logodds__``, ``E_W_log__``, then ``omega_interval__``, ``beta_max_interval__``), e.g.
     ``model.initial_point()``; a gradient dict in the same names maps the same way."""
     from simplex_core.model.definition import weight_propagation_groups
+    from simplex_core.model.priors import judge_prior_on
 
     J, K, M = np.asarray(counts.N).shape
     T = counts.scale.n_true
     E = M * (M - 1) // 2
+    prior = judge_prior_on(settings.prior, M)
     parts = [np.asarray(point["pi_simplex__"]).ravel(), np.asarray(point["rho_logodds__"]).ravel()]
-    if settings.prior == "ordered":  # per judge: leniency, then the log gaps of the cut-points (no judge block)
+    if prior == "ordered":  # per judge: leniency, then the log gaps of the cut-points (no judge block)
         lenient = np.asarray(point["leniency"], dtype=float).reshape(J, 1)
         gaps = np.asarray(point["log_gap"], dtype=float).reshape(J, M - 2) if M > 2 else np.zeros((J, 0))
         parts.append(np.concatenate([lenient, gaps], axis=1).ravel())
-    elif settings.prior == "diagonal":  # theta_rows [J, T, M − 1]: row 0 is the first row, the rest the judge block
+    elif prior == "diagonal":  # theta_rows [J, T, M − 1]: row 0 is the first row, the rest the judge block
         rows = np.asarray(point["theta_rows_simplex__"])
         parts += [rows[:, 0].ravel(), rows[:, 1:].ravel()]
-    elif settings.prior == "mixing":  # per row 1..T−1 the innovation's coordinates, then λ's log-odds
+    elif prior == "mixing":  # per row 1..T−1 the innovation's coordinates, then λ's log-odds
         eps = np.asarray(point["innovation_simplex__"])  # [J, T − 1, M − 1]
         lam = np.asarray(point["mixing_weight_logodds__"])  # [J, T − 1]
         parts += [np.asarray(point["theta_first_row_simplex__"]).ravel(),

@@ -72,14 +72,16 @@ __all__ = [
     "sample_diagonal_heavy",
     "sample_judge_matrices",
     "sample_mixing",
+    "judge_prior_on",
     "sample_ordered",
     "sample_weight_propagation",
     "stochastically_dominates",
     "weight_propagation_graph",
 ]
 
-#: Names of the judge priors (the CLI's ``--prior`` values); the default is the first.
-JUDGE_PRIORS: tuple[str, ...] = ("weight-propagation", "diagonal", "mixing", "ordered")
+#: Names of the judge priors (the CLI's ``--prior`` values); the default is the first: the ordered prior,
+#: centred and ordered (docs/DIAGNOSIS-real-data.md, part 8); the paper's weight propagation next.
+JUDGE_PRIORS: tuple[str, ...] = ("ordered", "weight-propagation", "diagonal", "mixing")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -452,6 +454,19 @@ def sample_ordered(
     return theta / theta.sum(axis=-1, keepdims=True)
 
 
+def judge_prior_on(prior: str, n_levels: int) -> str:
+    """The judge prior the model uses for the setting ``prior`` on a scale of ``n_levels`` observed levels:
+    the ordered prior on two levels is the paper's weight propagation, the others are themselves.
+
+    Why: on two levels every judge prior keeps the rows ordered and the weight-propagation prior's lean
+    is small (its mean judge is right about 3 times in 4 on either level), while the latent-threshold
+    form's posterior with one or two judges, where only the prior tells judge error from quality, ends
+    in a funnel: on simulated binary data (``bench.shared_truth_calibration``, seeds 0–7 and 100–115) 6
+    of its 48 one- and two-judge fits kept divergent transitions after the retries, weight propagation's
+    none (docs/DIAGNOSIS-real-data.md, part 8)."""
+    return "weight-propagation" if prior == "ordered" and n_levels == 2 else prior
+
+
 _SAMPLERS = {
     "weight-propagation": sample_weight_propagation,
     "diagonal": sample_diagonal_heavy,
@@ -470,7 +485,7 @@ def sample_judge_matrices(
 ) -> np.ndarray:
     """Dispatch to the sampler named ``prior`` (one of :data:`JUDGE_PRIORS`)."""
     try:
-        sampler = _SAMPLERS[prior]
+        sampler = _SAMPLERS[judge_prior_on(prior, scale.n_levels)]
     except KeyError:
         raise ValueError(f"Unknown judge prior {prior!r}; expected one of {', '.join(JUDGE_PRIORS)}.") from None
     return sampler(scale, beta_max, rho, rng, size)

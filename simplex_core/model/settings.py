@@ -173,7 +173,7 @@ class ModelSettings:
     omega: float = 0.0
     beta_max: float = 5.0
     integrated: bool = False
-    prior: str = "weight-propagation"
+    prior: str = "ordered"
     delta: str | tuple[float, ...] = "inflation"
     likelihood: str = "shared-truth"
 
@@ -236,7 +236,8 @@ class FitSettings(ModelSettings, SamplerSettings):
     integrated
         Put hyperpriors on ω and β_max (``Uniform(0, 8)``, ``Uniform(0, 20)``) instead of fixing them.
     prior
-        Judge prior: ``'weight-propagation'`` (default), ``'diagonal'`` or ``'mixing'``.
+        Judge prior: ``'ordered'`` (default: latent thresholds, centred and ordered), ``'weight-propagation'``
+        (the paper's), ``'diagonal'`` or ``'mixing'``.
     delta
         Direction prior δ of the random effects: a preset name (``'inflation'``, ``'deflation'``,
         ``'central'``, ``'uniform'``), a tuple of positive numbers (one per true level), or a string

@@ -9,7 +9,7 @@ sags in the middle means posteriors too narrow, one that bulges means too wide, 
 What is drawn from the prior: a scenario (a name in :data:`simplex_core.model.simulate.SCENARIOS`, or a
 :class:`~simplex_core.model.simulate.Scenario` of one's own, e.g. a 7-level square scale) fixes the
 shape (scale, candidates, judges, items) and the hyperparameters (ω, β_max, δ); every replicate
-then draws π_k ~ Dirichlet(1), ρ_j ~ Beta(1, 1), Θ_j from the weight-propagation prior and, when
+then draws π_k ~ Dirichlet(1), ρ_j ~ Beta(1, 1), Θ_j from the fitted judge prior (the default: ordered) and, when
 ω > 0, the random effects -- the model's own prior (:mod:`simplex_core.model.definition`). The scenario's
 fixed π and ρ, its families and its self-preference are not used: the model has no
 self-preference, so data with it would fail calibration by design.
@@ -138,8 +138,9 @@ def calibration_replicate(task: tuple) -> dict[str, Any]:
     settings, r = task
     spec = settings.spec
     rng = np.random.default_rng([settings.seed, r])
+    # the judges come from the fitted model's own judge prior (SBC checks the fit against its own prior)
     overrides: dict[str, Any] = dict(pi=None, rho=None, self_preference=0.0, candidate_families={},
-                                     judge_families={},
+                                     judge_families={}, judge_prior=settings.fit_settings(r).prior,
                                      latent_coupling="shared" if settings.likelihood == "shared-truth" else "independent")
     if settings.n_items is not None:
         overrides["n_items"] = settings.n_items
@@ -243,7 +244,7 @@ class CalibrationResult:
                          "levels": [float(v) for v in spec.scale.true_values], "candidates": len(spec.candidates),
                          "judges": len(spec.judges), "items": self.settings.n_items or spec.n_items},
             "prior": {"omega": spec.omega, "beta_max": spec.beta_max, "delta": spec.delta,
-                      "pi": "Dirichlet(1)", "rho": "Beta(1, 1)", "judge_prior": "weight-propagation"},
+                      "pi": "Dirichlet(1)", "rho": "Beta(1, 1)", "judge_prior": self.settings.fit_settings(0).prior},
             "rank_values": self.n_ranks,
             "bins": self.bins,
             "seconds": self.seconds,
