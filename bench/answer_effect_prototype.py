@@ -9,7 +9,7 @@ judges err independently. Here the effect tilts every judge's confusion row the 
     P(judge j scores m | t, b) = Θ_j[t, m] exp(b s_m) / Σ_m' Θ_j[t, m'] exp(b s_m'),
     s_m = (m − (M − 1)/2) / (M − 1)   (the level's centred position, −½ .. ½)
 
-π_k ~ Dirichlet(1), Θ_j from the product's judge prior (default weight propagation, ρ_j β_max), t_a
+π_k ~ Dirichlet(1), Θ_j from the product's judge prior (any of them; the product's default until 2026-12-08, weight propagation, was measured), t_a
 marginalised per answer by logsumexp, b_a sampled (non-centred). Ranking quantity E_k = Σ_t π_kt v_t, as
 the product's. With σ_b = 0 the log density is the product's shared-truth one (checked in
 ``tests/test_answer_effect_prototype.py``).
@@ -72,7 +72,8 @@ def build_answer_effect_model(counts: CountsLike, settings: ModelSettings | FitS
     import pymc as pm
     import pytensor.tensor as pt
 
-    from simplex_core.model.definition import _judge_prior
+    from simplex_core.model.definition import _judge_prior, _ordered_judge_prior
+    from simplex_core.model.priors import judge_prior_on
 
     settings = model_settings(settings)
     if settings.integrated or settings.has_random_effects:
@@ -89,8 +90,11 @@ def build_answer_effect_model(counts: CountsLike, settings: ModelSettings | FitS
         pi = pm.Dirichlet("pi", a=np.ones((K, T)), dims=("candidate", "true_level"))
         pm.Deterministic("expected_score", pt.dot(pi, np.asarray(scale.true_values, dtype=float)), dims="candidate")
         rho = pm.Beta("rho", 1.0, 1.0, dims="judge")
-        theta = _judge_prior(settings.prior, scale, rho * float(settings.beta_max), J, T, M,
-                             np.asarray(scale.true_index))
+        prior = judge_prior_on(settings.prior, M)
+        if prior == "ordered":
+            theta = _ordered_judge_prior(rho, float(settings.beta_max), J, T, M, np.asarray(scale.true_index))
+        else:
+            theta = _judge_prior(prior, scale, rho * float(settings.beta_max), J, T, M, np.asarray(scale.true_index))
         sig = pm.HalfNormal("sigma_b", SIGMA_B_SCALE) if sigma_b is None else pt.as_tensor_variable(float(sigma_b))
         z = pm.Normal("z", 0.0, 1.0, dims="answer")
         b = sig * z  # [A]

@@ -990,8 +990,8 @@ def _labelled_csv(gold=lambda item, cand: item < 8) -> bytes:
 
 
 def test_every_page_with_a_fit_shows_the_label_free_one_and_says_so():
-    """A file with labels on 5 square levels and two judges: the notes of the fit shown (the judge
-    prior's lean, too few judges) are those of a label-free fit, on every page, and none proposes the
+    """A file with labels on 5 square levels and two judges: the notes of the fit shown (too few
+    judges) are those of a label-free fit, on every page, and none proposes the
     labels the file has (the fits are not awaited: the notes are said while they run)."""
     rng = np.random.default_rng(5)
     rows = ["item,candidate,judge,score,true_score,gold"]
@@ -1005,7 +1005,7 @@ def test_every_page_with_a_fit_shows_the_label_free_one_and_says_so():
     at.file_uploader(key="w_uploader").set_value(("five.csv", "\n".join(rows).encode(), "text/csv")).run()
     assert_clean(at)
     told = "This fit is label-free: the file's 15 gold labels are left out of it"
-    for page, notes in (("rankings", 2), ("sensitivity", 2), ("simplex", 1)):  # the simplex's 3 collapsed levels: no lean
+    for page, notes in (("rankings", 1), ("sensitivity", 1), ("simplex", 1)):  # too few judges (the default prior has no lean)
         at.switch_page(f"pages/{page}_page.py").run()
         assert_clean(at)
         caption = " ".join(plain(c.value) for c in at.caption)

@@ -8,6 +8,7 @@ import pytest
 
 from simplex_core.data.table import load_table
 from simplex_core.data.views import count_tensor
+from simplex_core.model.settings import FitSettings
 from simplex_core.methods.baselines import MethodResult
 from simplex_core.studies.labelled_ranking import (LABELLED_METHOD, gold_answers, labelled_ranking,
                                                    labelled_ranking_from_fit, labels_used_sentence, rank_moves,
@@ -142,13 +143,17 @@ def test_the_label_free_fits_data_notes_do_not_propose_the_labels_the_file_has()
     from simplex_core.model.data_notes import data_notes
     from simplex_core.studies.labelled_ranking import label_free_notes
 
-    table = _table(_frame())  # 5 square levels, two judges: both notes that propose labels speak
+    # 5 square levels, two judges, the paper's judge prior: both notes that propose labels speak (under the
+    # default, centred prior only the judges-too-few one)
+    table = _table(_frame())
     free = count_tensor(without_labels(table))
-    plain = data_notes(free)
+    wp = FitSettings(prior="weight-propagation")
+    plain = data_notes(free, wp)
     assert any("A few labelled answers" in n for n in plain) and any("or a few labelled answers" in n for n in plain)
-    assert label_free_notes(free) == plain  # no labels in the file: the same notes
+    assert label_free_notes(free, wp) == plain  # no labels in the file: the same notes
+    assert len(data_notes(free)) == len(plain) - 1
 
-    notes = label_free_notes(free, n_labels=120)
+    notes = label_free_notes(free, wp, n_labels=120)
     assert len(notes) == len(plain)
     assert not any("a few labelled answers" in n.lower() for n in notes)
     told = "This fit is label-free: the file's 120 gold labels are left out of it, and the ranking with labels"

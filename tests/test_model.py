@@ -75,7 +75,7 @@ def random_point(model: pm.Model, seed: int) -> dict:
 
 def test_settings_defaults_round_trip_and_key():
     s = FitSettings()
-    assert (s.omega, s.beta_max, s.integrated, s.prior, s.delta) == (0.0, 5.0, False, "weight-propagation", "inflation")
+    assert (s.omega, s.beta_max, s.integrated, s.prior, s.delta) == (0.0, 5.0, False, "ordered", "inflation")
     assert (s.chains, s.draws, s.tune, s.seed, s.self_exclusion) == (4, 1000, 1000, 0, True)
     assert not s.has_random_effects and FitSettings(omega=0.5).has_random_effects
     assert FitSettings(integrated=True).has_random_effects
@@ -88,11 +88,13 @@ def test_settings_defaults_round_trip_and_key():
 
 
 def test_settings_split_into_model_sampler_and_data_view_with_the_same_keys():
-    # the keys of cached fits: they change only when a default does (last: extra_rounds 2 -> 3; the
-    # shipped fits are found by model_key, which reads the model settings only)
-    assert FitSettings().key() == "fb0c7a6bf8b93efd"
-    assert FitSettings(integrated=True).key() == "f4c43c7964888ad8"
-    assert FitSettings(extra_rounds=2).key() == "3c24194f5ca55950"  # the key before that change, from the same hash
+    # the keys of cached fits: they change only when a default does (last: the judge prior weight-propagation
+    # -> ordered; before it extra_rounds 2 -> 3; the shipped fits are found by model_key, which reads the model
+    # settings only)
+    assert FitSettings().key() == "3e06a8f8c07dfee4"
+    assert FitSettings(integrated=True).key() == "4fab03f00ac82751"
+    assert FitSettings(prior="weight-propagation").key() == "fb0c7a6bf8b93efd"  # the keys before that change
+    assert FitSettings(prior="weight-propagation", integrated=True).key() == "f4c43c7964888ad8"
     odd = FitSettings(omega=1.5, beta_max=0, prior="mixing", delta=(1.0, 2.5, 1.0), self_exclusion=False,
                       likelihood="per-judge", chains=2, draws=300, tune=200, seed=7, extra_rounds=0, engine="pymc",
                       target_accept=0.9)
@@ -127,7 +129,7 @@ def test_settings_collect_every_problem():
     with pytest.raises(ValueError) as info:
         FitSettings(omega=-1, beta_max=float("nan"), prior="flat", chains=0, draws=2.5, engine="stan", delta="wild")
     text = str(info.value)
-    for needle in ("omega must be ≥ 0", "beta_max must be finite", "prior must be one of weight-propagation",
+    for needle in ("omega must be ≥ 0", "beta_max must be finite", "prior must be one of ordered, weight-propagation",
                    "chains must be between 1 and 64", "draws must be a whole number", "engine must be one of",
                    "delta must be one of inflation"):
         assert needle in text
@@ -305,7 +307,7 @@ def test_structure_key_ignores_data_and_hyperparameters_only():
 @pytest.mark.parametrize("scale", [THREE, BINARY_ABSTAIN, FIVE_OF_THREE], ids=lambda s: s.describe())
 def test_weight_propagation_theta_is_priors_propagate(scale):
     """The PyTensor construction gives exactly priors.propagate of the same first row and edge weights."""
-    model = build_model(make_counts(scale), FitSettings(likelihood="per-judge"))
+    model = build_model(make_counts(scale), FitSettings(likelihood="per-judge", prior="weight-propagation"))
     groups = weight_propagation_groups(scale)
     names = ["theta", "theta_first_row"] + [f"edge_weights_{d}" for d in groups.groups]
     values = dict(zip(names, evaluator(model, names)(random_point(model, 5))))
@@ -333,7 +335,8 @@ def test_weight_propagation_boosts_the_paper_cells_for_three_levels():
 def test_model_prior_on_theta_matches_the_numpy_sampler(scale):
     """Prior draws of Θ from the PyMC model have the moments of priors.sample_weight_propagation
     (two independent implementations of the same prior), every row dominating the previous one."""
-    model = build_model(make_counts(scale, J=1, K=2, excluded=()), FitSettings(likelihood="per-judge", beta_max=5.0))
+    model = build_model(make_counts(scale, J=1, K=2, excluded=()),
+                        FitSettings(likelihood="per-judge", beta_max=5.0, prior="weight-propagation"))
     draws = pm.draw(model["theta"], draws=3000, random_seed=1, mode="FAST_COMPILE")[:, 0]
     assert priors.stochastically_dominates(draws)
     np.testing.assert_allclose(draws.sum(axis=-1), 1.0)
@@ -356,7 +359,8 @@ def scales(draw) -> Scale:
 def test_weight_propagation_rows_are_distributions_ordered_by_dominance(scale, seed):
     """At arbitrary points of the unconstrained space (not only prior draws), every Θ row sums to 1
     and stochastically dominates the previous one: no label flipping is representable."""
-    model = build_model(make_counts(scale, J=2, K=2, excluded=()), FitSettings(likelihood="per-judge", beta_max=3.0))
+    model = build_model(make_counts(scale, J=2, K=2, excluded=()),
+                        FitSettings(likelihood="per-judge", beta_max=3.0, prior="weight-propagation"))
     (theta,) = evaluator(model, ["theta"])(random_point(model, seed))
     np.testing.assert_allclose(theta.sum(axis=-1), 1.0, rtol=1e-12)
     assert (theta >= 0).all()
@@ -431,8 +435,10 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
     assert note is not None
     assert "answers of a received is the top level (for a, 10 answers on 5 levels: at least 33.3% of the way" in note
     assert "answers of c received is the bottom level" in note and "of b" not in note
-    # three judges: no identification note; 5 levels, no labelled answer: the judge prior's lean
-    assert data_notes(count_tensor(load_table(frame, scale=scale))) == [note, judge_prior_note(count_tensor(load_table(frame, scale=scale)))]
+    # three judges: no identification note; 5 levels, no labelled answer: under weight propagation, its lean
+    counts = count_tensor(load_table(frame, scale=scale))
+    wp = FitSettings(prior="weight-propagation")
+    assert data_notes(counts) == [note] and data_notes(counts, wp) == [note, judge_prior_note(counts, wp)]
     frame.loc[0, "score"] = 4
     note = scale_end_note(count_tensor(load_table(frame, scale=scale)))
     assert note is not None and "of a" not in note and "answers of c" in note
@@ -443,8 +449,9 @@ def test_the_scale_end_note_names_candidates_scored_only_at_an_end_of_a_square_s
 
 
 def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_labelled_answers():
-    """5 levels, no gold: the note gives the mean judge's lean from the prior (+0.88 at β_max = 5, the
-    bench's figure); 3 levels, or the same data with one answer's true level given: no note."""
+    """Under the weight-propagation prior, 5 levels, no gold: the note gives the mean judge's lean from the
+    prior (+0.88 at β_max = 5, the bench's figure); 3 levels, or the same data with one answer's true level
+    given, or the default (centred, ordered) prior: no note."""
     import pandas as pd
 
     from simplex_core.data.views import count_tensor
@@ -456,25 +463,27 @@ def test_the_judge_prior_note_on_square_scales_of_five_levels_or_more_without_la
             for j in ("j1", "j2", "j3") for k in ("a", "bb") for i in range(10)]
     frame = pd.DataFrame(rows)
     five = Scale((1.0, 2.0, 3.0, 4.0, 5.0))
-    note = judge_prior_note(count_tensor(load_table(frame, scale=five)))
+    wp = FitSettings(prior="weight-propagation")
+    note = judge_prior_note(count_tensor(load_table(frame, scale=five)), wp)
+    assert judge_prior_note(count_tensor(load_table(frame, scale=five))) is None  # the default prior is centred
     assert note is not None and "On this 5-level scale" in note
     assert f"scores answers {mean_judge_offset(five, 5.0):.2f} above their true score" in note and "0.88" in note
     # the note follows the model asked for: its β_max, integrated mode's range, no note under another prior
     counts = count_tensor(load_table(frame, scale=five))
-    assert "β_max = 20) expects" in judge_prior_note(counts, FitSettings(beta_max=20.0))
-    assert f"{mean_judge_offset(five, 20.0):.2f} above" in judge_prior_note(counts, FitSettings(beta_max=20.0))
-    assert "a larger β_max" in judge_prior_note(counts, FitSettings(beta_max=5.0))
-    assert "a larger β_max" not in judge_prior_note(counts, FitSettings(beta_max=20.0))  # the top of its range
-    integrated = judge_prior_note(counts, FitSettings(integrated=True))
+    assert "β_max = 20) expects" in judge_prior_note(counts, FitSettings(prior="weight-propagation", beta_max=20.0))
+    assert f"{mean_judge_offset(five, 20.0):.2f} above" in judge_prior_note(counts, FitSettings(prior="weight-propagation", beta_max=20.0))
+    assert "a larger β_max" in judge_prior_note(counts, FitSettings(prior="weight-propagation", beta_max=5.0))
+    assert "a larger β_max" not in judge_prior_note(counts, FitSettings(prior="weight-propagation", beta_max=20.0))  # the top of its range
+    integrated = judge_prior_note(counts, FitSettings(prior="weight-propagation", integrated=True))
     assert "integrated over 0–20" in integrated and "integrated mode" not in integrated
     assert f"{mean_judge_offset(five, 20.0):.2f} to {mean_judge_offset(five, 0.0):.2f} above" in integrated
     assert judge_prior_note(counts, FitSettings(prior="diagonal")) is None
     three = frame.assign(score=1 + frame["score"] % 3)
-    assert judge_prior_note(count_tensor(load_table(three, scale=Scale((1.0, 2.0, 3.0))))) is None
+    assert judge_prior_note(count_tensor(load_table(three, scale=Scale((1.0, 2.0, 3.0)))), wp) is None
     gold = frame.assign(true_score=float("nan"), gold=False)
     gold.loc[gold["item"] == 0, ["true_score", "gold"]] = [3.0, True]
     labelled = load_table(gold, scale=five)
-    assert labelled.n_gold > 0 and judge_prior_note(count_tensor(labelled)) is None
+    assert labelled.n_gold > 0 and judge_prior_note(count_tensor(labelled), wp) is None
 
 
 def test_the_crowded_scale_note_speaks_when_judgments_crowd_into_two_end_levels_of_a_long_scale():
@@ -496,7 +505,8 @@ def test_the_crowded_scale_note_speaks_when_judgments_crowd_into_two_end_levels_
     note = crowded_scale_note(counts)
     assert note is not None and note.startswith("90% of the judgments are in the top two levels of this 5-level scale")
     assert note in data_notes(counts) and "try the diagonal prior" in note
-    assert crowded_scale_note(counts, FitSettings(prior="diagonal")) is None  # the prior it advises: no lean
+    assert crowded_scale_note(counts, FitSettings(prior="weight-propagation")) == note  # the paper's prior too
+    assert crowded_scale_note(counts, FitSettings(prior="diagonal")) is None  # the prior it advises
     assert note not in data_notes(counts, FitSettings(prior="diagonal"))
     low = frame.assign(score=6 - frame["score"])
     assert "in the bottom two levels" in crowded_scale_note(count_tensor(load_table(low, scale=five)))

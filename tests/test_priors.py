@@ -223,7 +223,7 @@ def test_rho_none_draws_rho_and_bad_inputs_raise():
         sample_weight_propagation(BINARY_ABSTAIN, 5.0, [0.5, 0.5], 1, size=3)
     with pytest.raises(ValueError, match=r"beta_max = -1\.0; expected a finite number >= 0"):
         sample_weight_propagation(BINARY_ABSTAIN, -1.0, 0.5, 1)
-    with pytest.raises(ValueError, match="Unknown judge prior 'wp'; expected one of weight-propagation, diagonal, mixing"):
+    with pytest.raises(ValueError, match="Unknown judge prior 'wp'; expected one of ordered, weight-propagation, diagonal, mixing"):
         sample_judge_matrices("wp", BINARY_ABSTAIN, 5.0, 0.5, 1)
 
 

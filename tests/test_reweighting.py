@@ -158,7 +158,8 @@ def test_moving_nothing_gives_uniform_weights_and_omega_zero_is_refused(source_f
 
 def test_a_fit_without_the_judge_prior_draws_says_it_must_be_refitted(source_fit):
     idata = source_fit.idata.copy()
-    idata.posterior = idata.posterior.drop_vars("boost_log")
+    # the judge prior's draws: ρ (the ordered prior's discriminations) and boost_log (the Dirichlet priors')
+    idata.posterior = idata.posterior.drop_vars(["boost_log", "rho"])
     with pytest.raises(ReweightError, match="can only be refitted"):
         reweight(idata, source_fit.settings.replace(beta_max=7.0))
 

@@ -166,7 +166,8 @@ def test_tempered_chains_cross_between_modes_that_stop_nuts():
 
     sim = scenario("gpqa-like", 2, rho=0.8, omega=2.0, beta_max=5.0, delta="uniform")
     counts = _counts(sim, self_exclusion=True)
-    settings = FitSettings(likelihood="per-judge", omega=2.0, beta_max=5.0, delta="uniform", chains=4, draws=1000, tune=1000, seed=2)
+    settings = FitSettings(likelihood="per-judge", omega=2.0, beta_max=5.0, delta="uniform", chains=4, draws=1000, tune=1000, seed=2,
+                           prior="weight-propagation")  # the paper's prior, whose two modes these are
     modes = fast_engine.find_modes(counts, settings, seed=2)
     assert len(fast_engine.chain_starts(modes, 4)) == 2  # two modes of comparable mass
 

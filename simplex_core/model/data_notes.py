@@ -1,6 +1,6 @@
 """What the data cannot settle, said before a fit is read: :func:`identification_note` (fewer than
 three judges on a candidate's answers, none learnt on another candidate), :func:`scale_end_note` (a
-candidate scored only at an end of a square scale), :func:`judge_prior_note` (the default judge
+candidate scored only at an end of a square scale), :func:`judge_prior_note` (the weight-propagation
 prior's lean on a square scale with no labelled answer) and :func:`crowded_scale_note` (judgments
 crowded into two end levels of a long scale); :func:`data_notes` collects them for result.json, ``fit``
 and the app's banner."""
@@ -150,20 +150,19 @@ CROWDED_SHARE = 0.8
 
 def crowded_scale_note(counts: CountsLike, settings: "ModelSettings | None" = None) -> str | None:
     """One sentence when the scale has at least :data:`CROWDED_SCALE_LEVELS` levels, no answer is labelled
-    (gold), the judge prior is weight propagation (``settings``; None = the default), and at least
-    :data:`CROWDED_SHARE` of the judgments that enter the fit lie in its two top (or two bottom) levels.
-    None otherwise.
+    (gold), the judge prior is the ordered or the weight-propagation one (``settings``; None = the default),
+    and at least :data:`CROWDED_SHARE` of the judgments that enter the fit lie in its two top (or two
+    bottom) levels. None otherwise.
 
     Why: on simulations of judges who see a continuous quality with scores crowded at one end, the
-    default ranking fell behind the judges' plain mean (Spearman 0.874 against 0.905 over four
-    replicates), while it led the plain mean where the scores spread. The cause is the weight-propagation
-    prior's lean (:func:`judge_prior_note`), which the data cannot undo there: the paper's per-judge
-    likelihood did worse (0.853), an answer-level effect did not help, and the centred diagonal prior
-    ranked ahead of the plain mean (0.916) at the price of multimodal fits of minutes
-    (docs/DIAGNOSIS-real-data.md, parts 4–6). The PPC does not see it (the judges' means per candidate fit well)."""
+    ranking fell behind the judges' plain mean (Spearman 0.878 under the ordered prior, 0.874 under weight
+    propagation, against 0.905 over four replicates), while it led the plain mean where the scores spread.
+    The paper's per-judge likelihood did worse (0.853), an answer-level effect did not help, and the
+    diagonal prior ranked ahead of the plain mean (0.916) at the price of multimodal fits of minutes
+    (docs/DIAGNOSIS-real-data.md, parts 4–8). The PPC does not see it (the judges' means per candidate fit well)."""
     settings = settings if settings is not None else FitSettings()
     scale = counts.scale
-    if scale.n_levels < CROWDED_SCALE_LEVELS or settings.prior != "weight-propagation":
+    if scale.n_levels < CROWDED_SCALE_LEVELS or settings.prior not in ("ordered", "weight-propagation"):
         return None
     if has_labels(counts):
         return None  # labelled answers pin the true levels
@@ -177,9 +176,9 @@ def crowded_scale_note(counts: CountsLike, settings: "ModelSettings | None" = No
     if share < CROWDED_SHARE:
         return None
     return (f"{share:.0%} of the judgments are in the {end} two levels of this {scale.n_levels}-level scale: where "
-            "scores crowd at one end, the judge prior's lean moves the order too, and on simulations like this the "
-            "ranking fell behind the judges' plain mean, while the diagonal judge prior ranked ahead of it (its fits "
-            "can take minutes). Read the simple average and ordinal rows beside it, try the diagonal prior "
+            "scores crowd at one end, on simulations like this the ranking fell behind the judges' plain mean, while "
+            "the diagonal judge prior ranked ahead of it (its fits can take minutes). Read the simple average and "
+            "ordinal rows beside it, try the diagonal prior "
             "(“Judge prior” under Advanced model settings; --prior diagonal), or label a few answers.")
 
 
