@@ -3,7 +3,9 @@
 For each built-in dataset-criterion with item-level truth, on the full data (point figures, no item
 resamples): the default model (shared truth, ω = 0, β_max = 5; its ranks are the truth's, E_k + δ_k with
 the rater deviation of :mod:`simplex_core.inference.rater_deviation`), the same fit ranked by E_k alone
-(``default, E_k only``: the paper's estimand, what the default was before δ), the paper's per-judge likelihood,
+(``default, E_k only``: the paper's estimand, what the default was before δ), the same with the paper's
+weight-propagation judge prior (the default until 2026-12-08), the paper's whole model (per-judge likelihood,
+weight-propagation prior),
 integrated mode (ω, β_max learnt), optionally the ordinal many-facet model (``--ordinal``: a fit of a
 minute or more per case), and the label-free baselines (simple average, Bradley–Terry, bootstrap),
 all on one data view (self-family exclusion on; off, and said, where every judge of some candidate
@@ -33,7 +35,9 @@ import numpy as np
 from bench.diagnose_real import PAIRS
 from bench.speed import uptime
 
-MODELS = {"default": {}, "per-judge": {"likelihood": "per-judge"}, "integrated": {"integrated": True},
+MODELS = {"default": {}, "weight propagation (the paper's prior)": {"prior": "weight-propagation"},
+          # the paper's whole model: its likelihood and its judge prior
+          "per-judge": {"likelihood": "per-judge", "prior": "weight-propagation"}, "integrated": {"integrated": True},
           # the same as the default but with self-family judgments left out (the paper's practice) instead of kept apart
           "default, self-family dropped": {"self_exclusion": "drop"}}
 #: the simple average of every judgment, self-family ones included: ``groupby("candidate").score.mean()``
@@ -155,7 +159,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     import json
 
-    models = {m: MODELS[m] for m in args.models.split(",") if m}
+    import re
+
+    # a comma followed by a space is inside a name ("default, self-family dropped"); one without separates names
+    names = [m.strip() for m in re.split(r",(?!\s)", args.models) if m.strip()]
+    unknown = [m for m in names if m not in MODELS]
+    if unknown:
+        parser.error(f"unknown model row(s) {', '.join(map(repr, unknown))}; known: {'; '.join(MODELS)}")
+    models = {m: MODELS[m] for m in names}
     for extra in args.extra:
         label, _, options = extra.partition("=")
         models[label] = json.loads(options)
