@@ -462,7 +462,7 @@ def judge_prior_on(prior: str, n_levels: int) -> str:
     is small (its mean judge is right about 3 times in 4 on either level), while the latent-threshold
     form's posterior with one or two judges, where only the prior tells judge error from quality, ends
     in a funnel: on simulated binary data (``bench.shared_truth_calibration``, seeds 0–7 and 100–115) 6
-    of its 48 one- and two-judge fits kept divergent transitions after the retries, weight propagation's
+    of its 40 one- and two-judge fits kept divergent transitions after the retries, weight propagation's
     none (docs/DIAGNOSIS-real-data.md, part 8)."""
     return "weight-propagation" if prior == "ordered" and n_levels == 2 else prior
 
