@@ -55,8 +55,7 @@ per-judge marginals cannot (the paper's theorem 2).
     :func:`simplex_core.model.priors.sample_mixing`, **our reading**; it does not enforce monotonicity).
   - ``ordered`` (**our addition**, docs/DIAGNOSIS-real-data.md parts 6–8): a latent-threshold judge,
     ``P(score ≤ m | t) = logistic(s_j (c_jm − pos_t − ℓ_j))`` with discrimination
-    ``s_j = (1 + 0.4 β_max) (ρ_j/(1 − ρ_j))^0.28`` (β_max = 0: near-noise judges; 5: median 3), capped
-    smoothly at 20 (``20 tanh(s/20)``),
+    ``s_j = (1 + 0.4 β_max) (ρ_j/(1 − ρ_j))^0.28`` (β_max = 0: near-noise judges; 5: median 3),
     leniency ``ℓ_j ~ Normal(0, 0.5)`` and cut-points ``c_j0 = ½``, gaps ``exp(γ_jm)``,
     ``γ_jm ~ Normal(0, 0.3)``: centred (a judge scores each level around itself before any data) and
     ordered (every row dominates the one above, so no judge reads as flipped).
@@ -411,7 +410,7 @@ def _ordered_judge_prior(rho, beta_max, J: int, T: int, M: int, correct: np.ndar
 
     from simplex_core.model import fast_density as fd
 
-    s = fd.ORDERED_S_CAP * pt.tanh((1.0 + fd.ORDERED_S_PER_BETA * beta_max) * pt.exp(fd.ORDERED_LOG_S_PER_LOGIT * pm.math.logit(rho)) / fd.ORDERED_S_CAP)  # [J]
+    s = (1.0 + fd.ORDERED_S_PER_BETA * beta_max) * pt.exp(fd.ORDERED_LOG_S_PER_LOGIT * pm.math.logit(rho))  # [J]
     lenient = pm.Normal("leniency", 0.0, fd.ORDERED_LENIENCY_SD, dims="judge")
     if M > 2:
         gaps = pm.Normal("log_gap", 0.0, fd.ORDERED_GAP_LOG_SD, shape=(J, M - 2))

@@ -133,12 +133,6 @@ PRIOR_CODES = {"weight-propagation": 0, "diagonal": 1, "mixing": 2, "ordered": 3
 #: cut-point gaps exp(γ), γ ~ Normal(0, ORDERED_GAP_LOG_SD). Fixed before any fit (the 2026-12-07
 #: prototype, bench/results/ordered-judge-prior-prototype-20261207.log), never tuned on a dataset.
 ORDERED_S_PER_BETA = 0.4
-#: The discrimination is capped smoothly, s = ORDERED_S_CAP · tanh(s_raw / ORDERED_S_CAP) with s_raw as above
-#: (unchanged below about 8; at the cap an inner level is scored right with probability tanh(5) = 0.9999).
-#: Why: once a judge is effectively perfect the likelihood is flat in s, the posterior followed the
-#: prior's upper tail to s of 30–160 where the leniency's likelihood is nearly a step, and 6 of 200 SBC fits
-#: kept divergent transitions there; with the cap, 200 of 200 converged with none (docs/DIAGNOSIS-real-data.md, part 8).
-ORDERED_S_CAP = 20.0
 ORDERED_LOG_S_PER_LOGIT = 0.28
 ORDERED_LENIENCY_SD = 0.5
 ORDERED_GAP_LOG_SD = 0.3
@@ -376,9 +370,9 @@ def _ordered_rows(u_rho, beta, y, M, T, correct, theta, F, cuts):
 
     so every row stochastically dominates the one above (no flipped judge) and, before any data, a
     judge scores each level around itself; s_j = :func:`ordered_median_discrimination` (β_max) ·
-    exp(ORDERED_LOG_S_PER_LOGIT · logit ρ_j), capped smoothly at ORDERED_S_CAP. Keeps F and the cut-points for :func:`_ordered_grad`;
+    exp(ORDERED_LOG_S_PER_LOGIT · logit ρ_j). Keeps F and the cut-points for :func:`_ordered_grad`;
     returns (the log prior density of ℓ and γ, s_j); ρ_j's Beta(1, 1) term is the caller's."""
-    s = ORDERED_S_CAP * math.tanh(ordered_median_discrimination(beta) * math.exp(ORDERED_LOG_S_PER_LOGIT * u_rho) / ORDERED_S_CAP)
+    s = ordered_median_discrimination(beta) * math.exp(ORDERED_LOG_S_PER_LOGIT * u_rho)
     lenient = y[0]
     lp = -0.5 * (lenient / ORDERED_LENIENCY_SD) ** 2
     cuts[0] = 0.5
@@ -400,8 +394,8 @@ def _ordered_rows(u_rho, beta, y, M, T, correct, theta, F, cuts):
 @njit(cache=True, error_model="numpy")
 def _ordered_grad(y, s, M, T, correct, theta, F, cuts, gtheta, gy):
     """The gradient of :func:`_ordered_rows`'s coordinates given d(log density)/dΘ in ``gtheta``:
-    writes ℓ's and γ's (prior terms included) into ``gy`` and returns the derivative in the log of the
-    uncapped discrimination (a clipped cell passes no gradient, as with ``pt.clip``)."""
+    writes ℓ's and γ's (prior terms included) into ``gy`` and returns the derivative in log s_j (a
+    clipped cell passes no gradient, as with ``pt.clip``)."""
     gs = 0.0
     gl = 0.0
     gc = np.zeros(M - 1)
@@ -420,9 +414,7 @@ def _ordered_grad(y, s, M, T, correct, theta, F, cuts, gtheta, gy):
     for m in range(M - 2, 0, -1):  # γ_m moves every cut-point from m on
         acc += gc[m]
         gy[m] = acc * math.exp(y[m]) - y[m] / ORDERED_GAP_LOG_SD ** 2
-    th = s / ORDERED_S_CAP
-    raw = ORDERED_S_CAP * math.atanh(min(th, 1.0 - 1e-16))
-    return gs * raw * (1.0 - th * th)
+    return gs * s
 
 
 def logp_grad(x, g, buf):

@@ -441,7 +441,7 @@ def sample_ordered(
     rho_arr = np.clip(_boost(1.0, rho, size, rng), 1e-300, 1.0 - 1e-16)
     batch = rho_arr.shape
     M = scale.n_levels
-    s = fd.ORDERED_S_CAP * np.tanh((1.0 + fd.ORDERED_S_PER_BETA * beta_max) * np.exp(fd.ORDERED_LOG_S_PER_LOGIT * (np.log(rho_arr) - np.log1p(-rho_arr))) / fd.ORDERED_S_CAP)
+    s = (1.0 + fd.ORDERED_S_PER_BETA * beta_max) * np.exp(fd.ORDERED_LOG_S_PER_LOGIT * (np.log(rho_arr) - np.log1p(-rho_arr)))
     lenient = rng.normal(0.0, fd.ORDERED_LENIENCY_SD, size=batch)
     gaps = np.exp(rng.normal(0.0, fd.ORDERED_GAP_LOG_SD, size=batch + (M - 2,)))
     cuts = np.concatenate([np.full(batch + (1,), 0.5), 0.5 + np.cumsum(gaps, axis=-1)], axis=-1)  # [..., M − 1]
