@@ -1104,16 +1104,14 @@ def expand(x, out, buf):
     cuts = np.zeros(M - 1)
     for j in range(J):
         theta[:, :] = 0.0
-        if prior == 3:
+        if prior == 3:  # ordered: every row from ρ_j, β_max, leniency and cut-points
             _ordered_rows(x[o_rho + j], beta, x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], M, T, correct, theta,
                           cdf, cuts)
-        else:
-            _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
-        if prior == 3:
-            pass
         elif prior != 0:
+            _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
             _rows_forward(x, o_edge + j * G, M, T, prior, 0.0, correct, lg, lg, theta, rows, grows, lam)
         else:
+            _simplex(x[o_first + j * (M - 1): o_first + (j + 1) * (M - 1)], theta[0])
             for t in range(T - 1):
                 base = o_edge + (j * (T - 1) + t) * E
                 pos = 0
